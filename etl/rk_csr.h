@@ -1,0 +1,98 @@
+/* rk_csr.h — rating triples and compressed sparse rows (prefix rk_csr_, rk_triples_).
+ *
+ * Ratings travel as rk_triples (dense user/item indices, file order) from the
+ * loader to rk_triples_dedupe (duplicate policy of SPEC §1) and then to
+ * rk_csr_build, which makes the user-major matrix; rk_csr_transpose makes the
+ * item-major one (CSC of the same matrix).  Both are counting sorts, O(nnz + n).
+ *
+ * Ownership: every array in these structs is malloc'ed by the function that
+ * fills the struct and freed by rk_csr_free / rk_triples_free, which accept
+ * NULL and zeroed structs.
+ */
+#ifndef RK_CSR_H
+#define RK_CSR_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "rk_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A sparse matrix in CSR form. Column indices are strictly ascending within
+ * a row (no duplicates), ptr[0] == 0, ptr[n_rows] == nnz. */
+typedef struct rk_csr {
+    int32_t n_rows;
+    int32_t n_cols;
+    int64_t nnz;
+    int64_t *ptr; /* n_rows + 1 row offsets */
+    int32_t *idx; /* nnz column indices */
+    float *val;   /* nnz values */
+} rk_csr;
+
+/* Ratings as parallel arrays.  `time` is NULL when timestamps were not kept. */
+typedef struct rk_triples {
+    int64_t n;
+    int32_t *user;
+    int32_t *item;
+    float *rating;
+    int64_t *time;
+} rk_triples;
+
+typedef enum rk_dup_policy {
+    RK_DUP_LAST = 0, /* the last rating in file order wins (default) */
+    RK_DUP_FIRST,    /* the first one wins */
+    RK_DUP_MEAN,     /* the mean of all of them */
+    RK_DUP_ERROR     /* a duplicate is an error (RK_E_DUPLICATE) */
+} rk_dup_policy;
+
+/* What rk_triples_dedupe found. */
+typedef struct rk_dup_report {
+    int64_t n_removed;   /* triples removed as duplicates */
+    int32_t first_user;  /* the first duplicated pair found (-1 if none) */
+    int32_t first_item;
+} rk_dup_report;
+
+/*! rk_dup_policy_parse() : "last", "first", "mean" or "error" into *out.
+ *  @return RK_OK, or RK_E_ARG for any other name. */
+rk_status rk_dup_policy_parse(const char *name, rk_dup_policy *out);
+const char *rk_dup_policy_name(rk_dup_policy p);
+
+/*! rk_triples_dedupe() : resolve duplicate (user, item) pairs in place by
+ *  `policy`.  The survivors keep file order: under LAST a pair sits where its
+ *  last occurrence was, under FIRST and MEAN where its first one was; for MEAN
+ *  the rating is the mean and the time that of the first occurrence.
+ *  Indices must be in [0, n_users) and [0, n_items).
+ *  @return RK_OK; RK_E_DUPLICATE under RK_DUP_ERROR when a pair repeats (t is
+ *  unchanged and rep->first_user/first_item name it); RK_E_NOMEM. */
+rk_status rk_triples_dedupe(rk_triples *t, int32_t n_users, int32_t n_items,
+                            rk_dup_policy policy, rk_dup_report *rep,
+                            rk_error *err);
+
+/*! rk_triples_alloc() : arrays for n triples (time too when with_time).
+ *  @return RK_OK or RK_E_NOMEM (t then holds nothing). */
+rk_status rk_triples_alloc(rk_triples *t, int64_t n, int with_time, rk_error *err);
+void rk_triples_free(rk_triples *t);
+
+/*! rk_csr_build() : the n_users x n_items user-major matrix of `t`, which must
+ *  hold no duplicate pairs (rk_triples_dedupe first).  Parallel (OpenMP).
+ *  @return RK_OK; RK_E_DUPLICATE if a pair repeats; RK_E_ARG for an index out
+ *  of range; RK_E_NOMEM. */
+rk_status rk_csr_build(const rk_triples *t, int32_t n_users, int32_t n_items,
+                       rk_csr *out, rk_error *err);
+
+/*! rk_csr_transpose() : out = aᵀ (n_cols x n_rows), rows sorted.
+ *  @return RK_OK or RK_E_NOMEM. */
+rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err);
+
+/*! rk_csr_check() : verify the invariants above. @return 0 when they hold,
+ *  else -1 with a reason written to why (cap bytes; why may be NULL). */
+int rk_csr_check(const rk_csr *a, char *why, size_t cap);
+
+void rk_csr_free(rk_csr *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RK_CSR_H */

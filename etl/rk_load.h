@@ -1,0 +1,120 @@
+/* rk_load.h — reading rating files into dense triples (prefix rk_load_).
+ *
+ * Formats (SPEC §1), detected from the first bytes unless given:
+ *   movielens  CSV with header userId,movieId,rating,timestamp (LF or CRLF)
+ *   dat        user::item::rating::timestamp
+ *   tsv        user<TAB>item<TAB>rating<TAB>timestamp, no header
+ *   netflix    "MOVIEID:" lines, then "CustomerID,Rating,YYYY-MM-DD" lines; a
+ *              file, several files, or a directory of per-movie files
+ *   csv        generic delimited text: delimiter, header, column selection
+ * All delimited text is parsed with libcsv.  Files are read in blocks, split at
+ * line boundaries and parsed in parallel (OpenMP), one libcsv parser per chunk,
+ * so memory beyond the ratings themselves is bounded by the block size.
+ *
+ * A malformed line (wrong field count, non-numeric or non-finite rating, rating
+ * outside the scale given, empty or overlong id) is an error
+ * "FILE:LINE: reason" (RK_E_PARSE) unless skip_bad_lines is set: then it is
+ * skipped and counted in the report.  A line break inside a quoted field is
+ * not supported (it is reported as a bad line).
+ */
+#ifndef RK_LOAD_H
+#define RK_LOAD_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "rk_status.h"
+#include "rk_csr.h"
+#include "rk_ids.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rk_format {
+    RK_FMT_AUTO = 0,
+    RK_FMT_MOVIELENS,
+    RK_FMT_DAT,
+    RK_FMT_TSV,
+    RK_FMT_NETFLIX,
+    RK_FMT_CSV
+} rk_format;
+
+/*! rk_format_parse() : "auto", "movielens", "dat", "tsv", "netflix", "csv".
+ *  @return RK_OK or RK_E_ARG. */
+rk_status rk_format_parse(const char *name, rk_format *out);
+const char *rk_format_name(rk_format f);
+
+typedef struct rk_load_opts {
+    rk_format format;     /* RK_FMT_AUTO: detect from the first bytes */
+    char delimiter;       /* csv: field delimiter; 0 = guess (, ; TAB space) */
+    int header;           /* csv: -1 guess, 0 no header line, 1 header line */
+    const char *columns;  /* csv: "user,item,rating[,time]" as 1-based positions
+                             or header names; NULL = 1,2,3 (and 4 as time when
+                             a line has exactly 4 fields) */
+    int have_scale;       /* --rating-scale given: ratings outside are bad lines */
+    double scale_min, scale_max;
+    int skip_bad_lines;   /* skip and count bad lines instead of failing */
+    int want_time;        /* keep timestamps (rk_triples.time); 0 = drop them */
+    int threads;          /* parser threads; 0 = OpenMP's default */
+    size_t chunk_bytes;   /* bytes per parser chunk; 0 = default (8 MiB). Tests
+                             use tiny values to exercise chunk boundaries */
+} rk_load_opts;
+
+/*! rk_load_opts_default() : auto format, guesses, no scale, strict, no time. */
+void rk_load_opts_default(rk_load_opts *o);
+
+/* How many bad lines are remembered by position. */
+#define RK_LOAD_BAD_KEPT 10
+
+typedef struct rk_bad_line {
+    int file;       /* index into the paths given (0 for a buffer) */
+    int64_t line;   /* 1-based line number in that file */
+} rk_bad_line;
+
+typedef struct rk_load_report {
+    rk_format format;         /* format used (after detection) */
+    char delimiter;           /* delimiter used for csv */
+    int64_t bytes;            /* bytes read */
+    int64_t lines;            /* lines read, blank lines and headers included */
+    int64_t ratings;          /* ratings parsed (before duplicates are resolved) */
+    int64_t skipped_lines;    /* bad lines skipped (skip_bad_lines) */
+    int n_bad_kept;           /* entries used in bad[] */
+    rk_bad_line bad[RK_LOAD_BAD_KEPT]; /* the first skipped lines */
+    char first_bad_reason[160];        /* why the first one was bad */
+} rk_load_report;
+
+/* A loaded data set: triples in file order (duplicates NOT yet resolved) with
+ * dense indices into maps that cover the training and the test files. */
+typedef struct rk_dataset {
+    rk_idmap *users;
+    rk_idmap *items;
+    rk_triples train;          /* the RATINGS files */
+    rk_triples test;           /* the --test file (n == 0 when none) */
+    rk_load_report train_report;
+    rk_load_report test_report;
+} rk_dataset;
+
+/*! rk_load_dataset() : read the n_paths training files (for netflix a path may
+ *  be a directory: its regular files are read in name order) and, when
+ *  test_path is not NULL, the test file, with the same options, into *out.
+ *  Paths named "-" read standard input.
+ *  @return RK_OK; RK_E_IO (missing/unreadable file, message names it);
+ *  RK_E_PARSE ("FILE:LINE: reason"); RK_E_EMPTY (no training ratings);
+ *  RK_E_ARG (contradictory options, e.g. --columns that name no rating);
+ *  RK_E_NOMEM.  On failure *out holds nothing. */
+rk_status rk_load_dataset(const char *const *paths, int n_paths,
+                          const char *test_path, const rk_load_opts *o,
+                          rk_dataset *out, rk_error *err);
+
+/*! rk_load_buffer() : as rk_load_dataset for one training "file" held in
+ *  memory (`name` is used in messages); no test set.  For tests and callers
+ *  that already hold the bytes. */
+rk_status rk_load_buffer(const char *name, const char *buf, size_t len,
+                         const rk_load_opts *o, rk_dataset *out, rk_error *err);
+
+void rk_dataset_free(rk_dataset *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RK_LOAD_H */

@@ -1,0 +1,37 @@
+/* rk_gpu.h — the only door to the CUDA engine (prefix rk_gpu_).  Plain C.
+ *
+ * The engine has the contract of rk_knn_cpu (src/rk_knn.h): same lists, same
+ * predictions (similarities within 1e-4, lists identical except among ties).
+ * Every CUDA/cuSPARSE failure becomes RK_E_GPU with the failing call, file and
+ * line in the message; nothing here aborts or prints.  Built without CUDA,
+ * rk_gpu_available() answers 0 and rk_gpu_knn() returns RK_E_GPU.
+ */
+#ifndef RK_GPU_H
+#define RK_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rk_status.h"
+#include "rk_knn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*! rk_gpu_available() : @return 1 when a CUDA device can be used, else 0; the
+ *  device name (or the reason none is usable) goes to buf (cap bytes). */
+int rk_gpu_available(char *buf, size_t cap);
+
+typedef struct rk_gpu_opts {
+    size_t memory_cap;   /* bytes of device memory the engine may use (0 = free memory) */
+    int32_t tile_items;  /* force the tile height in items (0 = sized from memory); tests */
+} rk_gpu_opts;
+
+/*! rk_gpu_knn() : the engine of rk_knn_cpu on the GPU. */
+rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g,
+                     rk_lists *lists, rk_queries *q, rk_knn_stats *st, rk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RK_GPU_H */

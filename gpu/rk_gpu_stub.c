@@ -1,0 +1,17 @@
+/* Built when configure found no CUDA: no GPU is ever usable. */
+#include "rk_gpu.h"
+
+#include <stdio.h>
+
+int rk_gpu_available(char *buf, size_t cap)
+{
+    if (buf != NULL && cap > 0) snprintf(buf, cap, "recknn was built without CUDA");
+    return 0;
+}
+
+rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g,
+                     rk_lists *lists, rk_queries *q, rk_knn_stats *st, rk_error *err)
+{
+    (void)m; (void)o; (void)g; (void)lists; (void)q; (void)st;
+    return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
+}

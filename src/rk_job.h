@@ -1,0 +1,72 @@
+/* rk_job.h — the whole batch job behind the CLI (prefix rk_job_).
+ *
+ * load → resolve duplicates → split (test file or holdout) → model →
+ * engine (GPU or CPU) → evaluate → write, with wall times per stage.
+ * The CLI only parses options into rk_job_opts, calls rk_job_run and prints:
+ * this module never prints; notes and progress go through callbacks.
+ */
+#ifndef RK_JOB_H
+#define RK_JOB_H
+
+#include <stdint.h>
+#include "rk_status.h"
+#include "rk_load.h"
+#include "rk_knn.h"
+#include "rk_eval.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rk_device { RK_DEVICE_AUTO = 0, RK_DEVICE_CPU, RK_DEVICE_GPU } rk_device;
+
+/*! rk_device_parse() : "auto", "cpu", "gpu". @return RK_OK or RK_E_ARG. */
+rk_status rk_device_parse(const char *name, rk_device *out);
+const char *rk_device_name(rk_device d);
+
+typedef struct rk_job_opts {
+    const char *const *inputs;  /* RATINGS paths (netflix: files or a directory) */
+    int n_inputs;
+    const char *test_path;      /* --test FILE or NULL */
+    double holdout;             /* --holdout F in (0,1), 0 = none */
+    uint64_t seed;              /* --seed */
+    rk_load_opts load;          /* format, delimiter, header, columns, scale, bad lines */
+    rk_dup_policy duplicates;   /* --duplicates */
+    rk_knn_opts knn;            /* metric, k, support, shrinkage, predict, min-k, threads */
+    int shrinkage_given;        /* 0: the metric's default shrinkage */
+    rk_device device;           /* --device */
+    double gpu_memory_gb;       /* --gpu-memory cap (0 = whatever is free) */
+    const char *out_dir;        /* --out, default "recknn-out" */
+    int write_neighbors;        /* write neighbors.csv (default 1) */
+    /* callbacks (may be NULL) */
+    void (*note)(void *ud, const char *msg);  /* one-line notes, e.g. device fallback */
+    rk_progress_fn progress;
+    void *ud;
+} rk_job_opts;
+
+/*! rk_job_opts_default() : the defaults of SPEC §8 (no inputs). */
+void rk_job_opts_default(rk_job_opts *o);
+
+typedef struct rk_job_report {
+    int64_t users, items, ratings;     /* whole loaded data, duplicates resolved */
+    int64_t train_ratings, test_ratings;
+    int64_t skipped_lines;
+    int64_t duplicates_removed;
+    int64_t list_entries;              /* rows of neighbors.csv */
+    rk_eval_result eval;               /* valid when have_eval */
+    int have_eval;
+    double t_load, t_similarity, t_select, t_predict, t_recommend, t_write, t_total;
+    double load_mb_s;                  /* input bytes over load time */
+    char device[128];                  /* "cpu" or the GPU name */
+    char path[64];                     /* engine accumulation path */
+} rk_job_report;
+
+/*! rk_job_run() : run the job.  On success the files are in o->out_dir and
+ *  *rep is filled.  @return any rk_status; err names the cause.  A failed run
+ *  leaves no output file behind. */
+rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RK_JOB_H */

@@ -1,0 +1,86 @@
+/* rk_knn.h — the item-based k-NN engine interface and its CPU engine (prefix rk_knn_).
+ *
+ * One call computes, for every item i, its similarity row sim(i, ·) over
+ * co-raters (rk_sim.h), selects its neighbour list (SPEC §3) and, while that
+ * row exists, answers every prediction query whose target is i (SPEC §4).
+ * Rows are produced one item at a time per thread, so memory is
+ * O(threads × n_items) beyond the model, whatever the item count; no n×n
+ * matrix ever exists.  The CUDA engine (gpu/rk_gpu.h) has the same contract
+ * and this CPU engine defines its results.
+ *
+ * Ratings on a grid (half stars, whole stars, tenths…) are accumulated as
+ * exact integers; other values (and pearson-baseline residuals) in double.
+ */
+#ifndef RK_KNN_H
+#define RK_KNN_H
+
+#include <stdint.h>
+#include "rk_status.h"
+#include "rk_model.h"
+#include "rk_sim.h"
+#include "rk_predict.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Progress callback: `done` in [0, 1].  Called from one thread only. */
+typedef void (*rk_progress_fn)(void *ud, const char *stage, double done);
+
+typedef struct rk_knn_opts {
+    rk_sim_params sim;    /* metric, min_support, shrinkage (unit: ignored, the engine sets it) */
+    int32_t k;            /* list length and neighbours per prediction, >= 1 */
+    rk_predict_mode mode;
+    int32_t min_k;        /* fewer candidates than max(min_k, 1): fallback */
+    int threads;          /* 0 = OpenMP default */
+    rk_progress_fn progress; /* may be NULL */
+    void *progress_ud;
+} rk_knn_opts;
+
+/* Neighbour lists: item i's list is nbr/sim/support[i*k .. i*k + len[i]). */
+typedef struct rk_lists {
+    int32_t n_items;
+    int32_t k;
+    int32_t *len;     /* n_items */
+    int32_t *nbr;     /* n_items * k */
+    float *sim;       /* n_items * k */
+    int32_t *support; /* n_items * k: co-raters n */
+} rk_lists;
+
+/*! rk_lists_alloc() : arrays for n_items lists of capacity k (lengths 0).
+ *  @return RK_OK, RK_E_RANGE (n_items * k overflows), RK_E_NOMEM. */
+rk_status rk_lists_alloc(rk_lists *l, int32_t n_items, int32_t k, rk_error *err);
+void rk_lists_free(rk_lists *l);
+
+/* Prediction queries and their answers (caller-owned arrays of n). */
+typedef struct rk_queries {
+    int64_t n;
+    const int32_t *user; /* dense indices; unknown users/items get fallbacks */
+    const int32_t *item;
+    double *pred;        /* out: clipped predictions */
+    int32_t *used;       /* out: neighbours aggregated (0 = fallback) */
+} rk_queries;
+
+typedef struct rk_knn_stats {
+    double sim_s;          /* accumulating sums and computing similarities */
+    double select_s;       /* neighbour-list selection */
+    double predict_s;      /* answering queries */
+    int64_t pair_updates;  /* co-rating pair updates performed */
+    char path[64];         /* accumulation path used, e.g. "int32 grid 0.5" */
+    char device[128];      /* "cpu" or the GPU's name */
+} rk_knn_stats;
+
+/*! rk_knn_cpu() : run the engine on the CPU.  `lists` (allocated with
+ *  rk_lists_alloc for m's item count and o->k) and `q` may each be NULL to
+ *  skip that output.  `st` may be NULL.
+ *  @return RK_OK, RK_E_ARG (k < 1, lists of the wrong shape), RK_E_NOMEM. */
+rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
+                     rk_queries *q, rk_knn_stats *st, rk_error *err);
+
+/*! rk_knn_opts_default() : pearson, k 20, support 1, shrinkage 0, means, min_k 1. */
+void rk_knn_opts_default(rk_knn_opts *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RK_KNN_H */

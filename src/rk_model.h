@@ -1,0 +1,59 @@
+/* rk_model.h — the trained model every engine reads (prefix rk_model_).
+ *
+ * The training ratings in both orientations plus the statistics that the
+ * predictors and pearson-baseline need: the global mean μ, item means μ_i and
+ * the ALS baselines b_u, b_i of SPEC §4 (Surprise's ALS: 10 rounds, items
+ * first with regularisation 10, then users with 15).
+ *
+ * A user or item is "known" when it has at least one training rating.
+ */
+#ifndef RK_MODEL_H
+#define RK_MODEL_H
+
+#include <stdint.h>
+#include "rk_status.h"
+#include "rk_csr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rk_model {
+    rk_csr by_user;    /* n_users x n_items training ratings */
+    rk_csr by_item;    /* its transpose, n_items x n_users */
+    double mu;         /* mean training rating */
+    double rmin, rmax; /* rating scale used for clipping */
+    double *item_mean; /* n_items: mean training rating (μ for unknown items) */
+    double *bu;        /* n_users: user baselines (0 for unknown users) */
+    double *bi;        /* n_items: item baselines (0 for unknown items) */
+} rk_model;
+
+#define RK_BASELINE_EPOCHS 10
+#define RK_BASELINE_REG_I 10.0
+#define RK_BASELINE_REG_U 15.0
+
+/*! rk_model_build() : build the model from training triples without
+ *  duplicates (dense indices below n_users, n_items).  When have_scale is 0
+ *  the scale is the training data's min and max.  Computes μ, item means and
+ *  the baselines.  @return RK_OK, RK_E_EMPTY (no triples), RK_E_DUPLICATE,
+ *  RK_E_NOMEM. On failure *m holds nothing. */
+rk_status rk_model_build(rk_model *m, const rk_triples *train, int32_t n_users,
+                         int32_t n_items, int have_scale, double scale_min,
+                         double scale_max, rk_error *err);
+
+/*! rk_model_user_known() / rk_model_item_known() : 1 when the index is in
+ *  range and has a training rating, else 0 (negative indices are unknown). */
+int rk_model_user_known(const rk_model *m, int32_t u);
+int rk_model_item_known(const rk_model *m, int32_t i);
+
+/*! rk_model_residuals() : values e_ui = r_ui − (μ + b_u + b_i) aligned with
+ *  by_user (out_by_user[by_user.nnz]) and with by_item (out_by_item[by_item.nnz]);
+ *  either may be NULL.  Used by pearson-baseline. */
+void rk_model_residuals(const rk_model *m, float *out_by_user, float *out_by_item);
+
+void rk_model_free(rk_model *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RK_MODEL_H */

@@ -1,0 +1,111 @@
+/* rk_sim.h — item–item similarity from co-rating sums (prefix rk_sim_).
+ *
+ * SPEC §2.  For items i ≠ j over the users U_ij who rated both, with x = r_ui
+ * and y = r_uj, the sums are n, Σx, Σy, Σx², Σy², Σxy.  Every engine (the CPU
+ * engine and the CUDA one) accumulates those sums and calls rk_sim_value()
+ * below, so that both compute the same formula.  The function is inline and
+ * marked host+device when compiled by nvcc.
+ *
+ * Sums may be kept in "units": the engines accumulate ratings on a grid as
+ * exact integers q = r / unit (half stars: unit 0.5).  Pearson, cosine and
+ * pearson-baseline are scale-free; msd and euclidean scale their squared
+ * difference by unit².
+ */
+#ifndef RK_SIM_H
+#define RK_SIM_H
+
+#include <math.h>
+#include <stdint.h>
+#include "rk_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__CUDACC__)
+#define RK_HD __host__ __device__
+#else
+#define RK_HD
+#endif
+
+typedef enum rk_metric {
+    RK_METRIC_PEARSON = 0,
+    RK_METRIC_PEARSON_BASELINE,
+    RK_METRIC_COSINE,
+    RK_METRIC_MSD,
+    RK_METRIC_EUCLIDEAN
+} rk_metric;
+
+/*! rk_metric_parse() : "pearson", "pearson-baseline", "cosine", "msd",
+ *  "euclidean" into *out. @return RK_OK or RK_E_ARG. */
+rk_status rk_metric_parse(const char *name, rk_metric *out);
+const char *rk_metric_name(rk_metric m);
+
+typedef struct rk_sim_params {
+    rk_metric metric;
+    int32_t min_support; /* pairs with n < max(min_support, 1) get 0 */
+    double shrinkage;    /* λ >= 0: sim * (n-1)/(n-1+λ) */
+    double unit;         /* value of one unit of the sums (1.0 for raw values) */
+} rk_sim_params;
+
+/* Relative threshold under which a variance term counts as zero: with
+ * non-integer ratings n·Σx² − (Σx)² of a constant column is rounding noise,
+ * not a variance.  Exact integer sums never come near it. */
+#define RK_SIM_VAR_EPS 1e-12
+
+/*! rk_sim_value() : the similarity of SPEC §2 from the six sums (in units).
+ *  pearson-baseline reads sxx, syy, sxy as Σe_i², Σe_j², Σe_i·e_j of the
+ *  baseline residuals (sx, sy unused).  @return a value in [-1, 1] for the
+ *  correlation metrics and in (0, 1] for msd/euclidean; 0 when n is below the
+ *  support or a denominator is 0. */
+static inline RK_HD double rk_sim_value(const rk_sim_params *p, double n,
+                                        double sx, double sy, double sxx,
+                                        double syy, double sxy)
+{
+    double ms = p->min_support > 1 ? (double)p->min_support : 1.0;
+    double s = 0.0;
+    if (n < ms) return 0.0;
+    switch (p->metric) {
+    case RK_METRIC_PEARSON: {
+        double vx = n * sxx - sx * sx;
+        double vy = n * syy - sy * sy;
+        if (vx <= RK_SIM_VAR_EPS * n * sxx || vy <= RK_SIM_VAR_EPS * n * syy) return 0.0;
+        s = (n * sxy - sx * sy) / sqrt(vx * vy);
+        break;
+    }
+    case RK_METRIC_PEARSON_BASELINE:
+    case RK_METRIC_COSINE: {
+        double den = sqrt(sxx * syy);
+        if (!(den > 0.0)) return 0.0;
+        s = sxy / den;
+        break;
+    }
+    case RK_METRIC_MSD: {
+        double d = sxx + syy - 2.0 * sxy;
+        if (d < 0.0) d = 0.0;
+        s = 1.0 / (1.0 + d * p->unit * p->unit / n);
+        break;
+    }
+    case RK_METRIC_EUCLIDEAN: {
+        double d = sxx + syy - 2.0 * sxy;
+        if (d < 0.0) d = 0.0;
+        s = 1.0 / (1.0 + sqrt(d) * p->unit);
+        break;
+    }
+    }
+    if (p->shrinkage > 0.0) s = s * ((n - 1.0) / (n - 1.0 + p->shrinkage));
+    if (s > 1.0) s = 1.0;
+    if (s < -1.0) s = -1.0;
+    return s;
+}
+
+/*! rk_sim_default_shrinkage() : 100 for pearson-baseline, else 0 (SPEC §2). */
+static inline double rk_sim_default_shrinkage(rk_metric m)
+{
+    return m == RK_METRIC_PEARSON_BASELINE ? 100.0 : 0.0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RK_SIM_H */
