@@ -1,1 +1,372 @@
-/* placeholder */
+/* The batch job: load → duplicates → split → model → engine → evaluate → write. */
+#include "config.h"
+#include "rk_job.h"
+#include "rk_model.h"
+#include "rk_output.h"
+#include "rk_omp.h"
+#include "rk_gpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const device_names[] = {"auto", "cpu", "gpu"};
+
+rk_status rk_device_parse(const char *name, rk_device *out)
+{
+    for (int d = 0; d < 3; d++) {
+        if (name != NULL && strcmp(name, device_names[d]) == 0) {
+            *out = (rk_device)d;
+            return RK_OK;
+        }
+    }
+    return RK_E_ARG;
+}
+
+const char *rk_device_name(rk_device d)
+{
+    return (unsigned)d < 3 ? device_names[d] : "unknown";
+}
+
+void rk_job_opts_default(rk_job_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    rk_load_opts_default(&o->load);
+    rk_knn_opts_default(&o->knn);
+    o->duplicates = RK_DUP_LAST;
+    o->seed = 0;
+    o->device = RK_DEVICE_AUTO;
+    o->out_dir = "recknn-out";
+    o->write_neighbors = 1;
+}
+
+static void note(const rk_job_opts *o, const char *fmt, const char *a)
+{
+    char buf[512];
+    if (o->note == NULL) return;
+    snprintf(buf, sizeof buf, fmt, a);
+    o->note(o->ud, buf);
+}
+
+/* ---- metrics.json --------------------------------------------------------- */
+
+static void json_num(FILE *fp, double x)
+{
+    char b[40];
+    rk_out_double(b, sizeof b, x);
+    fputs(b, fp);
+}
+
+static void json_key(FILE *fp, const char *indent, const char *key)
+{
+    fputs(indent, fp);
+    rk_out_json_string(fp, key);
+    fputs(": ", fp);
+}
+
+static void write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r,
+                          const rk_dataset *ds, const rk_model *m, const rk_knn_stats *st)
+{
+    const rk_knn_opts *k = &o->knn;
+    fputs("{\n", fp);
+    json_key(fp, "  ", "recknn_version");
+    rk_out_json_string(fp, PACKAGE_VERSION);
+    fputs(",\n", fp);
+    json_key(fp, "  ", "inputs");
+    fputs("[", fp);
+    for (int i = 0; i < o->n_inputs; i++) {
+        if (i) fputs(", ", fp);
+        rk_out_json_string(fp, o->inputs[i]);
+    }
+    fputs("],\n", fp);
+
+    json_key(fp, "  ", "counts");
+    fprintf(fp, "{\"users\": %lld, \"items\": %lld, \"ratings\": %lld, \"train_ratings\": %lld, "
+                "\"test_ratings\": %lld, \"skipped_lines\": %lld, \"duplicates_removed\": %lld, "
+                "\"neighbor_rows\": %lld},\n",
+            (long long)r->users, (long long)r->items, (long long)r->ratings,
+            (long long)r->train_ratings, (long long)r->test_ratings, (long long)r->skipped_lines,
+            (long long)r->duplicates_removed, (long long)r->list_entries);
+
+    json_key(fp, "  ", "bad_lines");
+    fputs("[", fp);
+    const rk_load_report *reps[2] = {&ds->train_report, &ds->test_report};
+    int first = 1;
+    for (int which = 0; which < 2; which++) {
+        for (int b = 0; b < reps[which]->n_bad_kept; b++) {
+            const rk_bad_line *bl = &reps[which]->bad[b];
+            const char *file = which == 0 ? (bl->file < o->n_inputs ? o->inputs[bl->file] : "?") : o->test_path;
+            fputs(first ? "" : ", ", fp);
+            first = 0;
+            fputs("{\"file\": ", fp);
+            rk_out_json_string(fp, file);
+            fprintf(fp, ", \"line\": %lld}", (long long)bl->line);
+        }
+    }
+    fputs("],\n", fp);
+    if (ds->train_report.skipped_lines > 0) {
+        json_key(fp, "  ", "first_bad_reason");
+        rk_out_json_string(fp, ds->train_report.first_bad_reason);
+        fputs(",\n", fp);
+    }
+
+    json_key(fp, "  ", "options");
+    fputs("{", fp);
+    fputs("\"format\": ", fp);
+    rk_out_json_string(fp, rk_format_name(ds->train_report.format));
+    if (ds->train_report.format == RK_FMT_CSV) {
+        char d[2] = {ds->train_report.delimiter, 0};
+        fputs(", \"delimiter\": ", fp);
+        rk_out_json_string(fp, d);
+        fputs(", \"columns\": ", fp);
+        if (o->load.columns != NULL) rk_out_json_string(fp, o->load.columns); else fputs("null", fp);
+    }
+    fputs(", \"duplicates\": ", fp);
+    rk_out_json_string(fp, rk_dup_policy_name(o->duplicates));
+    fprintf(fp, ", \"skip_bad_lines\": %s", o->load.skip_bad_lines ? "true" : "false");
+    fputs(", \"rating_scale\": [", fp);
+    json_num(fp, m->rmin);
+    fputs(", ", fp);
+    json_num(fp, m->rmax);
+    fprintf(fp, "], \"rating_scale_given\": %s", o->load.have_scale ? "true" : "false");
+    fputs(", \"metric\": ", fp);
+    rk_out_json_string(fp, rk_metric_name(k->sim.metric));
+    fprintf(fp, ", \"k\": %d, \"min_support\": %d, \"shrinkage\": ", k->k, k->sim.min_support);
+    json_num(fp, k->sim.shrinkage);
+    fputs(", \"predict\": ", fp);
+    rk_out_json_string(fp, rk_predict_mode_name(k->mode));
+    fprintf(fp, ", \"min_k\": %d, \"test\": ", k->min_k);
+    if (o->test_path != NULL) rk_out_json_string(fp, o->test_path); else fputs("null", fp);
+    fputs(", \"holdout\": ", fp);
+    json_num(fp, o->holdout);
+    fprintf(fp, ", \"seed\": %llu, \"device\": ", (unsigned long long)o->seed);
+    rk_out_json_string(fp, rk_device_name(o->device));
+    fputs(", \"gpu_memory_gb\": ", fp);
+    json_num(fp, o->gpu_memory_gb);
+    fprintf(fp, ", \"threads\": %d, \"out\": ", rk_omp_max_threads());
+    rk_out_json_string(fp, o->out_dir);
+    fprintf(fp, ", \"write_neighbors\": %s},\n", o->write_neighbors ? "true" : "false");
+
+    json_key(fp, "  ", "device");
+    rk_out_json_string(fp, r->device);
+    fputs(",\n", fp);
+    json_key(fp, "  ", "engine");
+    fputs("{\"path\": ", fp);
+    rk_out_json_string(fp, st->path);
+    fprintf(fp, ", \"pair_updates\": %lld, \"pair_updates_per_s\": ", (long long)st->pair_updates);
+    json_num(fp, st->sim_s > 0 ? (double)st->pair_updates / st->sim_s : 0.0);
+    fputs("},\n", fp);
+
+    json_key(fp, "  ", "metrics");
+    if (r->have_eval) {
+        fputs("{\"rmse\": ", fp);
+        json_num(fp, r->eval.rmse);
+        fputs(", \"mae\": ", fp);
+        json_num(fp, r->eval.mae);
+        fprintf(fp, ", \"fallbacks\": %lld, \"test_pairs\": %lld, \"unknown_users\": %lld, "
+                    "\"unknown_items\": %lld},\n",
+                (long long)r->eval.fallbacks, (long long)r->eval.n,
+                (long long)r->eval.unknown_users, (long long)r->eval.unknown_items);
+    } else {
+        fputs("{\"rmse\": null, \"mae\": null, \"fallbacks\": null, \"test_pairs\": 0},\n", fp);
+    }
+
+    json_key(fp, "  ", "timings_s");
+    fputs("{\"load\": ", fp);
+    json_num(fp, r->t_load);
+    fputs(", \"similarity\": ", fp);
+    json_num(fp, r->t_similarity);
+    fputs(", \"select\": ", fp);
+    json_num(fp, r->t_select);
+    fputs(", \"predict\": ", fp);
+    json_num(fp, r->t_predict);
+    fputs(", \"recommend\": ", fp);
+    json_num(fp, r->t_recommend);
+    fputs(", \"write\": ", fp);
+    json_num(fp, r->t_write);
+    fputs(", \"total\": ", fp);
+    json_num(fp, r->t_total);
+    fputs("},\n", fp);
+    json_key(fp, "  ", "load_mb_per_s");
+    json_num(fp, r->load_mb_s);
+    fputs("\n}\n", fp);
+}
+
+/* ---- the job ---------------------------------------------------------------- */
+
+typedef struct job_state {
+    rk_dataset ds;
+    rk_triples train, test; /* after duplicates and split (may alias ds arrays) */
+    int own_split;          /* train/test were allocated by the holdout split */
+    rk_model model;
+    rk_lists lists;
+    double *pred;
+    int32_t *used;
+    rk_out *out;
+} job_state;
+
+static void job_free(job_state *j)
+{
+    if (j->own_split) {
+        rk_triples_free(&j->train);
+        rk_triples_free(&j->test);
+    }
+    rk_dataset_free(&j->ds);
+    rk_model_free(&j->model);
+    rk_lists_free(&j->lists);
+    free(j->pred);
+    free(j->used);
+    rk_out_free(j->out);
+}
+
+static rk_status dedupe(const rk_job_opts *o, rk_triples *t, const rk_dataset *ds,
+                        const char *what, int64_t *removed, rk_error *err)
+{
+    rk_dup_report rep;
+    rk_status s = rk_triples_dedupe(t, rk_ids_count(ds->users), rk_ids_count(ds->items),
+                                    o->duplicates, &rep, err);
+    if (s == RK_E_DUPLICATE) {
+        char ub[RK_ID_MAX + 1], ib[RK_ID_MAX + 1];
+        rk_ids_format(ds->users, rep.first_user, ub, sizeof ub);
+        rk_ids_format(ds->items, rep.first_item, ib, sizeof ib);
+        return rk_error_set(err, RK_E_DUPLICATE, "%s: user %s rated item %s more than once (--duplicates error)",
+                            what, ub, ib);
+    }
+    if (s == RK_OK) *removed += rep.n_removed;
+    return s;
+}
+
+static rk_status choose_device(const rk_job_opts *o, int *use_gpu, rk_error *err)
+{
+    char why[256];
+    *use_gpu = 0;
+    if (o->device == RK_DEVICE_CPU) return RK_OK;
+    int ok = rk_gpu_available(why, sizeof why);
+    if (ok) {
+        *use_gpu = 1;
+        return RK_OK;
+    }
+    if (o->device == RK_DEVICE_GPU) return rk_error_set(err, RK_E_GPU, "--device gpu: %s", why);
+    note(o, "no usable GPU (%s): running on the CPU", why);
+    return RK_OK;
+}
+
+rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
+{
+    job_state j;
+    rk_knn_stats st;
+    rk_knn_opts ko = o->knn;
+    rk_status s;
+    double t0 = rk_omp_wtime(), t;
+
+    memset(&j, 0, sizeof j);
+    memset(rep, 0, sizeof *rep);
+    memset(&st, 0, sizeof st);
+    if (o->n_inputs < 1) return rk_error_set(err, RK_E_ARG, "no rating file given");
+    if (o->test_path != NULL && o->holdout > 0.0)
+        return rk_error_set(err, RK_E_ARG, "--test and --holdout cannot be used together");
+    if (o->holdout != 0.0 && !(o->holdout > 0.0 && o->holdout < 1.0))
+        return rk_error_set(err, RK_E_ARG, "--holdout must be in (0, 1)");
+    if (ko.k < 1) return rk_error_set(err, RK_E_ARG, "-k must be at least 1");
+    if (!o->shrinkage_given) ko.sim.shrinkage = rk_sim_default_shrinkage(ko.sim.metric);
+    if (ko.threads > 0) rk_omp_set_threads(ko.threads);
+    ko.progress = o->progress;
+    ko.progress_ud = o->ud;
+    int use_gpu = 0;
+    s = choose_device(o, &use_gpu, err);
+    if (s != RK_OK) return s;
+
+    /* load (files → triples → CSR) */
+    rk_load_opts lo = o->load;
+    if (lo.threads == 0) lo.threads = ko.threads;
+    s = rk_load_dataset(o->inputs, o->n_inputs, o->test_path, &lo, &j.ds, err);
+    if (s != RK_OK) goto fail;
+    s = dedupe(o, &j.ds.train, &j.ds, o->n_inputs == 1 ? o->inputs[0] : "input", &rep->duplicates_removed, err);
+    if (s == RK_OK && j.ds.test.n > 0) s = dedupe(o, &j.ds.test, &j.ds, o->test_path, &rep->duplicates_removed, err);
+    if (s != RK_OK) goto fail;
+    if (o->holdout > 0.0) {
+        s = rk_eval_holdout(&j.ds.train, o->holdout, o->seed, &j.train, &j.test, err);
+        if (s != RK_OK) goto fail;
+        j.own_split = 1;
+    } else {
+        j.train = j.ds.train;
+        j.test = j.ds.test;
+    }
+    rep->users = rk_ids_count(j.ds.users);
+    rep->items = rk_ids_count(j.ds.items);
+    rep->train_ratings = j.train.n;
+    rep->test_ratings = j.test.n;
+    rep->ratings = j.train.n + j.test.n;
+    rep->skipped_lines = j.ds.train_report.skipped_lines + j.ds.test_report.skipped_lines;
+    s = rk_model_build(&j.model, &j.train, (int32_t)rep->users, (int32_t)rep->items,
+                       o->load.have_scale, o->load.scale_min, o->load.scale_max, err);
+    if (s != RK_OK) goto fail;
+    t = rk_omp_wtime();
+    rep->t_load = t - t0;
+    int64_t bytes = j.ds.train_report.bytes + j.ds.test_report.bytes;
+    rep->load_mb_s = rep->t_load > 0 ? (double)bytes / 1e6 / rep->t_load : 0.0;
+
+    /* engine */
+    s = rk_lists_alloc(&j.lists, (int32_t)rep->items, ko.k, err);
+    if (s != RK_OK) goto fail;
+    rk_queries q = {0};
+    if (j.test.n > 0) {
+        j.pred = malloc((size_t)j.test.n * sizeof *j.pred);
+        j.used = malloc((size_t)j.test.n * sizeof *j.used);
+        if (j.pred == NULL || j.used == NULL) {
+            s = rk_error_set(err, RK_E_NOMEM, "out of memory for %lld predictions", (long long)j.test.n);
+            goto fail;
+        }
+        q.n = j.test.n;
+        q.user = j.test.user;
+        q.item = j.test.item;
+        q.pred = j.pred;
+        q.used = j.used;
+    }
+    if (use_gpu) {
+        rk_gpu_opts g = {0};
+        g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
+        s = rk_gpu_knn(&j.model, &ko, &g, &j.lists, q.n > 0 ? &q : NULL, &st, err);
+    } else {
+        s = rk_knn_cpu(&j.model, &ko, &j.lists, q.n > 0 ? &q : NULL, &st, err);
+    }
+    if (s != RK_OK) goto fail;
+    rep->t_similarity = st.sim_s;
+    rep->t_select = st.select_s;
+    rep->t_predict = st.predict_s;
+    snprintf(rep->device, sizeof rep->device, "%s", st.device);
+    snprintf(rep->path, sizeof rep->path, "%s", st.path);
+    for (int32_t i = 0; i < j.lists.n_items; i++) rep->list_entries += j.lists.len[i];
+    if (j.test.n > 0) {
+        rk_eval_ratings(&j.model, j.test.n, j.test.user, j.test.item, j.test.rating, j.pred, j.used, &rep->eval);
+        rep->have_eval = 1;
+    }
+    double t_engine_end = rk_omp_wtime();
+
+    /* write */
+    FILE *fp;
+    s = rk_out_open(&j.out, o->out_dir, err);
+    if (s == RK_OK && o->write_neighbors) {
+        s = rk_out_file(j.out, "neighbors.csv", &fp, err);
+        if (s == RK_OK) s = rk_out_neighbors(fp, &j.lists, j.ds.items, err);
+    }
+    if (s == RK_OK && j.test.n > 0) {
+        s = rk_out_file(j.out, "predictions.csv", &fp, err);
+        if (s == RK_OK)
+            s = rk_out_predictions(fp, j.test.n, j.test.user, j.test.item, j.test.rating, j.pred, j.used,
+                                   j.ds.users, j.ds.items, err);
+    }
+    if (s == RK_OK) s = rk_out_file(j.out, "metrics.json", &fp, err);
+    if (s != RK_OK) goto fail;
+    t = rk_omp_wtime();
+    rep->t_write = t - t_engine_end;
+    rep->t_total = t - t0;
+    write_metrics(fp, o, rep, &j.ds, &j.model, &st);
+    s = rk_out_commit(j.out, err);
+    if (s != RK_OK) goto fail;
+    job_free(&j);
+    return RK_OK;
+fail:
+    job_free(&j);
+    return s;
+}

@@ -1,1 +1,110 @@
-/* placeholder */
+#include "rk_model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rk_model_free(rk_model *m)
+{
+    if (m == NULL) return;
+    rk_csr_free(&m->by_user);
+    rk_csr_free(&m->by_item);
+    free(m->item_mean);
+    free(m->bu);
+    free(m->bi);
+    memset(m, 0, sizeof *m);
+}
+
+int rk_model_user_known(const rk_model *m, int32_t u)
+{
+    return u >= 0 && u < m->by_user.n_rows && m->by_user.ptr[u + 1] > m->by_user.ptr[u];
+}
+
+int rk_model_item_known(const rk_model *m, int32_t i)
+{
+    return i >= 0 && i < m->by_item.n_rows && m->by_item.ptr[i + 1] > m->by_item.ptr[i];
+}
+
+/* Surprise's ALS baselines (SPEC §4): b = 0, then per round items first
+ * (b_i = Σ_u (r − μ − b_u) / (reg_i + |U_i|)), then users. */
+static void model_baselines(rk_model *m)
+{
+    const rk_csr *U = &m->by_user, *I = &m->by_item;
+    for (int epoch = 0; epoch < RK_BASELINE_EPOCHS; epoch++) {
+#pragma omp parallel for schedule(dynamic, 256)
+        for (int32_t i = 0; i < I->n_rows; i++) {
+            double dev = 0.0;
+            for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++)
+                dev += (double)I->val[p] - m->mu - m->bu[I->idx[p]];
+            m->bi[i] = dev / (RK_BASELINE_REG_I + (double)(I->ptr[i + 1] - I->ptr[i]));
+        }
+#pragma omp parallel for schedule(dynamic, 256)
+        for (int32_t u = 0; u < U->n_rows; u++) {
+            double dev = 0.0;
+            for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++)
+                dev += (double)U->val[p] - m->mu - m->bi[U->idx[p]];
+            m->bu[u] = dev / (RK_BASELINE_REG_U + (double)(U->ptr[u + 1] - U->ptr[u]));
+        }
+    }
+}
+
+rk_status rk_model_build(rk_model *m, const rk_triples *train, int32_t n_users,
+                         int32_t n_items, int have_scale, double scale_min,
+                         double scale_max, rk_error *err)
+{
+    memset(m, 0, sizeof *m);
+    if (train->n <= 0) return rk_error_set(err, RK_E_EMPTY, "no training ratings");
+    rk_status s = rk_csr_build(train, n_users, n_items, &m->by_user, err);
+    if (s == RK_OK) s = rk_csr_transpose(&m->by_user, &m->by_item, err);
+    if (s != RK_OK) {
+        rk_model_free(m);
+        return s;
+    }
+    m->item_mean = malloc((size_t)(n_items > 0 ? n_items : 1) * sizeof *m->item_mean);
+    m->bi = calloc((size_t)(n_items > 0 ? n_items : 1), sizeof *m->bi);
+    m->bu = calloc((size_t)(n_users > 0 ? n_users : 1), sizeof *m->bu);
+    if (m->item_mean == NULL || m->bi == NULL || m->bu == NULL) {
+        rk_model_free(m);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for the model statistics");
+    }
+    const rk_csr *U = &m->by_user;
+    double sum = 0.0, lo = INFINITY, hi = -INFINITY;
+#pragma omp parallel for reduction(+ : sum) reduction(min : lo) reduction(max : hi)
+    for (int64_t p = 0; p < U->nnz; p++) {
+        double r = U->val[p];
+        sum += r;
+        if (r < lo) lo = r;
+        if (r > hi) hi = r;
+    }
+    m->mu = sum / (double)U->nnz;
+    m->rmin = have_scale ? scale_min : lo;
+    m->rmax = have_scale ? scale_max : hi;
+    const rk_csr *I = &m->by_item;
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < n_items; i++) {
+        int64_t c = I->ptr[i + 1] - I->ptr[i];
+        double t = 0.0;
+        for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) t += I->val[p];
+        m->item_mean[i] = c > 0 ? t / (double)c : m->mu;
+    }
+    model_baselines(m);
+    return RK_OK;
+}
+
+void rk_model_residuals(const rk_model *m, float *out_by_user, float *out_by_item)
+{
+    if (out_by_user != NULL) {
+        const rk_csr *U = &m->by_user;
+#pragma omp parallel for schedule(dynamic, 256)
+        for (int32_t u = 0; u < U->n_rows; u++)
+            for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++)
+                out_by_user[p] = (float)((double)U->val[p] - (m->mu + m->bu[u] + m->bi[U->idx[p]]));
+    }
+    if (out_by_item != NULL) {
+        const rk_csr *I = &m->by_item;
+#pragma omp parallel for schedule(dynamic, 256)
+        for (int32_t i = 0; i < I->n_rows; i++)
+            for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++)
+                out_by_item[p] = (float)((double)I->val[p] - (m->mu + m->bu[I->idx[p]] + m->bi[i]));
+    }
+}

@@ -1,1 +1,84 @@
-/* placeholder */
+#include "rk_predict.h"
+
+#include <string.h>
+
+static const char *const mode_names[] = {
+    [RK_PREDICT_BASIC] = "basic",
+    [RK_PREDICT_MEANS] = "means",
+    [RK_PREDICT_BASELINE] = "baseline",
+};
+
+rk_status rk_predict_mode_parse(const char *name, rk_predict_mode *out)
+{
+    for (size_t i = 0; i < sizeof mode_names / sizeof mode_names[0]; i++) {
+        if (name != NULL && strcmp(name, mode_names[i]) == 0) {
+            *out = (rk_predict_mode)i;
+            return RK_OK;
+        }
+    }
+    return RK_E_ARG;
+}
+
+const char *rk_predict_mode_name(rk_predict_mode m)
+{
+    if ((size_t)m < sizeof mode_names / sizeof mode_names[0]) return mode_names[m];
+    return "unknown";
+}
+
+double rk_predict_clip(const rk_model *m, double x)
+{
+    if (x < m->rmin) return m->rmin;
+    if (x > m->rmax) return m->rmax;
+    return x;
+}
+
+double rk_predict_fallback(const rk_model *m, rk_predict_mode mode, int32_t u, int32_t i)
+{
+    int ku = rk_model_user_known(m, u), ki = rk_model_item_known(m, i);
+    double est = m->mu;
+    switch (mode) {
+    case RK_PREDICT_BASIC:
+        break;
+    case RK_PREDICT_MEANS:
+        if (ki) est = m->item_mean[i];
+        break;
+    case RK_PREDICT_BASELINE:
+        if (ku) est += m->bu[u];
+        if (ki) est += m->bi[i];
+        break;
+    }
+    return rk_predict_clip(m, est);
+}
+
+double rk_predict_aggregate(const rk_model *m, rk_predict_mode mode, int32_t u,
+                            int32_t i, int32_t n, const int32_t *nb,
+                            const double *w, const float *r)
+{
+    double num = 0.0, den = 0.0, base = 0.0;
+    switch (mode) {
+    case RK_PREDICT_BASIC:
+        for (int32_t t = 0; t < n; t++) {
+            num += w[t] * (double)r[t];
+            den += w[t];
+        }
+        break;
+    case RK_PREDICT_MEANS:
+        base = m->item_mean[i];
+        for (int32_t t = 0; t < n; t++) {
+            num += w[t] * ((double)r[t] - m->item_mean[nb[t]]);
+            den += w[t];
+        }
+        break;
+    case RK_PREDICT_BASELINE: {
+        double mu_u = m->mu + m->bu[u];
+        base = mu_u + m->bi[i];
+        for (int32_t t = 0; t < n; t++) {
+            num += w[t] * ((double)r[t] - (mu_u + m->bi[nb[t]]));
+            den += w[t];
+        }
+        break;
+    }
+    }
+    if (!(den > 0.0)) return rk_predict_fallback(m, mode, u, i);
+    return rk_predict_clip(m, base + num / den);
+}
