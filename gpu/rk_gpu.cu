@@ -1,24 +1,448 @@
-// Placeholder until the GPU engine lands: reports the device, runs nothing.
-#include "rk_gpu.h"
-#include <cuda_runtime.h>
+// The GPU engine's host side: upload, tiles, kernels, results (rk_gpu.h).
+//
+// Items are taken in descending order of work and cut into tiles of rows
+// sized from the device memory left (or the cap given).  For each tile:
+// k_sims writes the tile's similarity rows, k_select their neighbour lists,
+// k_predict the answers of the queries whose item is in the tile.  Only the
+// lists and the predictions come back.
+#include "rk_gpu_internal.h"
+
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <algorithm>
+#include <vector>
+
+rk_status rk_gpu_fail(rk_error *err, const char *call, const char *why, const char *file, int line)
+{
+    int dev = -1;
+    cudaGetDevice(&dev);
+    return rk_error_set(err, RK_E_GPU, "%s failed: %s (%s:%d, device %d)", call, why, file, line, dev);
+}
 
 extern "C" int rk_gpu_available(char *buf, size_t cap)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
-        if (buf && cap) snprintf(buf, cap, "no usable CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        if (buf != NULL && cap > 0)
+            snprintf(buf, cap, "no CUDA device: %s", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        cudaGetLastError();
         return 0;
     }
     cudaDeviceProp p;
-    if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return 0;
-    if (buf && cap) snprintf(buf, cap, "%s", p.name);
+    e = cudaGetDeviceProperties(&p, 0);
+    if (e != cudaSuccess) {
+        if (buf != NULL && cap > 0) snprintf(buf, cap, "cudaGetDeviceProperties: %s", cudaGetErrorString(e));
+        return 0;
+    }
+    if (p.major < 6) {
+        if (buf != NULL && cap > 0) snprintf(buf, cap, "%s has compute capability %d.%d (6.0 needed)", p.name, p.major, p.minor);
+        return 0;
+    }
+    if (buf != NULL && cap > 0) snprintf(buf, cap, "%s", p.name);
     return 1;
 }
 
-extern "C" rk_status rk_gpu_knn(const rk_model *, const rk_knn_opts *, const rk_gpu_opts *,
-                                rk_lists *, rk_queries *, rk_knn_stats *, rk_error *err)
+extern "C" int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap)
 {
-    return rk_error_set(err, RK_E_GPU, "the GPU engine is not built yet");
+    if (o->k > RK_GPU_MAX_K) {
+        if (why != NULL && cap > 0) snprintf(why, cap, "k = %d is above the GPU's limit of %d", o->k, RK_GPU_MAX_K);
+        return 0;
+    }
+    return 1;
+}
+
+namespace {
+
+// Every device allocation of one run, freed together.
+struct dev_mem {
+    std::vector<void *> ptrs;
+    size_t bytes = 0;
+    ~dev_mem()
+    {
+        for (void *p : ptrs) cudaFree(p);
+    }
+    template <typename T> rk_status alloc(T **p, size_t count, rk_error *err)
+    {
+        *p = NULL;
+        size_t bytes = (count > 0 ? count : 1) * sizeof(T);
+        cudaError_t e = cudaMalloc((void **)p, bytes);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            char what[96];
+            snprintf(what, sizeof what, "cudaMalloc(%zu bytes)", bytes);
+            return rk_gpu_fail(err, what, cudaGetErrorString(e), __FILE__, __LINE__);
+        }
+        ptrs.push_back(*p);
+        this->bytes += bytes;
+        return RK_OK;
+    }
+};
+
+struct stream_events {
+    cudaStream_t st = NULL;
+    cudaEvent_t ev[4] = {NULL, NULL, NULL, NULL};
+    ~stream_events()
+    {
+        for (cudaEvent_t e : ev)
+            if (e != NULL) cudaEventDestroy(e);
+        if (st != NULL) cudaStreamDestroy(st);
+    }
+};
+
+template <typename T> rk_status upload(T **d, const T *h, size_t n, dev_mem &mem, cudaStream_t st, rk_error *err)
+{
+    RK_FORWARD(mem.alloc(d, n, err));
+    if (n > 0) RK_CUDA_CHECK(err, cudaMemcpyAsync(*d, h, n * sizeof(T), cudaMemcpyHostToDevice, st));
+    return RK_OK;
+}
+
+__global__ void k_to_grid(const float *__restrict__ v, int64_t n, double scale, int32_t *__restrict__ q)
+{
+    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < n; p += (int64_t)gridDim.x * blockDim.x)
+        q[p] = (int32_t)rint((double)v[p] * scale);
+}
+
+rk_status to_grid(rk_dev_csr *c, double scale, dev_mem &mem, cudaStream_t st, rk_error *err)
+{
+    RK_FORWARD(mem.alloc(&c->q, (size_t)c->nnz, err));
+    if (c->nnz > 0) {
+        k_to_grid<<<1024, 256, 0, st>>>(c->v, c->nnz, scale, c->q);
+        RK_LAUNCH_CHECK(err, "k_to_grid");
+    }
+    return RK_OK;
+}
+
+rk_status upload_csr(const rk_csr *h, const float *vals, rk_dev_csr *d, dev_mem &mem, cudaStream_t st, rk_error *err)
+{
+    memset(d, 0, sizeof *d);
+    d->n_rows = h->n_rows;
+    d->n_cols = h->n_cols;
+    d->nnz = h->nnz;
+    RK_FORWARD(upload(&d->ptr, h->ptr, (size_t)h->n_rows + 1, mem, st, err));
+    RK_FORWARD(upload(&d->idx, h->idx, (size_t)h->nnz, mem, st, err));
+    RK_FORWARD(upload(&d->v, vals, (size_t)h->nnz, mem, st, err));
+    return RK_OK;
+}
+
+int sums_kind(rk_metric m)
+{
+    switch (m) {
+    case RK_METRIC_PEARSON: return RK_SUMS_PEARSON;
+    case RK_METRIC_COSINE:
+    case RK_METRIC_PEARSON_BASELINE: return RK_SUMS_PRODUCTS;
+    default: return RK_SUMS_DIFF;
+    }
+}
+
+struct host_queries {
+    std::vector<int32_t> user, item, row; // known queries sorted by tile
+    std::vector<int64_t> orig;            // their index in the caller's arrays
+    std::vector<int64_t> tile_ptr;        // queries of tile t: [tile_ptr[t], tile_ptr[t+1])
+};
+
+// Known queries bucketed by the tile of their item; unknown ones answered here.
+void plan_queries(const rk_model *m, const rk_knn_opts *o, rk_queries *q, const std::vector<int32_t> &pos_of,
+                  int32_t tile_rows, int32_t n_tiles, host_queries *hq)
+{
+    hq->tile_ptr.assign((size_t)n_tiles + 1, 0);
+    if (q == NULL) return;
+    std::vector<int64_t> count((size_t)n_tiles + 1, 0);
+    for (int64_t t = 0; t < q->n; t++) {
+        int32_t u = q->user[t], i = q->item[t];
+        if (rk_model_user_known(m, u) && rk_model_item_known(m, i)) {
+            count[(size_t)(pos_of[(size_t)i] / tile_rows) + 1]++;
+        } else {
+            q->pred[t] = rk_predict_fallback(m, o->mode, u, i);
+            q->used[t] = 0;
+        }
+    }
+    for (int32_t t = 0; t < n_tiles; t++) count[(size_t)t + 1] += count[(size_t)t];
+    hq->tile_ptr = count;
+    int64_t n = count[(size_t)n_tiles];
+    hq->user.resize((size_t)n);
+    hq->item.resize((size_t)n);
+    hq->row.resize((size_t)n);
+    hq->orig.resize((size_t)n);
+    std::vector<int64_t> fill(count.begin(), count.end() - 1);
+    for (int64_t t = 0; t < q->n; t++) {
+        int32_t u = q->user[t], i = q->item[t];
+        if (!(rk_model_user_known(m, u) && rk_model_item_known(m, i))) continue;
+        int32_t pos = pos_of[(size_t)i];
+        int64_t at = fill[(size_t)(pos / tile_rows)]++;
+        hq->user[(size_t)at] = u;
+        hq->item[(size_t)at] = i;
+        hq->row[(size_t)at] = pos % tile_rows;
+        hq->orig[(size_t)at] = t;
+    }
+}
+
+rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_lists *lists, rk_queries *q,
+              rk_knn_stats *st, rk_error *err)
+{
+    dev_mem mem;
+    stream_events se;
+    cudaDeviceProp prop;
+    RK_CUDA_CHECK(err, cudaSetDevice(0));
+    RK_CUDA_CHECK(err, cudaGetDeviceProperties(&prop, 0));
+    snprintf(st->device, sizeof st->device, "%.120s", prop.name);
+    RK_CUDA_CHECK(err, cudaStreamCreate(&se.st));
+    for (cudaEvent_t &e : se.ev) RK_CUDA_CHECK(err, cudaEventCreate(&e));
+    cudaStream_t s = se.st;
+
+    const int32_t n_items = m->by_item.n_rows, n_users = m->by_user.n_rows;
+    const int32_t k = o->k;
+    rk_sim_params sp = o->sim;
+
+    // values: exact grid units, float values, or baseline residuals
+    const int pb = sp.metric == RK_METRIC_PEARSON_BASELINE;
+    double scale = pb ? 0.0 : rk_knn_grid_scale(m, NULL);
+    const int grid = scale > 0.0;
+    sp.unit = grid ? 1.0 / scale : 1.0;
+    std::vector<float> res_u, res_i;
+    if (pb) {
+        res_u.resize((size_t)m->by_user.nnz);
+        res_i.resize((size_t)m->by_item.nnz);
+        rk_model_residuals(m, res_u.data(), res_i.data());
+        snprintf(st->path, sizeof st->path, "gpu double residuals");
+    } else if (grid) {
+        snprintf(st->path, sizeof st->path, "gpu int32 grid 1/%g", scale);
+    } else {
+        snprintf(st->path, sizeof st->path, "gpu double");
+    }
+
+    rk_dev_csr by_user, by_item;
+    RK_FORWARD(upload_csr(&m->by_user, m->by_user.val, &by_user, mem, s, err));
+    RK_FORWARD(upload_csr(&m->by_item, pb ? res_i.data() : m->by_item.val, &by_item, mem, s, err));
+    const float *ratings_by_user = by_user.v; // real ratings for the predictions
+    rk_dev_csr acc_user = by_user;
+    if (pb) RK_FORWARD(upload(&acc_user.v, res_u.data(), res_u.size(), mem, s, err));
+    if (grid) {
+        RK_FORWARD(to_grid(&acc_user, scale, mem, s, err));
+        RK_FORWARD(to_grid(&by_item, scale, mem, s, err));
+    }
+
+    // column chunks that fit in shared memory
+    const int kind = sums_kind(sp.metric);
+    size_t col_bytes = rk_gpu_sims_col_bytes(kind, grid);
+    size_t smem_cap = prop.sharedMemPerBlockOptin > 2048 ? prop.sharedMemPerBlockOptin - 1024 : 16384;
+    int32_t chunk = (int32_t)(smem_cap / col_bytes);
+    if (chunk > n_items) chunk = n_items > 0 ? n_items : 1;
+    int32_t n_chunks = n_items > 0 ? (n_items + chunk - 1) / chunk : 1;
+    chunk = n_items > 0 ? (n_items + n_chunks - 1) / n_chunks : 1;
+    int64_t *seg;
+    RK_FORWARD(mem.alloc(&seg, (size_t)n_users * (size_t)(n_chunks + 1), err));
+    RK_FORWARD(rk_gpu_segments_launch(&acc_user, n_chunks, chunk, seg, s, err));
+
+    // item order (heaviest first) and model statistics
+    std::vector<int32_t> order((size_t)(n_items > 0 ? n_items : 1)), pos_of((size_t)(n_items > 0 ? n_items : 1));
+    int64_t work = rk_knn_item_order(m, order.data(), NULL);
+    if (work < 0) return rk_error_set(err, RK_E_NOMEM, "out of memory for the item order");
+    st->pair_updates = work;
+    for (int32_t t = 0; t < n_items; t++) pos_of[(size_t)order[(size_t)t]] = t;
+    int32_t *d_order;
+    RK_FORWARD(upload(&d_order, order.data(), (size_t)n_items, mem, s, err));
+    double *d_mean, *d_bu, *d_bi;
+    RK_FORWARD(upload(&d_mean, m->item_mean, (size_t)n_items, mem, s, err));
+    RK_FORWARD(upload(&d_bu, m->bu, (size_t)n_users, mem, s, err));
+    RK_FORWARD(upload(&d_bi, m->bi, (size_t)n_items, mem, s, err));
+    int32_t *d_len, *d_nbr, *d_sup;
+    float *d_sim;
+    RK_FORWARD(mem.alloc(&d_len, (size_t)n_items, err));
+    RK_FORWARD(mem.alloc(&d_nbr, (size_t)n_items * k, err));
+    RK_FORWARD(mem.alloc(&d_sup, (size_t)n_items * k, err));
+    RK_FORWARD(mem.alloc(&d_sim, (size_t)n_items * k, err));
+    if (n_items > 0) RK_CUDA_CHECK(err, cudaMemsetAsync(d_len, 0, (size_t)n_items * sizeof(int32_t), s));
+
+    // tile height from the memory left
+    size_t free_b = 0, total_b = 0;
+    RK_CUDA_CHECK(err, cudaMemGetInfo(&free_b, &total_b));
+    // keep 512 MiB free for the libraries; what this run holds counts against a cap
+    size_t budget = free_b > ((size_t)512 << 20) ? free_b - ((size_t)512 << 20) : 0;
+    if (g != NULL && g->memory_cap > 0)
+        budget = g->memory_cap > mem.bytes ? std::min(budget, g->memory_cap - mem.bytes) : 0;
+    size_t row_bytes = (size_t)(n_items > 0 ? n_items : 1) * (sizeof(double) + sizeof(int32_t));
+    int64_t queries_known = 0;
+    if (q != NULL)
+        for (int64_t t = 0; t < q->n; t++) queries_known += rk_model_user_known(m, q->user[t]) && rk_model_item_known(m, q->item[t]);
+    size_t query_bytes = (size_t)queries_known * (3 * sizeof(int32_t) + sizeof(double) + sizeof(int32_t));
+    budget = budget > query_bytes ? budget - query_bytes : 0;
+    int64_t tile_rows = (int64_t)(budget / row_bytes);
+    if (tile_rows > n_items) tile_rows = n_items;
+    if (g != NULL && g->tile_items > 0 && tile_rows > g->tile_items) tile_rows = g->tile_items;
+    if (n_items > 0 && tile_rows < 1)
+        return rk_error_set(err, RK_E_GPU, "not enough device memory for one similarity row of %d items (%zu bytes needed, %zu left)",
+                            n_items, row_bytes, budget);
+    if (tile_rows < 1) tile_rows = 1;
+    const int32_t T = (int32_t)tile_rows;
+    const int32_t n_tiles = n_items > 0 ? (n_items + T - 1) / T : 0;
+    double *d_S;
+    int32_t *d_N;
+    RK_FORWARD(mem.alloc(&d_S, (size_t)T * (size_t)(n_items > 0 ? n_items : 1), err));
+    RK_FORWARD(mem.alloc(&d_N, (size_t)T * (size_t)(n_items > 0 ? n_items : 1), err));
+
+    // queries
+    host_queries hq;
+    plan_queries(m, o, q, pos_of, T, n_tiles, &hq);
+    int32_t *d_qu, *d_qi, *d_qr, *d_used;
+    double *d_pred;
+    size_t nq = hq.user.size();
+    RK_FORWARD(upload(&d_qu, hq.user.data(), nq, mem, s, err));
+    RK_FORWARD(upload(&d_qi, hq.item.data(), nq, mem, s, err));
+    RK_FORWARD(upload(&d_qr, hq.row.data(), nq, mem, s, err));
+    RK_FORWARD(mem.alloc(&d_pred, nq, err));
+    RK_FORWARD(mem.alloc(&d_used, nq, err));
+
+    float t_sims = 0, t_sel = 0, t_pred = 0;
+    for (int32_t tile = 0; tile < n_tiles; tile++) {
+        const int32_t first = tile * T, rows = std::min(T, n_items - first);
+        rk_sims_args sa;
+        sa.by_item = by_item;
+        sa.by_user = acc_user;
+        sa.seg = seg;
+        sa.n_chunks = n_chunks;
+        sa.chunk = chunk;
+        sa.tile_items = d_order + first;
+        sa.tile_rows = rows;
+        sa.sp = sp;
+        sa.S = d_S;
+        sa.N = d_N;
+        RK_CUDA_CHECK(err, cudaEventRecord(se.ev[0], s));
+        RK_FORWARD(rk_gpu_sims_launch(&sa, kind, grid, (size_t)chunk * col_bytes, s, err));
+        RK_CUDA_CHECK(err, cudaEventRecord(se.ev[1], s));
+        if (lists != NULL) {
+            rk_select_args sel;
+            sel.S = d_S;
+            sel.N = d_N;
+            sel.ld = n_items;
+            sel.n_cols = n_items;
+            sel.tile_items = d_order + first;
+            sel.rows = rows;
+            sel.k = k;
+            sel.len = d_len;
+            sel.nbr = d_nbr;
+            sel.sup = d_sup;
+            sel.sim = d_sim;
+            RK_FORWARD(rk_gpu_select_launch(&sel, s, err));
+        }
+        RK_CUDA_CHECK(err, cudaEventRecord(se.ev[2], s));
+        int64_t q0 = hq.tile_ptr[(size_t)tile], q1 = hq.tile_ptr[(size_t)tile + 1];
+        if (q1 > q0) {
+            rk_predict_args pa;
+            pa.S = d_S;
+            pa.ld = n_items;
+            pa.nq = (int32_t)(q1 - q0);
+            pa.q_user = d_qu + q0;
+            pa.q_item = d_qi + q0;
+            pa.q_row = d_qr + q0;
+            pa.uptr = by_user.ptr;
+            pa.uidx = by_user.idx;
+            pa.uval = ratings_by_user;
+            pa.item_mean = d_mean;
+            pa.bu = d_bu;
+            pa.bi = d_bi;
+            pa.mu = m->mu;
+            pa.rmin = m->rmin;
+            pa.rmax = m->rmax;
+            pa.mode = (int)o->mode;
+            pa.k = k;
+            pa.min_k = o->min_k;
+            pa.pred = d_pred + q0;
+            pa.used = d_used + q0;
+            RK_FORWARD(rk_gpu_predict_launch(&pa, s, err));
+        }
+        RK_CUDA_CHECK(err, cudaEventRecord(se.ev[3], s));
+        RK_CUDA_CHECK(err, cudaEventSynchronize(se.ev[3]));
+        float a = 0, b = 0, c = 0;
+        RK_CUDA_CHECK(err, cudaEventElapsedTime(&a, se.ev[0], se.ev[1]));
+        RK_CUDA_CHECK(err, cudaEventElapsedTime(&b, se.ev[1], se.ev[2]));
+        RK_CUDA_CHECK(err, cudaEventElapsedTime(&c, se.ev[2], se.ev[3]));
+        t_sims += a;
+        t_sel += b;
+        t_pred += c;
+        if (o->progress != NULL) o->progress(o->progress_ud, "similarity", (double)(tile + 1) / n_tiles);
+    }
+
+    // results
+    if (lists != NULL && n_items > 0) {
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->len, d_len, (size_t)n_items * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->nbr, d_nbr, (size_t)n_items * k * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->sim, d_sim, (size_t)n_items * k * sizeof(float), cudaMemcpyDeviceToHost, s));
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->support, d_sup, (size_t)n_items * k * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+    }
+    std::vector<double> pred(nq);
+    std::vector<int32_t> used(nq);
+    if (nq > 0) {
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(pred.data(), d_pred, nq * sizeof(double), cudaMemcpyDeviceToHost, s));
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(used.data(), d_used, nq * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+    }
+    RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
+    for (size_t t = 0; t < nq; t++) {
+        q->pred[hq.orig[t]] = pred[t];
+        q->used[hq.orig[t]] = used[t];
+    }
+    st->select_s = t_sel / 1000.0;
+    st->predict_s = t_pred / 1000.0;
+    st->sim_s = t_sims / 1000.0;
+    snprintf(st->path + strlen(st->path), sizeof st->path - strlen(st->path), ", %d tile%s of %d", n_tiles,
+             n_tiles == 1 ? "" : "s", T);
+    return RK_OK;
+}
+
+} // namespace
+
+extern "C" rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols, rk_lists *out,
+                                        rk_error *err)
+{
+    if (out->n_items != n_rows) return rk_error_set(err, RK_E_ARG, "lists for %d rows, %d given", out->n_items, n_rows);
+    char why[256];
+    if (!rk_gpu_available(why, sizeof why)) return rk_error_set(err, RK_E_GPU, "no usable GPU: %s", why);
+    dev_mem mem;
+    double *d_S;
+    int32_t *d_len, *d_nbr, *d_sup;
+    float *d_sim;
+    const size_t cells = (size_t)n_rows * (size_t)n_cols, kc = (size_t)n_rows * (size_t)out->k;
+    RK_FORWARD(upload(&d_S, rows, cells, mem, 0, err));
+    RK_FORWARD(mem.alloc(&d_len, (size_t)n_rows, err));
+    RK_FORWARD(mem.alloc(&d_nbr, kc, err));
+    RK_FORWARD(mem.alloc(&d_sup, kc, err));
+    RK_FORWARD(mem.alloc(&d_sim, kc, err));
+    rk_select_args sel;
+    memset(&sel, 0, sizeof sel);
+    sel.S = d_S;
+    sel.N = NULL;
+    sel.ld = n_cols;
+    sel.n_cols = n_cols;
+    sel.tile_items = NULL;
+    sel.rows = n_rows;
+    sel.k = out->k;
+    sel.len = d_len;
+    sel.nbr = d_nbr;
+    sel.sup = d_sup;
+    sel.sim = d_sim;
+    RK_FORWARD(rk_gpu_select_launch(&sel, 0, err));
+    RK_CUDA_CHECK(err, cudaMemcpy(out->len, d_len, (size_t)n_rows * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    RK_CUDA_CHECK(err, cudaMemcpy(out->nbr, d_nbr, kc * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    RK_CUDA_CHECK(err, cudaMemcpy(out->sim, d_sim, kc * sizeof(float), cudaMemcpyDeviceToHost));
+    RK_CUDA_CHECK(err, cudaMemcpy(out->support, d_sup, kc * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    return RK_OK;
+}
+
+extern "C" rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_lists *lists,
+                                rk_queries *q, rk_knn_stats *st, rk_error *err)
+{
+    rk_knn_stats local;
+    if (st == NULL) st = &local;
+    memset(st, 0, sizeof *st);
+    if (o->k < 1) return rk_error_set(err, RK_E_ARG, "k must be at least 1 (got %d)", o->k);
+    if (o->k > RK_GPU_MAX_K)
+        return rk_error_set(err, RK_E_ARG, "k = %d is above the GPU's limit of %d", o->k, RK_GPU_MAX_K);
+    if (lists != NULL && (lists->n_items != m->by_item.n_rows || lists->k != o->k))
+        return rk_error_set(err, RK_E_ARG, "neighbour lists of shape %d x %d for %d items and k = %d", lists->n_items,
+                            lists->k, m->by_item.n_rows, o->k);
+    char why[256];
+    if (!rk_gpu_available(why, sizeof why)) return rk_error_set(err, RK_E_GPU, "no usable GPU: %s", why);
+    if (q != NULL && q->n == 0) q = NULL;
+    return run(m, o, g, lists, q, st, err);
 }

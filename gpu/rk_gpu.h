@@ -22,6 +22,10 @@ extern "C" {
  *  device name (or the reason none is usable) goes to buf (cap bytes). */
 int rk_gpu_available(char *buf, size_t cap);
 
+/*! rk_gpu_supports() : @return 1 when the GPU engine takes these options
+ *  (k at most its selection limit), else 0 with the reason in why. */
+int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap);
+
 typedef struct rk_gpu_opts {
     size_t memory_cap;   /* bytes of device memory the engine may use (0 = free memory) */
     int32_t tile_items;  /* force the tile height in items (0 = sized from memory); tests */
@@ -30,6 +34,12 @@ typedef struct rk_gpu_opts {
 /*! rk_gpu_knn() : the engine of rk_knn_cpu on the GPU. */
 rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g,
                      rk_lists *lists, rk_queries *q, rk_knn_stats *st, rk_error *err);
+
+/*! rk_gpu_select_rows() : the GPU's list selection alone, for tests: the
+ *  top out->k positive entries of each of the n_rows rows of rows[n_rows *
+ *  n_cols] (row-major), in SPEC §3 order, into out (shape n_rows x k;
+ *  supports are 0).  @return RK_OK, RK_E_ARG, RK_E_GPU. */
+rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols, rk_lists *out, rk_error *err);
 
 #ifdef __cplusplus
 }

@@ -15,3 +15,16 @@ rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts 
     (void)m; (void)o; (void)g; (void)lists; (void)q; (void)st;
     return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
 }
+
+int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap)
+{
+    (void)o;
+    if (why != NULL && cap > 0) snprintf(why, cap, "recknn was built without CUDA");
+    return 0;
+}
+
+rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols, rk_lists *out, rk_error *err)
+{
+    (void)rows; (void)n_rows; (void)n_cols; (void)out;
+    return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
+}

@@ -315,10 +315,7 @@ static void knn_item(const knn_ctx *c, knn_ws *w, int32_t i)
 
 /* ---- choosing the accumulation path -------------------------------------- */
 
-/* The grid the values lie on: the smallest scale s in a fixed list with every
- * value·s an integer, and int32 sums that cannot overflow.  Returns s, or 0
- * when the values need the double path. */
-static double grid_scale(const rk_model *m)
+double rk_knn_grid_scale(const rk_model *m, double *qmax_out)
 {
     static const double scales[] = {1, 2, 4, 5, 10, 20, 100};
     const rk_csr *U = &m->by_user, *I = &m->by_item;
@@ -335,7 +332,8 @@ static double grid_scale(const rk_model *m)
             if (fabs(q) > qmax) qmax = fabs(q);
         }
         if (!ok) continue;
-        /* Σxy, Σx² and n·... stay below 2^31 */
+        if (qmax_out != NULL) *qmax_out = qmax;
+        /* n, Σx, Σx², Σxy of the most popular item stay below 2^31 */
         if (qmax * qmax * (double)(max_deg + 1) < 2147483647.0) return s;
         return 0.0;
     }
@@ -389,7 +387,7 @@ static rk_status prepare_values(knn_ctx *c, rk_knn_stats *st, rk_error *err)
         snprintf(st->path, sizeof st->path, "double residuals");
         return RK_OK;
     }
-    double s = grid_scale(m);
+    double s = rk_knn_grid_scale(m, NULL);
     if (s == 0.0) {
         c->uv = U->val;
         c->iv = I->val;
@@ -411,9 +409,7 @@ static rk_status prepare_values(knn_ctx *c, rk_knn_stats *st, rk_error *err)
     return RK_OK;
 }
 
-/* Items in descending order of work (Σ over raters of their row lengths), so
- * that the most expensive rows start first and the tail stays short. */
-static int64_t *g_cost_for_sort;
+static const int64_t *g_cost_for_sort;
 static int cmp_cost_desc(const void *a, const void *b)
 {
     int64_t ca = g_cost_for_sort[*(const int32_t *)a], cb = g_cost_for_sort[*(const int32_t *)b];
@@ -421,18 +417,12 @@ static int cmp_cost_desc(const void *a, const void *b)
     return *(const int32_t *)a - *(const int32_t *)b;
 }
 
-static rk_status item_order(const rk_model *m, int32_t **order_out, int64_t **cost_out,
-                            int64_t *total_out, rk_error *err)
+int64_t rk_knn_item_order(const rk_model *m, int32_t *order, int64_t *cost_out)
 {
     const rk_csr *U = &m->by_user, *I = &m->by_item;
     int32_t n = I->n_rows;
-    int64_t *cost = malloc((size_t)(n > 0 ? n : 1) * sizeof *cost);
-    int32_t *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
-    if (cost == NULL || order == NULL) {
-        free(cost);
-        free(order);
-        return rk_error_set(err, RK_E_NOMEM, "out of memory for the item order");
-    }
+    int64_t *cost = cost_out != NULL ? cost_out : malloc((size_t)(n > 0 ? n : 1) * sizeof *cost);
+    if (cost == NULL) return -1;
     int64_t total = 0;
 #pragma omp parallel for schedule(dynamic, 256) reduction(+ : total)
     for (int32_t i = 0; i < n; i++) {
@@ -445,13 +435,16 @@ static rk_status item_order(const rk_model *m, int32_t **order_out, int64_t **co
         total += cst;
     }
     for (int32_t i = 0; i < n; i++) order[i] = i;
-    g_cost_for_sort = cost;
-    qsort(order, (size_t)n, sizeof *order, cmp_cost_desc);
-    g_cost_for_sort = NULL;
-    *cost_out = cost;
-    *order_out = order;
-    *total_out = total;
-    return RK_OK;
+    /* qsort has no context argument in C11: the comparison reads a static,
+     * so concurrent calls are serialised */
+#pragma omp critical(rk_knn_item_order)
+    {
+        g_cost_for_sort = cost;
+        qsort(order, (size_t)n, sizeof *order, cmp_cost_desc);
+        g_cost_for_sort = NULL;
+    }
+    if (cost_out == NULL) free(cost);
+    return total;
 }
 
 rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
@@ -481,7 +474,13 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
 
     s = prepare_values(&c, st, err);
     if (s == RK_OK && c.q != NULL) s = group_queries(&c, err);
-    if (s == RK_OK) s = item_order(m, &order, &cost, &total_cost, err);
+    if (s == RK_OK) {
+        size_t n = (size_t)(m->by_item.n_rows > 0 ? m->by_item.n_rows : 1);
+        order = malloc(n * sizeof *order);
+        cost = malloc(n * sizeof *cost);
+        if (order == NULL || cost == NULL || (total_cost = rk_knn_item_order(m, order, cost)) < 0)
+            s = rk_error_set(err, RK_E_NOMEM, "out of memory for the item order");
+    }
     if (s != RK_OK) goto done;
     st->pair_updates = total_cost;
 

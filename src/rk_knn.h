@@ -77,6 +77,19 @@ typedef struct rk_knn_stats {
 rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
                      rk_queries *q, rk_knn_stats *st, rk_error *err);
 
+/*! rk_knn_grid_scale() : the grid the training values lie on, shared by the
+ *  engines: the smallest s in {1, 2, 4, 5, 10, 20, 100} such that every r·s
+ *  is an integer and int32 sums over the most popular item cannot overflow.
+ *  @return s, or 0 when the values need floating-point sums.  *qmax gets
+ *  max |r·s| (may be NULL). */
+double rk_knn_grid_scale(const rk_model *m, double *qmax);
+
+/*! rk_knn_item_order() : order[n_items] = items by descending work
+ *  cost[i] = Σ over raters u of i of |I_u| (ties by index), so that the most
+ *  expensive rows start first; cost may be NULL.  @return the total work
+ *  (co-rating pair updates, self-pairs included), or -1 when out of memory. */
+int64_t rk_knn_item_order(const rk_model *m, int32_t *order, int64_t *cost);
+
 /*! rk_knn_opts_default() : pearson, k 20, support 1, shrinkage 0, means, min_k 1. */
 void rk_knn_opts_default(rk_knn_opts *o);
 

@@ -1,0 +1,121 @@
+// rk_gpu_internal.h — what the .cu files of gpu/ share: the check macros and
+// the kernel launchers.  Never included outside gpu/.
+#ifndef RK_GPU_INTERNAL_H
+#define RK_GPU_INTERNAL_H
+
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include <stdint.h>
+#include "rk_gpu.h"
+#include "rk_sim.h"
+
+// Largest k the GPU selection kernels take (the CPU engine has no limit).
+#define RK_GPU_MAX_K 2048
+
+// ---- error checks: every failure becomes RK_E_GPU naming call, file, line ----
+
+rk_status rk_gpu_fail(rk_error *err, const char *call, const char *why, const char *file, int line);
+
+#define RK_CHECK_GEN(err, expr, type, ok, to_string)                                 \
+    do {                                                                             \
+        type rk_chk_ = (expr);                                                       \
+        if (rk_chk_ != (ok)) return rk_gpu_fail((err), #expr, to_string(rk_chk_),    \
+                                                __FILE__, __LINE__);                 \
+    } while (0)
+#define RK_CUDA_CHECK(err, expr) RK_CHECK_GEN(err, expr, cudaError_t, cudaSuccess, cudaGetErrorString)
+#define RK_CUSPARSE_CHECK(err, expr)                                                 \
+    RK_CHECK_GEN(err, expr, cusparseStatus_t, CUSPARSE_STATUS_SUCCESS, cusparseGetErrorString)
+
+// After each launch: the launch error, and with RK_GPU_SYNC_ERRORS the
+// kernel's own fault, so that an asynchronous error names its kernel.
+#ifdef RK_GPU_SYNC_ERRORS
+#define RK_LAUNCH_CHECK(err, what)                                                   \
+    do {                                                                             \
+        RK_CUDA_CHECK(err, cudaGetLastError());                                      \
+        cudaError_t rk_sync_ = cudaDeviceSynchronize();                              \
+        if (rk_sync_ != cudaSuccess)                                                 \
+            return rk_gpu_fail((err), what, cudaGetErrorString(rk_sync_), __FILE__, __LINE__); \
+    } while (0)
+#else
+#define RK_LAUNCH_CHECK(err, what)                                                   \
+    do {                                                                             \
+        cudaError_t rk_launch_ = cudaGetLastError();                                 \
+        if (rk_launch_ != cudaSuccess)                                               \
+            return rk_gpu_fail((err), what, cudaGetErrorString(rk_launch_), __FILE__, __LINE__); \
+    } while (0)
+#endif
+
+// ---- the matrices on the device -----------------------------------------------
+
+// One CSR on the device.  q holds the values in grid units (exact int32 sums)
+// when the run is on a grid; v holds them as float otherwise (and always the
+// real ratings for predictions when it is the user-major matrix).
+struct rk_dev_csr {
+    int32_t n_rows, n_cols;
+    int64_t nnz;
+    int64_t *ptr;
+    int32_t *idx;
+    int32_t *q;
+    float *v;
+};
+
+// Which sums an accumulation keeps (see rk_gpu_sims.cu).
+enum rk_sums_kind {
+    RK_SUMS_PEARSON = 6,  // n, Σx, Σy, Σx², Σy², Σxy
+    RK_SUMS_PRODUCTS = 4, // n, Σx², Σy², Σxy (cosine, pearson-baseline)
+    RK_SUMS_DIFF = 2      // n, Σ(x−y)² (msd, euclidean)
+};
+
+struct rk_sims_args {
+    rk_dev_csr by_item, by_user;   // values in q (grid) or v (floating)
+    const int64_t *seg;            // [n_users][n_chunks + 1] chunk starts in user rows
+    int32_t n_chunks, chunk;       // columns per chunk
+    const int32_t *tile_items;     // items of this tile, one per block
+    int32_t tile_rows;
+    rk_sim_params sp;
+    double *S;                     // [tile_rows][n_items] similarities
+    int32_t *N;                    // [tile_rows][n_items] supports
+};
+
+// Bytes of shared memory per column for the kind and value path.
+size_t rk_gpu_sims_col_bytes(int kind, int grid);
+
+// Accumulate the sums of the tile's items and write their similarity rows.
+rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t smem_bytes,
+                             cudaStream_t st, rk_error *err);
+
+// seg[u][c] = first position in user u's row whose item is >= c * chunk.
+rk_status rk_gpu_segments_launch(const rk_dev_csr *by_user, int32_t n_chunks, int32_t chunk,
+                                 int64_t *seg, cudaStream_t st, rk_error *err);
+
+// Top-k of each tile row (SPEC §3 order): lists[item] for item = tile_items[t].
+struct rk_select_args {
+    const double *S;
+    const int32_t *N;              // may be NULL: supports then 0
+    int64_t ld;                    // row stride of S and N
+    int32_t n_cols;
+    const int32_t *tile_items;     // row t holds item tile_items[t] (NULL: item t)
+    int32_t rows, k;
+    int32_t *len, *nbr, *sup;      // per item: len[item], nbr/sim/sup[item * k + r]
+    float *sim;
+};
+rk_status rk_gpu_select_launch(const rk_select_args *a, cudaStream_t st, rk_error *err);
+
+// Predictions for queries whose target item is a row of the tile.
+struct rk_predict_args {
+    const double *S;
+    int64_t ld;
+    int32_t nq;
+    const int32_t *q_user, *q_item, *q_row; // q_row: the tile row of the item
+    const int64_t *uptr;
+    const int32_t *uidx;
+    const float *uval;             // real ratings, user-major
+    const double *item_mean, *bu, *bi;
+    double mu, rmin, rmax;
+    int mode, k, min_k;
+    double *pred;
+    int32_t *used;
+};
+rk_status rk_gpu_predict_launch(const rk_predict_args *a, cudaStream_t st, rk_error *err);
+
+#endif // RK_GPU_INTERNAL_H

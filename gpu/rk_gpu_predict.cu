@@ -1,0 +1,154 @@
+// Predictions for the queries whose target item has a row in the tile
+// (SPEC §4): the k items j ≠ i that u rated with the highest positive
+// sim(i, j), ties by ascending index, aggregated per mode.
+//
+// One warp per query.  The candidates are u's row; their similarities are
+// gathered from the tile row of i.  When more than k are positive, a
+// per-warp radix select finds the k-th largest similarity K; keys above it
+// are taken and ties at K by ascending position (= ascending item index) via
+// ballots, so the chosen set is exactly the CPU engine's.
+#include "rk_gpu_internal.h"
+
+namespace {
+
+constexpr int kWarps = 8;
+constexpr unsigned kAll = 0xffffffffu;
+
+__device__ __forceinline__ uint64_t key_of(double s)
+{
+    return s > 0.0 ? (uint64_t)__double_as_longlong(s) : 0ull;
+}
+
+template <typename T> __device__ __forceinline__ T warp_sum(T v)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kAll, v, o);
+    return v;
+}
+
+__device__ __forceinline__ double clip(double x, double lo, double hi)
+{
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+
+__global__ void __launch_bounds__(kWarps * 32) k_predict(rk_predict_args a)
+{
+    __shared__ uint32_t hist[kWarps][256];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int32_t q = blockIdx.x * kWarps + warp;
+    if (q >= a.nq) return;
+    const int32_t u = a.q_user[q], i = a.q_item[q];
+    const double *row = a.S + (int64_t)a.q_row[q] * a.ld;
+    const int64_t lo = a.uptr[u], hi = a.uptr[u + 1];
+#define SIM_AT(p) (a.uidx[p] != i ? row[a.uidx[p]] : 0.0)
+
+    int P = 0;
+    for (int64_t p = lo + lane; p < hi; p += 32) P += key_of(SIM_AT(p)) != 0;
+    P = warp_sum(P);
+
+    double base, fallback;
+    if (a.mode == RK_PREDICT_BASIC) {
+        base = 0.0;
+        fallback = a.mu;
+    } else if (a.mode == RK_PREDICT_MEANS) {
+        base = a.item_mean[i];
+        fallback = base;
+    } else {
+        base = a.mu + a.bu[u] + a.bi[i];
+        fallback = base;
+    }
+    const int need_min = a.min_k > 1 ? a.min_k : 1;
+    if (P < need_min) {
+        if (lane == 0) {
+            a.pred[q] = clip(fallback, a.rmin, a.rmax);
+            a.used[q] = 0;
+        }
+        return;
+    }
+
+    uint64_t K = 1;
+    int need_eq = 0;
+    if (P > a.k) {
+        uint64_t prefix = 0, mask = 0;
+        int need = a.k, done = 0;
+        for (int shift = 56; shift >= 0 && !done; shift -= 8) {
+            for (int b = lane; b < 256; b += 32) hist[warp][b] = 0;
+            __syncwarp();
+            for (int64_t p = lo + lane; p < hi; p += 32) {
+                uint64_t key = key_of(SIM_AT(p));
+                if (key != 0 && (key & mask) == prefix) atomicAdd(&hist[warp][(key >> shift) & 255u], 1u);
+            }
+            __syncwarp();
+            int d_sel = 0, cum_sel = 0, h_sel = 0;
+            if (lane == 0) {
+                int cum = 0;
+                for (int d = 255; d >= 0; d--) {
+                    int h = (int)hist[warp][d];
+                    if (cum + h >= need) {
+                        d_sel = d;
+                        cum_sel = cum;
+                        h_sel = h;
+                        break;
+                    }
+                    cum += h;
+                }
+            }
+            d_sel = __shfl_sync(kAll, d_sel, 0);
+            cum_sel = __shfl_sync(kAll, cum_sel, 0);
+            h_sel = __shfl_sync(kAll, h_sel, 0);
+            need -= cum_sel;
+            prefix |= (uint64_t)d_sel << shift;
+            mask |= (uint64_t)255 << shift;
+            done = h_sel == need;
+            __syncwarp();
+        }
+        K = prefix;
+        need_eq = done ? 0 : need;
+    }
+
+    double num = 0.0, den = 0.0;
+    int used = 0, ties_taken = 0;
+    const double mu_u = a.mode == RK_PREDICT_BASELINE ? a.mu + a.bu[u] : 0.0;
+    for (int64_t p0 = lo; p0 < hi; p0 += 32) {
+        const int64_t p = p0 + lane;
+        double s = p < hi ? SIM_AT(p) : 0.0;
+        uint64_t key = key_of(s);
+        bool take = need_eq ? key > K : (key != 0 && key >= K);
+        if (need_eq) {
+            // ties at K in position order: the first need_eq of them
+            bool tie = key != 0 && key == K;
+            unsigned ballot = __ballot_sync(kAll, tie);
+            int rank = __popc(ballot & ((1u << lane) - 1u));
+            if (tie && ties_taken + rank < need_eq) take = true;
+            ties_taken += __popc(ballot);
+        }
+        if (take) {
+            int32_t j = a.uidx[p];
+            double r = (double)a.uval[p], dev;
+            if (a.mode == RK_PREDICT_BASIC) dev = r;
+            else if (a.mode == RK_PREDICT_MEANS) dev = r - a.item_mean[j];
+            else dev = r - (mu_u + a.bi[j]);
+            num += s * dev;
+            den += s;
+            used++;
+        }
+    }
+#undef SIM_AT
+    num = warp_sum(num);
+    den = warp_sum(den);
+    used = warp_sum(used);
+    if (lane == 0) {
+        a.pred[q] = clip(den > 0.0 ? base + num / den : fallback, a.rmin, a.rmax);
+        a.used[q] = den > 0.0 ? used : 0;
+    }
+}
+
+} // namespace
+
+rk_status rk_gpu_predict_launch(const rk_predict_args *a, cudaStream_t st, rk_error *err)
+{
+    if (a->nq <= 0) return RK_OK;
+    int blocks = (a->nq + kWarps - 1) / kWarps;
+    k_predict<<<blocks, kWarps * 32, 0, st>>>(*a);
+    RK_LAUNCH_CHECK(err, "k_predict");
+    return RK_OK;
+}

@@ -1,0 +1,176 @@
+// Co-rating sums and similarity rows of a tile of items.
+//
+// One block per target item i.  The columns (items j) are cut into chunks
+// that fit in shared memory; for each chunk the block zeroes its
+// accumulators, every warp takes raters u of i from a shared counter and adds
+// the pair contributions of u's items in the chunk with shared-memory atomics
+// (the user rows are sorted, so a chunk is one segment of each row, located
+// by seg[]), and the block then turns the sums into similarities with
+// rk_sim_value — the same inline function as the CPU engine — and writes the
+// row to the tile.  On a rating grid the sums are exact int32, so CPU and
+// GPU agree bit for bit; otherwise they are doubles.
+#include "rk_gpu_internal.h"
+
+namespace {
+
+constexpr int kThreads = 1024;
+constexpr int kWarp = 32;
+
+template <typename A> __device__ __forceinline__ void acc_add(A *p, A v) { atomicAdd(p, v); }
+
+template <typename A, int NS>
+__device__ __forceinline__ void add_pair(A *acc, int32_t C, int32_t jj, A x, A y)
+{
+    if (NS == RK_SUMS_PEARSON) {
+        acc_add(&acc[0 * C + jj], A(1));
+        acc_add(&acc[1 * C + jj], x);
+        acc_add(&acc[2 * C + jj], y);
+        acc_add(&acc[3 * C + jj], x * x);
+        acc_add(&acc[4 * C + jj], y * y);
+        acc_add(&acc[5 * C + jj], x * y);
+    } else if (NS == RK_SUMS_PRODUCTS) {
+        acc_add(&acc[0 * C + jj], A(1));
+        acc_add(&acc[1 * C + jj], x * x);
+        acc_add(&acc[2 * C + jj], y * y);
+        acc_add(&acc[3 * C + jj], x * y);
+    } else {
+        acc_add(&acc[0 * C + jj], A(1));
+        acc_add(&acc[1 * C + jj], (x - y) * (x - y));
+    }
+}
+
+template <typename A, int NS>
+__device__ __forceinline__ double sim_of(const rk_sim_params &sp, const A *acc, int32_t C, int32_t jj, int32_t *n_out)
+{
+    double n = (double)acc[jj];
+    *n_out = (int32_t)acc[jj];
+    if (n == 0.0) return 0.0;
+    if (NS == RK_SUMS_PEARSON)
+        return rk_sim_value(&sp, n, (double)acc[1 * C + jj], (double)acc[2 * C + jj], (double)acc[3 * C + jj],
+                            (double)acc[4 * C + jj], (double)acc[5 * C + jj]);
+    if (NS == RK_SUMS_PRODUCTS)
+        return rk_sim_value(&sp, n, 0.0, 0.0, (double)acc[1 * C + jj], (double)acc[2 * C + jj],
+                            (double)acc[3 * C + jj]);
+    // Σ(x−y)² stands for Σx² + Σy² − 2Σxy: the same exact value on a grid
+    return rk_sim_value(&sp, n, 0.0, 0.0, (double)acc[1 * C + jj], 0.0, 0.0);
+}
+
+// V: value type of the matrices (int32 grid units or float); A: accumulator.
+template <typename V, typename A, int NS>
+__global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ iptr, const int32_t *__restrict__ iidx,
+                                                   const V *__restrict__ ival, const int64_t *__restrict__ uptr,
+                                                   const int32_t *__restrict__ uidx, const V *__restrict__ uval,
+                                                   const int64_t *__restrict__ seg, int32_t n_chunks, int32_t C,
+                                                   int32_t n_items, const int32_t *__restrict__ tile_items,
+                                                   rk_sim_params sp, double *__restrict__ S, int32_t *__restrict__ N)
+{
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    A *acc = reinterpret_cast<A *>(smem_raw);
+    __shared__ int next_rater;
+    (void)uptr;
+
+    const int32_t t = blockIdx.x;
+    const int32_t i = tile_items[t];
+    const int64_t r0 = iptr[i], nr = iptr[i + 1] - r0;
+    const int lane = threadIdx.x % kWarp;
+    double *Srow = S + (int64_t)t * n_items;
+    int32_t *Nrow = N + (int64_t)t * n_items;
+
+    for (int32_t c = 0; c < n_chunks; c++) {
+        const int32_t c0 = c * C;
+        const int32_t cw = min(C, n_items - c0);
+        for (int32_t a = threadIdx.x; a < NS * C; a += blockDim.x) acc[a] = A(0);
+        if (threadIdx.x == 0) next_rater = 0;
+        __syncthreads();
+        for (;;) {
+            int r = 0;
+            if (lane == 0) r = atomicAdd(&next_rater, 1);
+            r = __shfl_sync(0xffffffffu, r, 0);
+            if (r >= nr) break;
+            const int64_t p = r0 + r;
+            const int32_t u = iidx[p];
+            const A x = (A)ival[p];
+            const int64_t lo = seg[(int64_t)u * (n_chunks + 1) + c], hi = seg[(int64_t)u * (n_chunks + 1) + c + 1];
+            for (int64_t pp = lo + lane; pp < hi; pp += kWarp)
+                add_pair<A, NS>(acc, C, uidx[pp] - c0, x, (A)uval[pp]);
+        }
+        __syncthreads();
+        for (int32_t jj = threadIdx.x; jj < cw; jj += blockDim.x) {
+            int32_t n;
+            double s = sim_of<A, NS>(sp, acc, C, jj, &n);
+            if (c0 + jj == i) s = 0.0;
+            Srow[c0 + jj] = s;
+            Nrow[c0 + jj] = n;
+        }
+        __syncthreads();
+    }
+}
+
+__global__ void k_segments(const int64_t *__restrict__ uptr, const int32_t *__restrict__ uidx, int32_t n_users,
+                           int32_t n_chunks, int32_t C, int64_t *__restrict__ seg)
+{
+    int32_t u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= n_users) return;
+    int64_t lo = uptr[u], hi = uptr[u + 1];
+    int64_t *out = seg + (int64_t)u * (n_chunks + 1);
+    out[0] = lo;
+    for (int32_t c = 1; c < n_chunks; c++) {
+        // first position with item >= c * C (binary search from the last boundary)
+        int64_t a = out[c - 1], b = hi;
+        const int32_t bound = c * C;
+        while (a < b) {
+            int64_t mid = a + (b - a) / 2;
+            if (uidx[mid] < bound) a = mid + 1; else b = mid;
+        }
+        out[c] = a;
+    }
+    out[n_chunks] = hi;
+}
+
+template <typename V, typename A, int NS>
+rk_status launch(const rk_sims_args *a, const V *ival, const V *uval, size_t smem, cudaStream_t st, rk_error *err)
+{
+    auto kern = k_sims<V, A, NS>;
+    RK_CUDA_CHECK(err, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    kern<<<a->tile_rows, kThreads, smem, st>>>(a->by_item.ptr, a->by_item.idx, ival, a->by_user.ptr, a->by_user.idx,
+                                               uval, a->seg, a->n_chunks, a->chunk, a->by_item.n_rows,
+                                               a->tile_items, a->sp, a->S, a->N);
+    RK_LAUNCH_CHECK(err, "k_sims");
+    return RK_OK;
+}
+
+} // namespace
+
+size_t rk_gpu_sims_col_bytes(int kind, int grid)
+{
+    return (size_t)kind * (grid ? sizeof(int32_t) : sizeof(double));
+}
+
+rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t smem, cudaStream_t st, rk_error *err)
+{
+    if (a->tile_rows <= 0) return RK_OK;
+    if (grid) {
+        const int32_t *iq = a->by_item.q, *uq = a->by_user.q;
+        switch (kind) {
+        case RK_SUMS_PEARSON: return launch<int32_t, int32_t, RK_SUMS_PEARSON>(a, iq, uq, smem, st, err);
+        case RK_SUMS_PRODUCTS: return launch<int32_t, int32_t, RK_SUMS_PRODUCTS>(a, iq, uq, smem, st, err);
+        default: return launch<int32_t, int32_t, RK_SUMS_DIFF>(a, iq, uq, smem, st, err);
+        }
+    }
+    const float *iv = a->by_item.v, *uv = a->by_user.v;
+    switch (kind) {
+    case RK_SUMS_PEARSON: return launch<float, double, RK_SUMS_PEARSON>(a, iv, uv, smem, st, err);
+    case RK_SUMS_PRODUCTS: return launch<float, double, RK_SUMS_PRODUCTS>(a, iv, uv, smem, st, err);
+    default: return launch<float, double, RK_SUMS_DIFF>(a, iv, uv, smem, st, err);
+    }
+}
+
+rk_status rk_gpu_segments_launch(const rk_dev_csr *by_user, int32_t n_chunks, int32_t chunk, int64_t *seg,
+                                 cudaStream_t st, rk_error *err)
+{
+    if (by_user->n_rows <= 0) return RK_OK;
+    int threads = 256, blocks = (by_user->n_rows + threads - 1) / threads;
+    k_segments<<<blocks, threads, 0, st>>>(by_user->ptr, by_user->idx, by_user->n_rows, n_chunks, chunk, seg);
+    RK_LAUNCH_CHECK(err, "k_segments");
+    return RK_OK;
+}

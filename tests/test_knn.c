@@ -1,0 +1,415 @@
+/* The CPU engine against a slow, obviously correct implementation written
+ * here: dense double matrices, the SPEC §2–§4 formulas spelled out, every
+ * pair summed over users directly.  Random data with fixed seeds, every metric
+ * and prediction mode, plus edge cases. */
+#include "rk_knn.h"
+#include "rk_model.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- the brute-force reference --------------------------------------------- */
+
+typedef struct ref {
+    int nu, ni;
+    double *R, *B;  /* nu x ni dense ratings and indicator */
+    double mu, rmin, rmax;
+    double *imean, *bu, *bi;
+    double *S;      /* ni x ni similarities */
+    double *N;      /* ni x ni supports */
+} ref;
+
+#define AT(M, a, b, cols) ((M)[(size_t)(a) * (size_t)(cols) + (size_t)(b)])
+
+static void ref_free(ref *r)
+{
+    free(r->R); free(r->B); free(r->imean); free(r->bu); free(r->bi); free(r->S); free(r->N);
+}
+
+static void ref_build(ref *r, int nu, int ni, const rk_triples *t, rk_metric metric,
+                      int min_support, double shrink)
+{
+    r->nu = nu;
+    r->ni = ni;
+    r->R = calloc((size_t)nu * ni, sizeof(double));
+    r->B = calloc((size_t)nu * ni, sizeof(double));
+    for (int64_t p = 0; p < t->n; p++) {
+        AT(r->R, t->user[p], t->item[p], ni) = t->rating[p];
+        AT(r->B, t->user[p], t->item[p], ni) = 1.0;
+    }
+    double sum = 0, cnt = 0;
+    r->rmin = INFINITY;
+    r->rmax = -INFINITY;
+    for (int u = 0; u < nu; u++)
+        for (int i = 0; i < ni; i++)
+            if (AT(r->B, u, i, ni) > 0) {
+                double v = AT(r->R, u, i, ni);
+                sum += v;
+                cnt += 1;
+                if (v < r->rmin) r->rmin = v;
+                if (v > r->rmax) r->rmax = v;
+            }
+    r->mu = sum / cnt;
+    r->imean = calloc((size_t)ni, sizeof(double));
+    r->bi = calloc((size_t)ni, sizeof(double));
+    r->bu = calloc((size_t)nu, sizeof(double));
+    for (int i = 0; i < ni; i++) {
+        double s = 0, c = 0;
+        for (int u = 0; u < nu; u++)
+            if (AT(r->B, u, i, ni) > 0) { s += AT(r->R, u, i, ni); c += 1; }
+        r->imean[i] = c > 0 ? s / c : r->mu;
+    }
+    for (int e = 0; e < 10; e++) {
+        for (int i = 0; i < ni; i++) {
+            double d = 0, c = 0;
+            for (int u = 0; u < nu; u++)
+                if (AT(r->B, u, i, ni) > 0) { d += AT(r->R, u, i, ni) - r->mu - r->bu[u]; c += 1; }
+            r->bi[i] = d / (10.0 + c);
+        }
+        for (int u = 0; u < nu; u++) {
+            double d = 0, c = 0;
+            for (int i = 0; i < ni; i++)
+                if (AT(r->B, u, i, ni) > 0) { d += AT(r->R, u, i, ni) - r->mu - r->bi[i]; c += 1; }
+            r->bu[u] = d / (15.0 + c);
+        }
+    }
+    r->S = calloc((size_t)ni * ni, sizeof(double));
+    r->N = calloc((size_t)ni * ni, sizeof(double));
+    for (int a = 0; a < ni; a++)
+        for (int b = 0; b < ni; b++) {
+            if (a == b) continue;
+            double n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0, d2 = 0;
+            for (int u = 0; u < nu; u++) {
+                if (AT(r->B, u, a, ni) == 0 || AT(r->B, u, b, ni) == 0) continue;
+                double x = AT(r->R, u, a, ni), y = AT(r->R, u, b, ni);
+                if (metric == RK_METRIC_PEARSON_BASELINE) {
+                    x -= r->mu + r->bu[u] + r->bi[a];
+                    y -= r->mu + r->bu[u] + r->bi[b];
+                }
+                n += 1; sx += x; sy += y; sxx += x * x; syy += y * y; sxy += x * y;
+                d2 += (x - y) * (x - y);
+            }
+            AT(r->N, a, b, ni) = n;
+            double s = 0;
+            if (n >= (min_support > 1 ? min_support : 1)) {
+                if (metric == RK_METRIC_PEARSON) {
+                    /* means over the co-raters, then the centred products */
+                    double mx = sx / n, my = sy / n, num = 0, vx = 0, vy = 0;
+                    for (int u = 0; u < nu; u++) {
+                        if (AT(r->B, u, a, ni) == 0 || AT(r->B, u, b, ni) == 0) continue;
+                        double dx = AT(r->R, u, a, ni) - mx, dy = AT(r->R, u, b, ni) - my;
+                        num += dx * dy; vx += dx * dx; vy += dy * dy;
+                    }
+                    s = (vx > 1e-9 && vy > 1e-9) ? num / sqrt(vx * vy) : 0.0;
+                } else if (metric == RK_METRIC_COSINE || metric == RK_METRIC_PEARSON_BASELINE) {
+                    s = (sxx > 0 && syy > 0) ? sxy / sqrt(sxx * syy) : 0.0;
+                } else if (metric == RK_METRIC_MSD) {
+                    s = 1.0 / (1.0 + d2 / n);
+                } else {
+                    s = 1.0 / (1.0 + sqrt(d2));
+                }
+                if (shrink > 0) s *= (n - 1) / (n - 1 + shrink);
+                if (fabs(s) < 1e-12) s = 0.0; /* a rounding residue of an exact 0 */
+            }
+            AT(r->S, a, b, ni) = s;
+        }
+}
+
+/* Candidates j of row a with S > 0, best first (sim desc, index asc). */
+static const double *g_row;
+static int cmp_rank(const void *pa, const void *pb)
+{
+    int a = *(const int *)pa, b = *(const int *)pb;
+    if (g_row[a] != g_row[b]) return g_row[a] > g_row[b] ? -1 : 1;
+    return a - b;
+}
+
+static double ref_predict(const ref *r, int u, int i, int k, rk_predict_mode mode, int min_k, int *used)
+{
+    int ni = r->ni;
+    int ku = 0, ki = 0;
+    for (int j = 0; j < ni; j++) ku |= AT(r->B, u, j, ni) > 0;
+    for (int v = 0; v < r->nu; v++) ki |= AT(r->B, v, i, ni) > 0;
+    double fb = r->mu;
+    if (mode == RK_PREDICT_MEANS && ki) fb = r->imean[i];
+    if (mode == RK_PREDICT_BASELINE) fb = r->mu + (ku ? r->bu[u] : 0) + (ki ? r->bi[i] : 0);
+    *used = 0;
+    double est = fb;
+    if (ku && ki) {
+        int *cand = malloc(sizeof(int) * (size_t)ni), nc = 0;
+        for (int j = 0; j < ni; j++)
+            if (j != i && AT(r->B, u, j, ni) > 0 && AT(r->S, i, j, ni) > 0) cand[nc++] = j;
+        g_row = &AT(r->S, i, 0, ni);
+        qsort(cand, (size_t)nc, sizeof(int), cmp_rank);
+        if (nc > k) nc = k;
+        if (nc >= (min_k > 1 ? min_k : 1)) {
+            double num = 0, den = 0;
+            for (int t = 0; t < nc; t++) {
+                int j = cand[t];
+                double w = AT(r->S, i, j, ni), ruj = AT(r->R, u, j, ni), dev;
+                if (mode == RK_PREDICT_BASIC) dev = ruj;
+                else if (mode == RK_PREDICT_MEANS) dev = ruj - r->imean[j];
+                else dev = ruj - (r->mu + r->bu[u] + r->bi[j]);
+                num += w * dev;
+                den += w;
+            }
+            double base = mode == RK_PREDICT_BASIC ? 0 : mode == RK_PREDICT_MEANS ? r->imean[i]
+                                                                                 : r->mu + r->bu[u] + r->bi[i];
+            est = base + num / den;
+            *used = nc;
+        }
+        free(cand);
+    }
+    if (est < r->rmin) est = r->rmin;
+    if (est > r->rmax) est = r->rmax;
+    return est;
+}
+
+/* ---- random data ------------------------------------------------------------- */
+
+typedef enum { VAL_HALF, VAL_REAL, VAL_TIES } value_kind;
+
+static void make_data(rk_triples *t, int nu, int ni, double density, value_kind vk, unsigned long long seed)
+{
+    unsigned long long s = seed;
+    int64_t cap = (int64_t)nu * ni;
+    rk_triples_alloc(t, cap, 0, NULL);
+    int64_t n = 0;
+    for (int u = 0; u < nu; u++)
+        for (int i = 0; i < ni; i++) {
+            /* the last user and the last item stay empty when there are several */
+            if ((nu > 2 && u == nu - 1) || (ni > 2 && i == ni - 1)) continue;
+            if (rk_test_uniform(&s) >= density) continue;
+            double v;
+            if (vk == VAL_HALF) v = 0.5 * (double)(1 + rk_test_rand(&s) % 10);
+            else if (vk == VAL_TIES) v = (double)(1 + rk_test_rand(&s) % 2);
+            else v = 1.0 + 4.0 * rk_test_uniform(&s);
+            t->user[n] = u;
+            t->item[n] = i;
+            t->rating[n] = (float)v;
+            n++;
+        }
+    /* a user with a single rating */
+    if (nu > 3 && ni > 1) {
+        for (int64_t p = 0; p < n; p++)
+            if (t->user[p] == nu - 2) t->user[p] = -1;
+        int64_t w = 0;
+        for (int64_t p = 0; p < n; p++)
+            if (t->user[p] >= 0) {
+                t->user[w] = t->user[p]; t->item[w] = t->item[p]; t->rating[w] = t->rating[p]; w++;
+            }
+        n = w;
+        t->user[n] = nu - 2; t->item[n] = 0; t->rating[n] = 3.0f; n++;
+    }
+    t->n = n;
+}
+
+/* ---- the comparison ----------------------------------------------------------- */
+
+static int g_checked_lists, g_checked_preds;
+
+static void compare(int nu, int ni, double density, value_kind vk, rk_metric metric, int k,
+                    rk_predict_mode mode, int min_support, double shrink, int min_k,
+                    unsigned long long seed)
+{
+    rk_triples t;
+    make_data(&t, nu, ni, density, vk, seed);
+    if (t.n == 0) { rk_triples_free(&t); return; }
+    rk_model m;
+    rk_error err;
+    CU_ASSERT_FATAL(rk_model_build(&m, &t, nu, ni, 0, 0, 0, &err) == RK_OK);
+    ref r;
+    ref_build(&r, nu, ni, &t, metric, min_support, shrink);
+
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    o.sim.metric = metric;
+    o.sim.min_support = min_support;
+    o.sim.shrinkage = shrink;
+    o.k = k;
+    o.mode = mode;
+    o.min_k = min_k;
+    rk_lists l;
+    CU_ASSERT_FATAL(rk_lists_alloc(&l, ni, k, &err) == RK_OK);
+
+    /* queries: every (u, i) of a sample, known and unknown alike */
+    unsigned long long s = seed ^ 0xABCDEFULL;
+    int64_t nq = 3 * (int64_t)nu + 5;
+    int32_t *qu = malloc(sizeof(int32_t) * (size_t)nq), *qi = malloc(sizeof(int32_t) * (size_t)nq);
+    double *pred = malloc(sizeof(double) * (size_t)nq);
+    int32_t *used = malloc(sizeof(int32_t) * (size_t)nq);
+    for (int64_t a = 0; a < nq; a++) {
+        qu[a] = (int32_t)(rk_test_rand(&s) % (unsigned)nu);
+        qi[a] = (int32_t)(rk_test_rand(&s) % (unsigned)ni);
+    }
+    rk_queries q = {nq, qu, qi, pred, used};
+    CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, &l, &q, NULL, &err) == RK_OK);
+
+    int *cand = malloc(sizeof(int) * (size_t)ni);
+    for (int i = 0; i < ni; i++) {
+        int nc = 0;
+        for (int j = 0; j < ni; j++)
+            if (AT(r.S, i, j, ni) > 0) cand[nc++] = j;
+        g_row = &AT(r.S, i, 0, ni);
+        qsort(cand, (size_t)nc, sizeof(int), cmp_rank);
+        if (nc > k) nc = k;
+        CU_ASSERT_EQUAL(l.len[i], nc);
+        if (l.len[i] != nc) {
+            fprintf(stderr, "item %d: %d neighbours, reference %d (metric %s)\n", i, l.len[i], nc, rk_metric_name(metric));
+            continue;
+        }
+        for (int t2 = 0; t2 < nc; t2++) {
+            int32_t got = l.nbr[(size_t)i * k + t2];
+            double gs = l.sim[(size_t)i * k + t2], rs = AT(r.S, i, cand[t2], ni);
+            CU_ASSERT(fabs(gs - rs) <= 1e-6);
+            /* a different neighbour is only allowed where the similarities tie */
+            if (got != cand[t2]) CU_ASSERT(fabs(AT(r.S, i, got, ni) - rs) <= 1e-9);
+            CU_ASSERT_EQUAL(l.support[(size_t)i * k + t2], (int32_t)AT(r.N, i, got, ni));
+            /* no neighbour twice, never the item itself */
+            CU_ASSERT(got != i);
+            for (int t3 = 0; t3 < t2; t3++) CU_ASSERT(l.nbr[(size_t)i * k + t3] != got);
+        }
+        g_checked_lists++;
+    }
+    for (int64_t a = 0; a < nq; a++) {
+        int ru;
+        double rp = ref_predict(&r, qu[a], qi[a], k, mode, min_k, &ru);
+        CU_ASSERT(fabs(rp - pred[a]) <= 1e-9);
+        CU_ASSERT_EQUAL(ru, used[a]);
+        if (fabs(rp - pred[a]) > 1e-9 || ru != used[a])
+            fprintf(stderr, "query (%d,%d) %s/%s: %.12g (%d used), reference %.12g (%d)\n", qu[a], qi[a],
+                    rk_metric_name(metric), rk_predict_mode_name(mode), pred[a], used[a], rp, ru);
+        g_checked_preds++;
+    }
+    free(cand); free(qu); free(qi); free(pred); free(used);
+    rk_lists_free(&l);
+    ref_free(&r);
+    rk_model_free(&m);
+    rk_triples_free(&t);
+}
+
+static const rk_metric all_metrics[] = {RK_METRIC_PEARSON, RK_METRIC_PEARSON_BASELINE, RK_METRIC_COSINE,
+                                        RK_METRIC_MSD, RK_METRIC_EUCLIDEAN};
+static const rk_predict_mode all_modes[] = {RK_PREDICT_BASIC, RK_PREDICT_MEANS, RK_PREDICT_BASELINE};
+
+static void test_random_half_stars(void)
+{
+    for (int m = 0; m < 5; m++)
+        for (int p = 0; p < 3; p++)
+            compare(40, 30, 0.3, VAL_HALF, all_metrics[m], 5, all_modes[p], 1,
+                    all_metrics[m] == RK_METRIC_PEARSON_BASELINE ? 100.0 : 0.0, 1, 1000 + 10 * m + p);
+}
+
+static void test_random_real_values(void)
+{
+    for (int m = 0; m < 5; m++)
+        for (int p = 0; p < 3; p++)
+            compare(35, 25, 0.35, VAL_REAL, all_metrics[m], 4, all_modes[p], 1, 0.0, 1, 2000 + 10 * m + p);
+}
+
+static void test_support_shrinkage_min_k(void)
+{
+    for (int m = 0; m < 5; m++) {
+        compare(50, 20, 0.4, VAL_HALF, all_metrics[m], 6, RK_PREDICT_MEANS, 4, 10.0, 3, 3000 + m);
+        compare(50, 20, 0.4, VAL_REAL, all_metrics[m], 3, RK_PREDICT_BASELINE, 2, 2.5, 2, 3100 + m);
+    }
+}
+
+static void test_many_ties(void)
+{
+    for (int m = 0; m < 5; m++)
+        compare(30, 25, 0.5, VAL_TIES, all_metrics[m], 3, RK_PREDICT_BASIC, 1, 0.0, 1, 4000 + m);
+}
+
+static void test_k_larger_than_items(void)
+{
+    compare(20, 6, 0.6, VAL_HALF, RK_METRIC_PEARSON, 50, RK_PREDICT_MEANS, 1, 0.0, 1, 5000);
+    compare(20, 6, 0.6, VAL_HALF, RK_METRIC_MSD, 50, RK_PREDICT_BASELINE, 1, 0.0, 1, 5001);
+}
+
+static void test_one_item(void)
+{
+    compare(10, 1, 0.9, VAL_HALF, RK_METRIC_PEARSON, 5, RK_PREDICT_MEANS, 1, 0.0, 1, 6000);
+    compare(10, 1, 0.9, VAL_HALF, RK_METRIC_COSINE, 1, RK_PREDICT_BASIC, 1, 0.0, 1, 6001);
+}
+
+static void test_shapes(void)
+{
+    unsigned long long s = 77;
+    for (int rep = 0; rep < 12; rep++) {
+        int nu = 2 + (int)(rk_test_rand(&s) % 40), ni = 1 + (int)(rk_test_rand(&s) % 40);
+        double dens = 0.05 + 0.9 * rk_test_uniform(&s);
+        int k = 1 + (int)(rk_test_rand(&s) % 12);
+        compare(nu, ni, dens, (value_kind)(rep % 3), all_metrics[rep % 5], k, all_modes[rep % 3],
+                1 + (int)(rk_test_rand(&s) % 3), (rep % 4 == 0) ? 5.0 : 0.0, 1 + rep % 2, 7000 + rep);
+    }
+    /* everything was actually compared */
+    CU_ASSERT(g_checked_lists > 1000);
+    CU_ASSERT(g_checked_preds > 1000);
+}
+
+static void test_threads_agree(void)
+{
+    /* the same run with 1 and 2 threads gives identical lists */
+    rk_triples t;
+    make_data(&t, 60, 50, 0.3, VAL_HALF, 8000);
+    rk_model m;
+    CU_ASSERT_FATAL(rk_model_build(&m, &t, 60, 50, 0, 0, 0, NULL) == RK_OK);
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    o.k = 7;
+    rk_lists a, b;
+    rk_lists_alloc(&a, 50, 7, NULL);
+    rk_lists_alloc(&b, 50, 7, NULL);
+    o.threads = 1;
+    CU_ASSERT(rk_knn_cpu(&m, &o, &a, NULL, NULL, NULL) == RK_OK);
+    o.threads = 2;
+    CU_ASSERT(rk_knn_cpu(&m, &o, &b, NULL, NULL, NULL) == RK_OK);
+    CU_ASSERT(memcmp(a.len, b.len, 50 * sizeof(int32_t)) == 0);
+    CU_ASSERT(memcmp(a.nbr, b.nbr, 50 * 7 * sizeof(int32_t)) == 0);
+    CU_ASSERT(memcmp(a.sim, b.sim, 50 * 7 * sizeof(float)) == 0);
+    rk_lists_free(&a);
+    rk_lists_free(&b);
+    rk_model_free(&m);
+    rk_triples_free(&t);
+}
+
+static void test_bad_arguments(void)
+{
+    rk_triples t;
+    make_data(&t, 10, 8, 0.5, VAL_HALF, 9000);
+    rk_model m;
+    CU_ASSERT_FATAL(rk_model_build(&m, &t, 10, 8, 0, 0, 0, NULL) == RK_OK);
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    rk_lists l;
+    rk_error err;
+    rk_lists_alloc(&l, 8, 5, NULL);
+    o.k = 0;
+    CU_ASSERT(rk_knn_cpu(&m, &o, &l, NULL, NULL, &err) == RK_E_ARG);
+    o.k = 6; /* lists were made for k = 5 */
+    CU_ASSERT(rk_knn_cpu(&m, &o, &l, NULL, NULL, &err) == RK_E_ARG);
+    CU_ASSERT(strstr(err.msg, "k = 6") != NULL);
+    CU_ASSERT(rk_lists_alloc(&l, 8, 0, &err) == RK_E_ARG);
+    rk_lists_free(&l);
+    rk_model_free(&m);
+    rk_triples_free(&t);
+}
+
+int main(void)
+{
+    static const rk_test_case cases[] = {
+        {"every metric and mode, half-star ratings", test_random_half_stars},
+        {"every metric and mode, real-valued ratings", test_random_real_values},
+        {"min-support, shrinkage and min-k", test_support_shrinkage_min_k},
+        {"many ties", test_many_ties},
+        {"k larger than the item count", test_k_larger_than_items},
+        {"one item", test_one_item},
+        {"random shapes", test_shapes},
+        {"1 and 2 threads agree", test_threads_agree},
+        {"bad arguments", test_bad_arguments},
+        {NULL, NULL},
+    };
+    return rk_test_main("knn", cases);
+}
