@@ -1,1 +1,457 @@
-int main(void){return 0;}
+/* recknn — the command line: parse options into rk_job_opts, run the job,
+ * print messages.  Everything else (files included) is the library's. */
+#include "config.h"
+
+#define _POSIX_C_SOURCE 200809L
+#include "rk_job.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Exit codes of SPEC §1 (rk_status_exit_code maps library failures). */
+enum {
+    EXIT_OK = 0,
+    EXIT_USAGE = 2,
+    EXIT_DATA = 3,
+    EXIT_IO = 4,
+    EXIT_RUNTIME = 5
+};
+
+static const char usage_text[] =
+    "Usage: recknn RATINGS... [options]\n"
+    "Item-based k-nearest-neighbour recommender: item-item similarities, neighbour\n"
+    "lists and rating predictions for held-out data.  RATINGS are rating files\n"
+    "(\"-\" reads standard input; for netflix also a directory of per-movie files).\n"
+    "\n"
+    "Input:\n"
+    "      --format FMT        auto (default), movielens, dat, tsv, netflix or csv\n"
+    "      --delimiter C       csv field delimiter: one character, or tab, space,\n"
+    "                          comma, semicolon, pipe, '\\t' (default: guess)\n"
+    "      --header            csv: the first line is a header\n"
+    "      --no-header         csv: there is no header line (default: guess)\n"
+    "      --columns LIST      csv: user,item,rating[,time] as 1-based positions or\n"
+    "                          header names (default 1,2,3[,4])\n"
+    "      --rating-scale MIN:MAX\n"
+    "                          rating scale; ratings outside it are bad lines\n"
+    "                          (default: the training data's minimum and maximum)\n"
+    "      --duplicates P      repeated (user, item): last (default), first, mean,\n"
+    "                          error\n"
+    "      --skip-bad-lines    skip and count malformed lines instead of failing\n"
+    "\n"
+    "Similarity:\n"
+    "      --metric M          pearson (default), pearson-baseline, cosine, msd,\n"
+    "                          euclidean\n"
+    "  -k, --k N               neighbours per list and per prediction (default 20)\n"
+    "      --min-support N     co-raters needed for a nonzero similarity (default 1)\n"
+    "      --shrinkage X       shrink by (n-1)/(n-1+X), X >= 0 (default 0;\n"
+    "                          100 for pearson-baseline)\n"
+    "\n"
+    "Prediction:\n"
+    "      --predict MODE      basic, means (default), baseline\n"
+    "      --min-k N           fallback estimate with fewer than N candidates\n"
+    "                          (default 1)\n"
+    "\n"
+    "Evaluation:\n"
+    "      --test FILE         held-out ratings to predict (same formats)\n"
+    "      --holdout F         hold out a random fraction 0 < F < 1 of the ratings\n"
+    "      --seed S            seed of --holdout (unsigned 64-bit, default 0)\n"
+    "\n"
+    "Output:\n"
+    "      --out DIR           output directory (default recknn-out): neighbors.csv,\n"
+    "                          predictions.csv (with a test set), metrics.json\n"
+    "      --no-neighbors      do not write neighbors.csv\n"
+    "\n"
+    "Device and performance:\n"
+    "      --device D          auto (default: the GPU when usable, else the CPU),\n"
+    "                          cpu, gpu (exit 5 without a usable GPU)\n"
+    "      --gpu-memory GB     cap on the GPU memory used, GB > 0 (default: free)\n"
+    "      --threads N         CPU threads, N >= 1 (default: OpenMP's)\n"
+    "\n"
+    "Miscellaneous:\n"
+    "      --progress          show progress on stderr (default: only when stderr\n"
+    "                          is a terminal and not --quiet)\n"
+    "      --no-progress       never show progress\n"
+    "  -q, --quiet             print errors only\n"
+    "  -h, --help              print this help and exit\n"
+    "  -V, --version           print the version and exit\n"
+    "\n"
+    "Exit status: 0 success, 2 bad option, 3 bad input data, 4 file missing,\n"
+    "unreadable or unwritable, 5 GPU or runtime failure.\n";
+
+enum {
+    OPT_FORMAT = 256, OPT_DELIMITER, OPT_HEADER, OPT_NO_HEADER, OPT_COLUMNS,
+    OPT_RATING_SCALE, OPT_DUPLICATES, OPT_SKIP_BAD, OPT_METRIC, OPT_MIN_SUPPORT,
+    OPT_SHRINKAGE, OPT_PREDICT, OPT_MIN_K, OPT_TEST, OPT_HOLDOUT, OPT_SEED,
+    OPT_OUT, OPT_NO_NEIGHBORS, OPT_DEVICE, OPT_GPU_MEMORY, OPT_THREADS,
+    OPT_PROGRESS, OPT_NO_PROGRESS,
+    /* long forms of the short options: optopt then tells long from short */
+    OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
+};
+
+static const struct option long_opts[] = {
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"delimiter", required_argument, NULL, OPT_DELIMITER},
+    {"header", no_argument, NULL, OPT_HEADER},
+    {"no-header", no_argument, NULL, OPT_NO_HEADER},
+    {"columns", required_argument, NULL, OPT_COLUMNS},
+    {"rating-scale", required_argument, NULL, OPT_RATING_SCALE},
+    {"duplicates", required_argument, NULL, OPT_DUPLICATES},
+    {"skip-bad-lines", no_argument, NULL, OPT_SKIP_BAD},
+    {"metric", required_argument, NULL, OPT_METRIC},
+    {"k", required_argument, NULL, OPT_K},
+    {"min-support", required_argument, NULL, OPT_MIN_SUPPORT},
+    {"shrinkage", required_argument, NULL, OPT_SHRINKAGE},
+    {"predict", required_argument, NULL, OPT_PREDICT},
+    {"min-k", required_argument, NULL, OPT_MIN_K},
+    {"test", required_argument, NULL, OPT_TEST},
+    {"holdout", required_argument, NULL, OPT_HOLDOUT},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"out", required_argument, NULL, OPT_OUT},
+    {"no-neighbors", no_argument, NULL, OPT_NO_NEIGHBORS},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"gpu-memory", required_argument, NULL, OPT_GPU_MEMORY},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"progress", no_argument, NULL, OPT_PROGRESS},
+    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0}
+};
+
+static const char *long_name(int val)
+{
+    for (const struct option *l = long_opts; l->name != NULL; l++)
+        if (l->val == val) return l->name;
+    return "?";
+}
+
+/* ---- messages ---------------------------------------------------------------- */
+
+typedef struct cli {
+    int quiet;
+    int progress;     /* draw progress */
+    int tty;          /* stderr is a terminal: one updating line */
+    int drawn;        /* a progress line is on screen */
+    char stage[64];
+    int pct;
+} cli;
+
+static void usage_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2), noreturn))
+#endif
+    ;
+
+static void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("recknn: error: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'recknn --help'.\n", stderr);
+    exit(EXIT_USAGE);
+}
+
+static void progress_clear(cli *c)
+{
+    if (c->drawn && c->tty) fputs("\r\033[K", stderr);
+    c->drawn = 0;
+}
+
+static void on_note(void *ud, const char *msg)
+{
+    cli *c = ud;
+    if (c->quiet) return;
+    progress_clear(c);
+    fprintf(stderr, "recknn: note: %s\n", msg);
+}
+
+static void on_progress(void *ud, const char *stage, double done)
+{
+    cli *c = ud;
+    if (!c->progress) return;
+    if (stage == NULL) stage = "";
+    if (!(done >= 0.0)) done = 0.0;
+    if (done > 1.0) done = 1.0;
+    int pct = (int)(done * 100.0);
+    int same_stage = strncmp(c->stage, stage, sizeof c->stage - 1) == 0;
+    if (c->tty) {
+        if (same_stage && pct == c->pct && c->drawn) return;
+        fprintf(stderr, "\rrecknn: %s %3d%%\033[K", stage, pct);
+        c->drawn = 1;
+    } else {
+        /* Not a terminal (forced with --progress): a line per stage and per 10%. */
+        if (same_stage && pct / 10 == c->pct / 10) return;
+        fprintf(stderr, "recknn: progress: %s %d%%\n", stage, pct);
+    }
+    fflush(stderr);
+    snprintf(c->stage, sizeof c->stage, "%s", stage);
+    c->pct = pct;
+}
+
+/* ---- strict number parsing ------------------------------------------------------ */
+
+static long long parse_ll(const char *opt, const char *s, long long lo, long long hi)
+{
+    char *end;
+    if (s[0] == '\0' || s[0] == ' ' || s[0] == '\t' || s[0] == '\n')
+        usage_error("%s: expected an integer, got '%s'", opt, s);
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*end != '\0') usage_error("%s: expected an integer, got '%s'", opt, s);
+    if (errno == ERANGE || v < lo || v > hi) {
+        if (hi == LLONG_MAX || hi == INT_MAX)
+            usage_error("%s: '%s' out of range (at least %lld)", opt, s, lo);
+        usage_error("%s: '%s' out of range (%lld to %lld)", opt, s, lo, hi);
+    }
+    return v;
+}
+
+static uint64_t parse_u64(const char *opt, const char *s)
+{
+    char *end;
+    if (s[0] < '0' || s[0] > '9') usage_error("%s: expected an unsigned integer, got '%s'", opt, s);
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end != '\0') usage_error("%s: expected an unsigned integer, got '%s'", opt, s);
+    if (errno == ERANGE || v > UINT64_MAX) usage_error("%s: '%s' out of range (0 to %llu)", opt, s,
+                                                       (unsigned long long)UINT64_MAX);
+    return (uint64_t)v;
+}
+
+/* A finite decimal number (no nan/inf, no hex). */
+static int read_double(const char *s, double *out)
+{
+    char *end;
+    if (s[0] == '\0' || s[0] == ' ' || s[0] == '\t' || s[0] == '\n') return 0;
+    for (const char *p = s; *p; p++)
+        if (!strchr("0123456789+-.eE", *p)) return 0;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v)) return 0;
+    *out = v;
+    return 1;
+}
+
+static double parse_double(const char *opt, const char *s)
+{
+    double v;
+    if (!read_double(s, &v)) usage_error("%s: expected a finite number, got '%s'", opt, s);
+    return v;
+}
+
+/* ---- option values ---------------------------------------------------------------- */
+
+static char parse_delimiter(const char *s)
+{
+    static const struct { const char *name; char c; } names[] = {
+        {"tab", '\t'}, {"\\t", '\t'}, {"TAB", '\t'}, {"space", ' '}, {"comma", ','},
+        {"semicolon", ';'}, {"pipe", '|'},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(s, names[i].name) == 0) return names[i].c;
+    if (strlen(s) == 1 && s[0] != '\n' && s[0] != '\r' && s[0] != '"') return s[0];
+    usage_error("--delimiter: expected one character or tab, space, comma, semicolon, pipe; got '%s'", s);
+}
+
+static void check_columns(const char *s)
+{
+    int fields = 1;
+    size_t len = 0;
+    for (const char *p = s;; p++) {
+        if (*p == ',' || *p == '\0') {
+            if (len == 0) usage_error("--columns: empty field in '%s' (want user,item,rating[,time])", s);
+            if (*p == '\0') break;
+            fields++;
+            len = 0;
+        } else {
+            len++;
+        }
+    }
+    if (fields < 3 || fields > 4)
+        usage_error("--columns: want 3 or 4 fields (user,item,rating[,time]), got %d in '%s'", fields, s);
+}
+
+static void parse_scale(const char *s, double *lo, double *hi)
+{
+    const char *colon = strchr(s, ':');
+    char a[64], b[64];
+    if (colon == NULL) usage_error("--rating-scale: expected MIN:MAX, got '%s'", s);
+    size_t la = (size_t)(colon - s), lb = strlen(colon + 1);
+    if (la >= sizeof a || lb >= sizeof b) usage_error("--rating-scale: expected MIN:MAX, got '%s'", s);
+    memcpy(a, s, la);
+    a[la] = '\0';
+    memcpy(b, colon + 1, lb + 1);
+    if (!read_double(a, lo) || !read_double(b, hi))
+        usage_error("--rating-scale: expected MIN:MAX with finite numbers, got '%s'", s);
+    if (!(*lo < *hi)) usage_error("--rating-scale: MIN must be below MAX, got '%s'", s);
+}
+
+/* ---- main ---------------------------------------------------------------------------- */
+
+static void print_version(void)
+{
+    printf("recknn %s\n", PACKAGE_VERSION);
+#ifdef HAVE_CUDA
+    const char *cuda = "yes";
+#else
+    const char *cuda = "no";
+#endif
+#ifdef _OPENMP
+    const char *omp = "yes";
+#else
+    const char *omp = "no";
+#endif
+    printf("built with CUDA: %s; OpenMP: %s\n", cuda, omp);
+}
+
+int main(int argc, char **argv)
+{
+    rk_job_opts o;
+    cli c;
+    int progress_opt = -1; /* -1 auto, 0 off, 1 forced */
+    rk_job_opts_default(&o);
+    memset(&c, 0, sizeof c);
+    c.pct = -1;
+
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":k:qhV", long_opts, NULL)) != -1) {
+        const char *a = optarg;
+        switch (ch) {
+        case OPT_FORMAT:
+            if (rk_format_parse(a, &o.load.format) != RK_OK)
+                usage_error("--format: unknown format '%s' (auto, movielens, dat, tsv, netflix, csv)", a);
+            break;
+        case OPT_DELIMITER: o.load.delimiter = parse_delimiter(a); break;
+        case OPT_HEADER: o.load.header = 1; break;
+        case OPT_NO_HEADER: o.load.header = 0; break;
+        case OPT_COLUMNS:
+            check_columns(a);
+            o.load.columns = a;
+            break;
+        case OPT_RATING_SCALE:
+            parse_scale(a, &o.load.scale_min, &o.load.scale_max);
+            o.load.have_scale = 1;
+            break;
+        case OPT_DUPLICATES:
+            if (rk_dup_policy_parse(a, &o.duplicates) != RK_OK)
+                usage_error("--duplicates: unknown policy '%s' (last, first, mean, error)", a);
+            break;
+        case OPT_SKIP_BAD: o.load.skip_bad_lines = 1; break;
+        case OPT_METRIC:
+            if (rk_metric_parse(a, &o.knn.sim.metric) != RK_OK)
+                usage_error("--metric: unknown metric '%s' (pearson, pearson-baseline, cosine, msd, euclidean)", a);
+            break;
+        case 'k':
+        case OPT_K: o.knn.k = (int32_t)parse_ll("-k", a, 1, INT32_MAX); break;
+        case OPT_MIN_SUPPORT: o.knn.sim.min_support = (int32_t)parse_ll("--min-support", a, 1, INT32_MAX); break;
+        case OPT_SHRINKAGE:
+            o.knn.sim.shrinkage = parse_double("--shrinkage", a);
+            if (!(o.knn.sim.shrinkage >= 0.0)) usage_error("--shrinkage: must be at least 0, got '%s'", a);
+            o.shrinkage_given = 1;
+            break;
+        case OPT_PREDICT:
+            if (rk_predict_mode_parse(a, &o.knn.mode) != RK_OK)
+                usage_error("--predict: unknown mode '%s' (basic, means, baseline)", a);
+            break;
+        case OPT_MIN_K: o.knn.min_k = (int32_t)parse_ll("--min-k", a, 1, INT32_MAX); break;
+        case OPT_TEST:
+            if (a[0] == '\0') usage_error("--test: empty file name");
+            o.test_path = a;
+            break;
+        case OPT_HOLDOUT:
+            o.holdout = parse_double("--holdout", a);
+            if (!(o.holdout > 0.0 && o.holdout < 1.0))
+                usage_error("--holdout: must be a fraction strictly between 0 and 1, got '%s'", a);
+            break;
+        case OPT_SEED: o.seed = parse_u64("--seed", a); break;
+        case OPT_OUT:
+            if (a[0] == '\0') usage_error("--out: empty directory name");
+            o.out_dir = a;
+            break;
+        case OPT_NO_NEIGHBORS: o.write_neighbors = 0; break;
+        case OPT_DEVICE:
+            if (rk_device_parse(a, &o.device) != RK_OK)
+                usage_error("--device: unknown device '%s' (auto, cpu, gpu)", a);
+            break;
+        case OPT_GPU_MEMORY:
+            o.gpu_memory_gb = parse_double("--gpu-memory", a);
+            if (!(o.gpu_memory_gb > 0.0)) usage_error("--gpu-memory: must be above 0, got '%s'", a);
+            break;
+        case OPT_THREADS: o.knn.threads = (int)parse_ll("--threads", a, 1, INT_MAX); break;
+        case OPT_PROGRESS: progress_opt = 1; break;
+        case OPT_NO_PROGRESS: progress_opt = 0; break;
+        case 'q':
+        case OPT_QUIET: c.quiet = 1; break;
+        case 'h':
+        case OPT_HELP:
+            fputs(usage_text, stdout);
+            return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_IO;
+        case 'V':
+        case OPT_VERSION:
+            print_version();
+            return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_IO;
+        case ':':
+            if (optopt > 0 && optopt < 256) usage_error("option '-%c' needs a value", optopt);
+            usage_error("option '--%s' needs a value", long_name(optopt));
+        case '?':
+        default:
+            if (optopt > 0 && optopt < 256) usage_error("unknown option '-%c'", optopt);
+            if (optopt >= 256) usage_error("option '--%s' takes no value", long_name(optopt));
+            usage_error("unknown or ambiguous option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc) usage_error("no RATINGS file given");
+    for (int i = optind; i < argc; i++)
+        if (argv[i][0] == '\0') usage_error("empty RATINGS file name");
+    if (o.test_path != NULL && o.holdout > 0.0)
+        usage_error("--test and --holdout cannot be used together");
+
+    o.inputs = (const char *const *)(argv + optind);
+    o.n_inputs = argc - optind;
+    c.tty = isatty(STDERR_FILENO);
+    c.progress = progress_opt == 1 || (progress_opt == -1 && c.tty && !c.quiet);
+    o.note = on_note;
+    o.progress = c.progress ? on_progress : NULL;
+    o.ud = &c;
+
+    rk_job_report rep;
+    rk_error err;
+    rk_error_clear(&err);
+    rk_status s = rk_job_run(&o, &rep, &err);
+    progress_clear(&c);
+    if (s != RK_OK) {
+        fprintf(stderr, "recknn: error: %s\n", err.msg[0] != '\0' ? err.msg : rk_strerror(s));
+        return rk_status_exit_code(s);
+    }
+    if (!c.quiet) {
+        size_t ol = strlen(o.out_dir);
+        const char *slash = ol > 0 && o.out_dir[ol - 1] == '/' ? "" : "/";
+        if (rep.skipped_lines > 0) {
+            fprintf(stderr, "recknn: warning: skipped %lld bad line%s (%s), first:",
+                    (long long)rep.skipped_lines, rep.skipped_lines == 1 ? "" : "s", rep.first_bad_reason);
+            for (int b = 0; b < rep.n_bad; b++)
+                fprintf(stderr, "%s %s:%lld", b ? "," : "", rep.bad[b].file, (long long)rep.bad[b].line);
+            fprintf(stderr, "%s\n", rep.skipped_lines > rep.n_bad ? ", ..." : "");
+        }
+        fprintf(stderr, "recknn: %lld users, %lld items, %lld ratings (%lld train, %lld test); %s k=%d on %s; ",
+                (long long)rep.users, (long long)rep.items, (long long)rep.ratings,
+                (long long)rep.train_ratings, (long long)rep.test_ratings,
+                rk_metric_name(o.knn.sim.metric), o.knn.k, rep.device[0] ? rep.device : "cpu");
+        if (rep.have_eval)
+            fprintf(stderr, "RMSE %.4f MAE %.4f; ", rep.eval.rmse, rep.eval.mae);
+        fprintf(stderr, "%.2f s; wrote %s%s\n", rep.t_total, o.out_dir, slash);
+    }
+    return EXIT_OK;
+}

@@ -1,0 +1,124 @@
+#!/bin/sh
+# cli_bad_input.sh — malformed data exits 3 naming FILE:LINE:, a missing file
+# exits 4, bad options exit 2, --skip-bad-lines skips and counts.
+. "$top_srcdir/tests/setup.sh"
+CLI="$TESTDATA/cli"
+
+[ -x "$RECKNN" ] || fail "$RECKNN is not built"
+
+# bad_data WANT_LINE FILE [OPTIONS...]: exit 3 with "recknn: error: ...FILE:LINE: ..."
+bad_data() {
+    line=$1; file=$2; shift 2
+    expect_status 3 "$RECKNN" "$file" --out "$tmp/o" "$@"
+    grep -q "^recknn: error: .*$(basename "$file"):$line: " "$tmp/stderr" ||
+        fail "$(basename "$file"): the message does not name line $line: $(cat "$tmp/stderr")"
+    [ -e "$tmp/o" ] && [ -n "$(ls -A "$tmp/o")" ] && fail "$(basename "$file"): files left in --out"
+    [ -s "$tmp/stdout" ] && fail "$(basename "$file"): output on stdout"
+    return 0
+}
+
+bad_data 6 "$CLI/bad_fields.csv"
+bad_data 2 "$CLI/bad_fields.tsv"
+bad_data 8 "$CLI/bad_rating.csv"
+bad_data 4 "$CLI/nan_rating.csv"
+bad_data 10 "$CLI/empty_id.csv"
+bad_data 11 "$CLI/out_of_scale.csv" --rating-scale 0.5:5
+# the same file is fine without a scale (7.0 just widens it)
+expect_status 0 "$RECKNN" "$CLI/out_of_scale.csv" --out "$tmp/noscale" --quiet
+# the test file is checked the same way
+expect_status 3 "$RECKNN" "$CLI/good.csv" --test "$CLI/bad_rating.csv" --out "$tmp/o"
+grep -q "bad_rating.csv:8: " "$tmp/stderr" || fail "--test: the message does not name the line: $(cat "$tmp/stderr")"
+
+# an empty data set (header only) is bad data too
+expect_status 3 "$RECKNN" "$CLI/header_only.csv" --out "$tmp/o"
+grep -q '^recknn: error: ' "$tmp/stderr" || fail "header-only: no error message"
+# a duplicate under --duplicates error
+expect_status 3 "$RECKNN" "$CLI/duplicate.csv" --duplicates error --out "$tmp/o"
+grep -q '^recknn: error: .*--duplicates' "$tmp/stderr" || fail "duplicate: $(cat "$tmp/stderr")"
+expect_status 0 "$RECKNN" "$CLI/duplicate.csv" --out "$tmp/dup" --quiet
+
+# ---- missing files: exit 4 naming the file ------------------------------------------------
+expect_status 4 "$RECKNN" "$tmp/does-not-exist.csv" --out "$tmp/o"
+grep -q "^recknn: error: .*does-not-exist.csv" "$tmp/stderr" || fail "missing file: $(cat "$tmp/stderr")"
+expect_status 4 "$RECKNN" "$CLI/good.csv" --test "$tmp/no-test.csv" --out "$tmp/o"
+grep -q "no-test.csv" "$tmp/stderr" || fail "missing test file: $(cat "$tmp/stderr")"
+expect_status 4 "$RECKNN" "$CLI/good.csv" "$tmp/second-missing.csv" --out "$tmp/o"
+[ -e "$tmp/o" ] && [ -n "$(ls -A "$tmp/o")" ] && fail "files left in --out after a missing file"
+if [ "$(id -u)" -ne 0 ]; then # root reads anything
+    cp "$CLI/good.csv" "$tmp/unreadable.csv"
+    chmod 000 "$tmp/unreadable.csv"
+    expect_status 4 "$RECKNN" "$tmp/unreadable.csv" --out "$tmp/o"
+    grep -q "unreadable.csv" "$tmp/stderr" || fail "unreadable file: $(cat "$tmp/stderr")"
+fi
+
+# ---- bad options: exit 2, a message and the hint ------------------------------------------
+bad_opt() {
+    expect_status 2 "$RECKNN" "$@"
+    grep -q "^recknn: error: " "$tmp/stderr" || fail "no error message for: $*"
+    grep -q "^Try 'recknn --help'\.$" "$tmp/stderr" || fail "no hint for: $*"
+    [ -s "$tmp/stdout" ] && fail "output on stdout for: $*"
+    [ -e "$tmp/o" ] && fail "--out created for a bad option: $*"
+    return 0
+}
+G="$CLI/good.csv"
+bad_opt "$G" --out "$tmp/o" --no-such-option
+bad_opt "$G" --out "$tmp/o" -z
+bad_opt --out "$tmp/o"
+bad_opt
+bad_opt "$G" --out "$tmp/o" -k 0
+bad_opt "$G" --out "$tmp/o" -k 12x
+bad_opt "$G" --out "$tmp/o" -k ''
+bad_opt "$G" --out "$tmp/o" -k -3
+bad_opt "$G" --out "$tmp/o" -k 99999999999999999999
+bad_opt "$G" --out "$tmp/o" --k 2147483648
+bad_opt "$G" --out "$tmp/o" -k
+bad_opt "$G" --out "$tmp/o" --holdout 1.5
+bad_opt "$G" --out "$tmp/o" --holdout 0
+bad_opt "$G" --out "$tmp/o" --holdout 1
+bad_opt "$G" --out "$tmp/o" --holdout nan
+bad_opt "$G" --out "$tmp/o" --holdout 0.2x
+bad_opt "$G" --out "$tmp/o" --metric nope
+bad_opt "$G" --out "$tmp/o" --test "$CLI/good_test.csv" --holdout 0.2
+bad_opt "$G" --out "$tmp/o" --min-support 0
+bad_opt "$G" --out "$tmp/o" --min-k 0
+bad_opt "$G" --out "$tmp/o" --shrinkage -1
+bad_opt "$G" --out "$tmp/o" --shrinkage inf
+bad_opt "$G" --out "$tmp/o" --predict nope
+bad_opt "$G" --out "$tmp/o" --seed -1
+bad_opt "$G" --out "$tmp/o" --seed 18446744073709551616
+bad_opt "$G" --out "$tmp/o" --seed 1.5
+bad_opt "$G" --out "$tmp/o" --device tpu
+bad_opt "$G" --out "$tmp/o" --gpu-memory 0
+bad_opt "$G" --out "$tmp/o" --threads 0
+bad_opt "$G" --out "$tmp/o" --threads 1e3
+bad_opt "$G" --out "$tmp/o" --format xml
+bad_opt "$G" --out "$tmp/o" --duplicates sometimes
+bad_opt "$G" --out "$tmp/o" --delimiter ab
+bad_opt "$G" --out "$tmp/o" --columns 1,2
+bad_opt "$G" --out "$tmp/o" --columns 1,,3
+bad_opt "$G" --out "$tmp/o" --rating-scale 5:1
+bad_opt "$G" --out "$tmp/o" --rating-scale 1-5
+bad_opt "$G" --out "$tmp/o" --rating-scale 1:nan
+bad_opt "$G" --out ''
+# the largest seed and accepted spellings are fine
+expect_status 0 "$RECKNN" "$G" --out "$tmp/ok" --seed 18446744073709551615 --holdout 0.25 --quiet
+expect_status 0 "$RECKNN" "$G" --out "$tmp/ok" --format movielens --rating-scale 0.5:5 --gpu-memory 0.5 \
+    --device cpu --shrinkage 0 --quiet
+expect_status 0 "$RECKNN" "$CLI/good.tsv" --out "$tmp/ok" --format tsv --quiet
+expect_status 0 "$RECKNN" "$CLI/good.tsv" --out "$tmp/ok" --format csv --delimiter tab --no-header \
+    --columns 1,2,3 --quiet
+expect_status 0 "$RECKNN" "$CLI/good.tsv" --out "$tmp/ok" --format csv --delimiter '\t' --quiet
+expect_status 0 "$RECKNN" "$G" --out "$tmp/ok" --format csv --header --columns userId,movieId,rating --quiet
+
+# ---- --skip-bad-lines: the bad line is skipped, counted and reported ---------------------------
+expect_status 0 "$RECKNN" "$CLI/bad_rating.csv" --skip-bad-lines --out "$tmp/skip"
+grep -qi 'skipped 1 bad line' "$tmp/stderr" || fail "--skip-bad-lines: not reported: $(cat "$tmp/stderr")"
+n=$(sed -n 's/.*"skipped_lines": *\([0-9][0-9]*\).*/\1/p' "$tmp/skip/metrics.json" | sed -n '1p')
+[ -n "$n" ] && [ "$n" -gt 0 ] || fail "--skip-bad-lines: metrics.json counts.skipped_lines is '${n}'"
+grep -q '"line": *8' "$tmp/skip/metrics.json" || fail "--skip-bad-lines: metrics.json does not list line 8"
+# several kinds at once
+expect_status 0 "$RECKNN" "$CLI/out_of_scale.csv" --rating-scale 0.5:5 --skip-bad-lines --out "$tmp/skip2" --quiet
+expect_status 0 "$RECKNN" "$CLI/empty_id.csv" --skip-bad-lines --out "$tmp/skip3" --quiet
+# nothing left at all is still an empty data set
+expect_status 3 "$RECKNN" "$CLI/header_only.csv" --skip-bad-lines --out "$tmp/o"
+exit 0

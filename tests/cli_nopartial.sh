@@ -1,0 +1,67 @@
+#!/bin/sh
+# cli_nopartial.sh — a failed run leaves no output file behind: no final file,
+# no temporary file, and earlier complete results untouched.
+. "$top_srcdir/tests/setup.sh"
+CLI="$TESTDATA/cli"
+G="$CLI/good.csv"
+T="$CLI/good_test.csv"
+
+[ -x "$RECKNN" ] || fail "$RECKNN is not built"
+
+# empty_or_absent DIR: DIR does not exist or holds nothing
+empty_or_absent() {
+    [ ! -e "$1" ] && return 0
+    [ -d "$1" ] || fail "$1 is not a directory"
+    [ -z "$(ls -A "$1")" ] || fail "$1 holds files after a failed run: $(ls -A "$1" | tr '\n' ' ')"
+}
+# no_temps DIR: no temporary file of ours in DIR
+no_temps() {
+    ls -A "$1" | grep -q '\.tmp\.' && fail "temporary files left in $1: $(ls -A "$1" | tr '\n' ' ')"
+    return 0
+}
+
+# ---- bad input: nothing written ------------------------------------------------------------
+expect_status 3 "$RECKNN" "$CLI/bad_rating.csv" --test "$T" --out "$tmp/o1"
+empty_or_absent "$tmp/o1"
+expect_status 3 "$RECKNN" "$G" --test "$CLI/nan_rating.csv" --out "$tmp/o1"
+empty_or_absent "$tmp/o1"
+expect_status 4 "$RECKNN" "$tmp/missing.csv" --out "$tmp/o1/deeper/still"
+empty_or_absent "$tmp/o1"
+
+# ---- earlier results survive a failed run into the same directory ---------------------------
+expect_status 0 "$RECKNN" "$G" --test "$T" --out "$tmp/o2" --quiet
+cp -p "$tmp/o2/neighbors.csv" "$tmp/o2/predictions.csv" "$tmp/o2/metrics.json" "$tmp/"
+expect_status 3 "$RECKNN" "$CLI/bad_fields.csv" --test "$T" --out "$tmp/o2" -k 3
+for f in neighbors.csv predictions.csv metrics.json; do
+    cmp -s "$tmp/$f" "$tmp/o2/$f" || fail "a failed run changed $f"
+done
+[ "$(ls -A "$tmp/o2" | wc -l)" -eq 3 ] || fail "a failed run added files: $(ls -A "$tmp/o2" | tr '\n' ' ')"
+no_temps "$tmp/o2"
+
+# ---- an unwritable --out: exit 4, nothing created ---------------------------------------------
+printf 'not a directory\n' > "$tmp/plain"
+expect_status 4 "$RECKNN" "$G" --test "$T" --out "$tmp/plain/sub"
+grep -q "^recknn: error: .*plain" "$tmp/stderr" || fail "unwritable --out: $(cat "$tmp/stderr")"
+[ "$(cat "$tmp/plain")" = "not a directory" ] || fail "the regular file was changed"
+expect_status 4 "$RECKNN" "$G" --test "$T" --out "$tmp/plain"
+[ "$(cat "$tmp/plain")" = "not a directory" ] || fail "the regular file was changed"
+no_temps "$tmp"
+
+# ---- a file that cannot be put in place: all files or none ------------------------------------
+# predictions.csv is a non-empty directory, so renaming onto it fails after the
+# other files are complete: none of them may stay.
+mkdir -p "$tmp/o3/predictions.csv/keep"
+expect_status 4 "$RECKNN" "$G" --test "$T" --out "$tmp/o3"
+grep -q "^recknn: error: .*predictions.csv" "$tmp/stderr" || fail "rename failure: $(cat "$tmp/stderr")"
+[ "$(ls -A "$tmp/o3")" = "predictions.csv" ] || fail "files left after a failed commit: $(ls -A "$tmp/o3" | tr '\n' ' ')"
+[ -d "$tmp/o3/predictions.csv/keep" ] || fail "the existing directory was touched"
+
+# ---- a directory without write permission (not meaningful as root) ---------------------------
+if [ "$(id -u)" -ne 0 ]; then
+    mkdir "$tmp/ro"
+    chmod a-w "$tmp/ro"
+    expect_status 4 "$RECKNN" "$G" --test "$T" --out "$tmp/ro"
+    chmod u+w "$tmp/ro"
+    empty_or_absent "$tmp/ro"
+fi
+exit 0
