@@ -104,17 +104,35 @@ __global__ void k_to_grid(const float *__restrict__ v, int64_t n, double scale, 
         q[p] = (int32_t)rint((double)v[p] * scale);
 }
 
-rk_status to_grid(rk_dev_csr *c, double scale, dev_mem &mem, cudaStream_t st, rk_error *err)
+__global__ void k_to_double(const float *__restrict__ v, int64_t n, double *__restrict__ d)
 {
-    RK_FORWARD(mem.alloc(&c->q, (size_t)c->nnz, err));
+    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < n; p += (int64_t)gridDim.x * blockDim.x)
+        d[p] = (double)v[p];
+}
+
+// The values the sums are made of: grid units, the ratings as doubles, or
+// the baseline residuals computed on the host (res, in CSR order).
+rk_status acc_values(rk_dev_csr *c, const float *d_ratings, double scale, const std::vector<double> *res,
+                     dev_mem &mem, cudaStream_t st, rk_error *err)
+{
+    if (res != NULL) return upload(&c->d, res->data(), res->size(), mem, st, err);
+    if (scale > 0.0) {
+        RK_FORWARD(mem.alloc(&c->q, (size_t)c->nnz, err));
+        if (c->nnz > 0) {
+            k_to_grid<<<1024, 256, 0, st>>>(d_ratings, c->nnz, scale, c->q);
+            RK_LAUNCH_CHECK(err, "k_to_grid");
+        }
+        return RK_OK;
+    }
+    RK_FORWARD(mem.alloc(&c->d, (size_t)c->nnz, err));
     if (c->nnz > 0) {
-        k_to_grid<<<1024, 256, 0, st>>>(c->v, c->nnz, scale, c->q);
-        RK_LAUNCH_CHECK(err, "k_to_grid");
+        k_to_double<<<1024, 256, 0, st>>>(d_ratings, c->nnz, c->d);
+        RK_LAUNCH_CHECK(err, "k_to_double");
     }
     return RK_OK;
 }
 
-rk_status upload_csr(const rk_csr *h, const float *vals, rk_dev_csr *d, dev_mem &mem, cudaStream_t st, rk_error *err)
+rk_status upload_csr(const rk_csr *h, rk_dev_csr *d, dev_mem &mem, cudaStream_t st, rk_error *err)
 {
     memset(d, 0, sizeof *d);
     d->n_rows = h->n_rows;
@@ -122,7 +140,7 @@ rk_status upload_csr(const rk_csr *h, const float *vals, rk_dev_csr *d, dev_mem 
     d->nnz = h->nnz;
     RK_FORWARD(upload(&d->ptr, h->ptr, (size_t)h->n_rows + 1, mem, st, err));
     RK_FORWARD(upload(&d->idx, h->idx, (size_t)h->nnz, mem, st, err));
-    RK_FORWARD(upload(&d->v, vals, (size_t)h->nnz, mem, st, err));
+    RK_FORWARD(upload(&d->v, h->val, (size_t)h->nnz, mem, st, err));
     return RK_OK;
 }
 
@@ -200,7 +218,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     double scale = pb ? 0.0 : rk_knn_grid_scale(m, NULL);
     const int grid = scale > 0.0;
     sp.unit = grid ? 1.0 / scale : 1.0;
-    std::vector<float> res_u, res_i;
+    std::vector<double> res_u, res_i;
     if (pb) {
         res_u.resize((size_t)m->by_user.nnz);
         res_i.resize((size_t)m->by_item.nnz);
@@ -213,15 +231,12 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     }
 
     rk_dev_csr by_user, by_item;
-    RK_FORWARD(upload_csr(&m->by_user, m->by_user.val, &by_user, mem, s, err));
-    RK_FORWARD(upload_csr(&m->by_item, pb ? res_i.data() : m->by_item.val, &by_item, mem, s, err));
+    RK_FORWARD(upload_csr(&m->by_user, &by_user, mem, s, err));
+    RK_FORWARD(upload_csr(&m->by_item, &by_item, mem, s, err));
+    RK_FORWARD(acc_values(&by_user, by_user.v, scale, pb ? &res_u : NULL, mem, s, err));
+    RK_FORWARD(acc_values(&by_item, by_item.v, scale, pb ? &res_i : NULL, mem, s, err));
     const float *ratings_by_user = by_user.v; // real ratings for the predictions
-    rk_dev_csr acc_user = by_user;
-    if (pb) RK_FORWARD(upload(&acc_user.v, res_u.data(), res_u.size(), mem, s, err));
-    if (grid) {
-        RK_FORWARD(to_grid(&acc_user, scale, mem, s, err));
-        RK_FORWARD(to_grid(&by_item, scale, mem, s, err));
-    }
+    const rk_dev_csr &acc_user = by_user;
 
     // column chunks that fit in shared memory
     const int kind = sums_kind(sp.metric);
@@ -253,7 +268,13 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     RK_FORWARD(mem.alloc(&d_nbr, (size_t)n_items * k, err));
     RK_FORWARD(mem.alloc(&d_sup, (size_t)n_items * k, err));
     RK_FORWARD(mem.alloc(&d_sim, (size_t)n_items * k, err));
-    if (n_items > 0) RK_CUDA_CHECK(err, cudaMemsetAsync(d_len, 0, (size_t)n_items * sizeof(int32_t), s));
+    if (n_items > 0) {
+        /* the cells past each list's length come back zero, as from the CPU */
+        RK_CUDA_CHECK(err, cudaMemsetAsync(d_len, 0, (size_t)n_items * sizeof(int32_t), s));
+        RK_CUDA_CHECK(err, cudaMemsetAsync(d_nbr, 0, (size_t)n_items * k * sizeof(int32_t), s));
+        RK_CUDA_CHECK(err, cudaMemsetAsync(d_sup, 0, (size_t)n_items * k * sizeof(int32_t), s));
+        RK_CUDA_CHECK(err, cudaMemsetAsync(d_sim, 0, (size_t)n_items * k * sizeof(float), s));
+    }
 
     // tile height from the memory left
     size_t free_b = 0, total_b = 0;

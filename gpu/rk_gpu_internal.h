@@ -47,15 +47,16 @@ rk_status rk_gpu_fail(rk_error *err, const char *call, const char *why, const ch
 
 // ---- the matrices on the device -----------------------------------------------
 
-// One CSR on the device.  q holds the values in grid units (exact int32 sums)
-// when the run is on a grid; v holds them as float otherwise (and always the
-// real ratings for predictions when it is the user-major matrix).
+// One CSR on the device.  The values the sums are made of are in q (grid
+// units, exact int32 sums) on a rating grid and in d (double) otherwise; v
+// holds the real ratings where predictions need them (user-major).
 struct rk_dev_csr {
     int32_t n_rows, n_cols;
     int64_t nnz;
     int64_t *ptr;
     int32_t *idx;
     int32_t *q;
+    double *d;
     float *v;
 };
 

@@ -55,7 +55,7 @@ __device__ __forceinline__ double sim_of(const rk_sim_params &sp, const A *acc, 
     return rk_sim_value(&sp, n, 0.0, 0.0, (double)acc[1 * C + jj], 0.0, 0.0);
 }
 
-// V: value type of the matrices (int32 grid units or float); A: accumulator.
+// V: value type of the matrices (int32 grid units or double); A: accumulator.
 template <typename V, typename A, int NS>
 __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ iptr, const int32_t *__restrict__ iidx,
                                                    const V *__restrict__ ival, const int64_t *__restrict__ uptr,
@@ -157,11 +157,11 @@ rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t s
         default: return launch<int32_t, int32_t, RK_SUMS_DIFF>(a, iq, uq, smem, st, err);
         }
     }
-    const float *iv = a->by_item.v, *uv = a->by_user.v;
+    const double *iv = a->by_item.d, *uv = a->by_user.d;
     switch (kind) {
-    case RK_SUMS_PEARSON: return launch<float, double, RK_SUMS_PEARSON>(a, iv, uv, smem, st, err);
-    case RK_SUMS_PRODUCTS: return launch<float, double, RK_SUMS_PRODUCTS>(a, iv, uv, smem, st, err);
-    default: return launch<float, double, RK_SUMS_DIFF>(a, iv, uv, smem, st, err);
+    case RK_SUMS_PEARSON: return launch<double, double, RK_SUMS_PEARSON>(a, iv, uv, smem, st, err);
+    case RK_SUMS_PRODUCTS: return launch<double, double, RK_SUMS_PRODUCTS>(a, iv, uv, smem, st, err);
+    default: return launch<double, double, RK_SUMS_DIFF>(a, iv, uv, smem, st, err);
     }
 }
 

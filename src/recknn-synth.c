@@ -1,1 +1,831 @@
-int main(void){return 0;}
+/* recknn-synth.c — synthetic MovieLens-like rating files for tests and benchmarks.
+ *
+ * Model (all constants below):
+ *  - user activity: every user gets a floor of ratings (20, less when R/N is small), the rest is
+ *    shared out in proportion to lognormal weights, capped per user; the total is exactly R;
+ *  - item popularity: lognormal weights with a soft cap (at ML-20M size: item counts have
+ *    quartiles 3/19/156 and a top item rated by 38% of users; ML-20M: 3/18/205, 49%); items are
+ *    drawn per user by weight without replacement (alias table plus rejection, an exponential
+ *    race over the rest when rejection gets slow);
+ *    when R >= M every item is given to one random user first, so every item id occurs;
+ *  - rating: mu + b_u + b_i + s_u * <p_u, q_i> + noise, skewed (MovieLens is left-skewed),
+ *    rounded to half stars, or to whole stars before 2003-02-18 (when MovieLens introduced
+ *    half stars) and by a per-user habit after; clipped to 0.5..5;
+ *  - timestamps: each user rates over one span placed in 1995-01-09..2015-03-31, increasing in
+ *    draw order; lines are written per user in ascending item id, like ML-20M.
+ * Every user has its own RNG streams seeded from (seed, user), so the output does not depend on
+ * the number of threads; the test split uses a separate stream, so train + test is the same data
+ * as a run without --test-output. */
+#define _POSIX_C_SOURCE 200809L
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+enum { SY_EXIT_OK = 0, SY_EXIT_USAGE = 2, SY_EXIT_IO = 4, SY_EXIT_RUNTIME = 5 };
+enum sy_format { SY_FMT_MOVIELENS, SY_FMT_TSV, SY_FMT_DAT };
+
+#define SY_DIM 8                    /* latent factors */
+#define SY_MU 3.53                  /* centre before the skew */
+#define SY_SKEW 0.10                /* v = mu + z - SKEW z^2 */
+#define SY_USER_BIAS_SD 0.38
+#define SY_ITEM_BIAS_SD 0.40
+#define SY_ITEM_BIAS_POP 0.08       /* popular items are rated a little higher */
+#define SY_USER_SCALE_SD 0.25
+#define SY_INTER_SD 0.55            /* sd of the factor term */
+#define SY_NOISE_SD 0.62
+#define SY_WHOLE_MAX 0.30           /* per-user share of whole stars after 2003 ~ U(0, 0.3) */
+#define SY_ACTIVITY_SD 1.05         /* lognormal sd of user activity */
+#define SY_POP_SD 3.20              /* lognormal sd of item popularity, */
+#define SY_POP_CAP 5653.0           /* softly capped at this weight (e^(3.2*2.7)): w / (1 + w / CAP) */
+#define SY_MIN_PER_USER 20
+#define SY_T_BEGIN 789652009.0      /* 1995-01-09, first rating of ML-20M */
+#define SY_T_END 1427760000.0       /* 2015-03-31 */
+#define SY_HALF_STAR_EPOCH 1045526400u /* 2003-02-18 */
+#define SY_SPAN_MEDIAN 172800.0     /* median rating span of a user: 2 days */
+#define SY_SPAN_LOG_SD 2.5
+#define SY_BLOCK_RATINGS (1u << 17) /* ratings per parallel block (output order unit) */
+#define SY_MAX_USERS 2000000000u
+#define SY_MAX_ITEMS 100000000u
+#define SY_MAX_LINE 64
+#define SY_STREAM_ITEMS UINT64_C(0xA5A5000000000001)
+#define SY_STREAM_USERS UINT64_C(0xA5A5000000000002)
+#define SY_STREAM_COVER UINT64_C(0xA5A5000000000003)
+#define SY_SALT_SPLIT UINT64_C(0x5EED5F11757A1700)
+
+/* ---- random numbers: splitmix64 seeding, xoshiro256** streams ---- */
+typedef struct { uint64_t s[4]; } sy_rng;
+
+static uint64_t sy_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static void sy_rng_seed(sy_rng *r, uint64_t seed, uint64_t stream)
+{
+    uint64_t x = sy_mix64(seed + UINT64_C(0x9E3779B97F4A7C15)) ^ sy_mix64(stream * UINT64_C(0xD1B54A32D192ED03) + 1);
+    for (int i = 0; i < 4; i++) {
+        x += UINT64_C(0x9E3779B97F4A7C15);
+        r->s[i] = sy_mix64(x);
+    }
+}
+
+static inline uint64_t sy_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static inline uint64_t sy_next(sy_rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t out = sy_rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+    s[2] ^= t; s[3] = sy_rotl(s[3], 45);
+    return out;
+}
+
+/* Uniform in [0, 1). */
+static inline double sy_unif(sy_rng *r) { return (double)(sy_next(r) >> 11) * 0x1.0p-53; }
+/* Uniform in (0, 1]. */
+static inline double sy_unif_pos(sy_rng *r) { return (double)((sy_next(r) >> 11) + 1) * 0x1.0p-53; }
+/* Uniform integer in [0, n), n < 2^32 (multiply-shift; the bias is below 2^-32). */
+static inline uint32_t sy_below(sy_rng *r, uint32_t n) { return (uint32_t)(((sy_next(r) >> 32) * n) >> 32); }
+
+static double sy_normal(sy_rng *r)
+{
+    double u = sy_unif_pos(r), v = sy_unif(r);
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* Cheap approximately normal deviate (Irwin-Hall of four 16-bit uniforms), for per-rating noise. */
+static inline double sy_normal_fast(sy_rng *r)
+{
+    uint64_t x = sy_next(r);
+    double s = (double)((x & 0xFFFF) + ((x >> 16) & 0xFFFF) + ((x >> 32) & 0xFFFF) + (x >> 48));
+    return (s * (1.0 / 65536.0) - 2.0) * 1.7320508075688772;
+}
+
+/* ---- the model shared by all threads (read-only while generating) ---- */
+typedef struct {
+    uint32_t n_users, n_items;
+    uint64_t n_ratings, seed;
+    double test_fraction;   /* < 0: no test split */
+    enum sy_format format;
+    uint32_t *count;        /* ratings of user id u+1 */
+    uint32_t max_count;
+    uint64_t *forced_off;   /* n_users+1: items forced on each user (coverage) */
+    uint32_t *forced;
+    uint64_t *item_id;      /* raw ids, increasing with the internal index */
+    float *item_bias, *item_fac;
+    double *weight;         /* popularity */
+    uint32_t *alias_prob, *alias_idx;
+    uint32_t n_blocks;
+    uint32_t *block_start;  /* n_blocks+1 users (0-based) */
+    double sum_sq;          /* sum over users of count^2: the co-rating work of item-item k-NN */
+} sy_model;
+
+static void *sy_alloc(size_t n, size_t size)
+{
+    if (n == 0) n = 1;
+    if (n > SIZE_MAX / size) return NULL;
+    return malloc(n * size);
+}
+
+/* Vose alias table over the item weights. */
+static int sy_build_alias(sy_model *m)
+{
+    uint32_t n = m->n_items, *small = sy_alloc(n, sizeof *small), *large = sy_alloc(n, sizeof *large);
+    double *p = sy_alloc(n, sizeof *p), total = 0;
+    m->alias_prob = sy_alloc(n, sizeof *m->alias_prob);
+    m->alias_idx = sy_alloc(n, sizeof *m->alias_idx);
+    if (!small || !large || !p || !m->alias_prob || !m->alias_idx) {
+        free(small); free(large); free(p);
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++) total += m->weight[i];
+    uint32_t ns = 0, nl = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        p[i] = m->weight[i] * n / total;
+        if (p[i] < 1.0) small[ns++] = i; else large[nl++] = i;
+    }
+    while (ns > 0 && nl > 0) {
+        uint32_t s = small[--ns], l = large[nl - 1];
+        m->alias_prob[s] = p[s] > 0 ? (uint32_t)(p[s] * 4294967296.0) : 0;  /* rounding can make p < 0 */
+        m->alias_idx[s] = l;
+        p[l] -= 1.0 - p[s];
+        if (p[l] < 1.0) { nl--; small[ns++] = l; }
+    }
+    while (nl > 0) { uint32_t l = large[--nl]; m->alias_prob[l] = UINT32_MAX; m->alias_idx[l] = l; }
+    while (ns > 0) { uint32_t s = small[--ns]; m->alias_prob[s] = UINT32_MAX; m->alias_idx[s] = s; }
+    free(small); free(large); free(p);
+    return 0;
+}
+
+static inline uint32_t sy_alias_draw(const sy_model *m, sy_rng *r)
+{
+    uint64_t x = sy_next(r);
+    uint32_t j = (uint32_t)(((x >> 32) * m->n_items) >> 32);
+    return (uint32_t)x < m->alias_prob[j] ? j : m->alias_idx[j];
+}
+
+/* Items: sparse increasing ids, popularity, biases, factors. */
+static int sy_make_items(sy_model *m)
+{
+    uint32_t n = m->n_items;
+    sy_rng r;
+    sy_rng_seed(&r, m->seed, SY_STREAM_ITEMS);
+    m->item_id = sy_alloc(n, sizeof *m->item_id);
+    m->item_bias = sy_alloc(n, sizeof *m->item_bias);
+    m->item_fac = sy_alloc((size_t)n * SY_DIM, sizeof *m->item_fac);
+    m->weight = sy_alloc(n, sizeof *m->weight);
+    if (!m->item_id || !m->item_bias || !m->item_fac || !m->weight) return -1;
+    uint64_t id = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        /* 60% consecutive ids, else a gap with mean 9: about 4.6 ids per item, like ML-20M's movieId. */
+        id += 1;
+        if (sy_unif(&r) >= 0.6) id += (uint64_t)(-9.0 * log(sy_unif_pos(&r)));
+        m->item_id[i] = id;
+        double zp = sy_normal(&r);
+        double wt = exp(SY_POP_SD * zp);
+        m->weight[i] = wt / (1.0 + wt / SY_POP_CAP);
+        m->item_bias[i] = (float)(SY_ITEM_BIAS_SD * sy_normal(&r) + SY_ITEM_BIAS_POP * zp);
+        for (int d = 0; d < SY_DIM; d++) m->item_fac[(size_t)i * SY_DIM + d] = (float)sy_normal(&r);
+    }
+    return sy_build_alias(m);
+}
+
+/* Ratings per user: a floor, the rest in proportion to lognormal weights (water-filled under a
+ * cap), remainders handed out one by one; the sum is exactly n_ratings. */
+static int sy_make_counts(sy_model *m)
+{
+    uint32_t n = m->n_users;
+    uint64_t per = m->n_ratings / n;
+    uint32_t base = per / 3 < SY_MIN_PER_USER ? (uint32_t)(per / 3) : SY_MIN_PER_USER;
+    if (base < 1) base = 1;
+    if (base > m->n_items) base = m->n_items;
+    uint32_t cap = m->n_items - m->n_items / 10;
+    if (cap < base || (uint64_t)cap * n < m->n_ratings) cap = m->n_items;
+    double *w = sy_alloc(n, sizeof *w);
+    m->count = sy_alloc(n, sizeof *m->count);
+    if (!w || !m->count) { free(w); return -1; }
+    sy_rng r;
+    sy_rng_seed(&r, m->seed, SY_STREAM_USERS);
+    for (uint32_t u = 0; u < n; u++) w[u] = exp(SY_ACTIVITY_SD * sy_normal(&r));
+    double extra = (double)(m->n_ratings - (uint64_t)base * n), room = cap - base, lo = 0, hi = 1;
+    for (;;) {  /* find hi with sum(min(room, hi w)) >= extra */
+        double s = 0;
+        for (uint32_t u = 0; u < n; u++) s += fmin(room, hi * w[u]);
+        if (s >= extra || hi > 1e300) break;
+        lo = hi; hi *= 2;
+    }
+    for (int it = 0; it < 64; it++) {
+        double mid = 0.5 * (lo + hi), s = 0;
+        for (uint32_t u = 0; u < n; u++) s += fmin(room, mid * w[u]);
+        if (s > extra) hi = mid; else lo = mid;
+    }
+    uint64_t sum = 0;
+    for (uint32_t u = 0; u < n; u++) {
+        double e = floor(fmin(room, lo * w[u]));
+        m->count[u] = base + (uint32_t)e;
+        sum += m->count[u];
+    }
+    free(w);
+    uint32_t u = sy_below(&r, n);
+    while (sum < m->n_ratings) {  /* one pass or a few: sum >= target minus n */
+        if (m->count[u] < cap) { m->count[u]++; sum++; }
+        if (++u == n) u = 0;
+    }
+    while (sum > m->n_ratings) {  /* not expected (lo undershoots), kept for safety */
+        if (m->count[u] > base) { m->count[u]--; sum--; }
+        if (++u == n) u = 0;
+    }
+    m->max_count = 0;
+    for (u = 0; u < n; u++) if (m->count[u] > m->max_count) m->max_count = m->count[u];
+    return 0;
+}
+
+/* Coverage: when R >= M, item i is forced on one user drawn by activity, so every id occurs. */
+static int sy_make_cover(sy_model *m)
+{
+    uint32_t n = m->n_users;
+    m->forced_off = calloc((size_t)n + 1, sizeof *m->forced_off);
+    if (!m->forced_off) return -1;
+    if (m->n_ratings < m->n_items) return 0;
+    uint64_t *cum = sy_alloc(n, sizeof *cum);
+    uint32_t *owner = sy_alloc(m->n_items, sizeof *owner), *fill = calloc(n, sizeof *fill);
+    m->forced = sy_alloc(m->n_items, sizeof *m->forced);
+    if (!cum || !owner || !fill || !m->forced) { free(cum); free(owner); free(fill); return -1; }
+    uint64_t c = 0;
+    for (uint32_t u = 0; u < n; u++) { c += m->count[u]; cum[u] = c; }
+    sy_rng r;
+    sy_rng_seed(&r, m->seed, SY_STREAM_COVER);
+    for (uint32_t i = 0; i < m->n_items; i++) {
+        uint32_t u = 0;
+        for (int tries = 0; tries < 16; tries++) {
+            uint64_t x = (uint64_t)(sy_unif(&r) * (double)c);
+            uint32_t lo = 0, hi = n - 1;
+            while (lo < hi) { uint32_t mid = lo + (hi - lo) / 2; if (cum[mid] > x) hi = mid; else lo = mid + 1; }
+            u = lo;
+            if (fill[u] < m->count[u] / 2) break;
+        }
+        while (fill[u] >= m->count[u]) if (++u == n) u = 0;  /* exists: sum(count) >= n_items */
+        fill[u]++;
+        owner[i] = u;
+    }
+    for (uint32_t u = 0; u < n; u++) m->forced_off[u + 1] = m->forced_off[u] + fill[u];
+    memset(fill, 0, (size_t)n * sizeof *fill);
+    for (uint32_t i = 0; i < m->n_items; i++) {
+        uint32_t u = owner[i];
+        m->forced[m->forced_off[u] + fill[u]++] = i;
+    }
+    free(cum); free(owner); free(fill);
+    return 0;
+}
+
+/* Blocks of consecutive users with about SY_BLOCK_RATINGS ratings each. */
+static int sy_make_blocks(sy_model *m)
+{
+    uint64_t nb = m->n_ratings / SY_BLOCK_RATINGS + 2;
+    if (nb > (uint64_t)m->n_users + 1) nb = (uint64_t)m->n_users + 1;
+    m->block_start = sy_alloc((size_t)nb + 1, sizeof *m->block_start);
+    if (!m->block_start) return -1;
+    uint32_t b = 0, u = 0;
+    m->block_start[0] = 0;
+    while (u < m->n_users) {
+        uint64_t acc = 0;
+        while (u < m->n_users && acc < SY_BLOCK_RATINGS) {
+            m->sum_sq += (double)m->count[u] * m->count[u];
+            acc += m->count[u++];
+        }
+        m->block_start[++b] = u;
+    }
+    m->n_blocks = b;
+    return 0;
+}
+
+/* ---- per-thread workspace and output buffers ---- */
+typedef struct { char *p; size_t len, cap; } sy_buf;
+
+typedef struct { double key; uint32_t item; } sy_keyed;
+
+typedef struct {
+    uint32_t *mark, stamp;
+    uint32_t *items, *perm, *ts;
+    uint64_t *keys, *tmp;
+    uint8_t *halves, *in_test;
+    sy_keyed *race;         /* fallback sampler, allocated on first use */
+    sy_buf out, test;
+    uint64_t n_test;
+} sy_ws;
+
+static int sy_buf_reserve(sy_buf *b, size_t more)
+{
+    if (b->len + more <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : (size_t)1 << 20;
+    while (cap < b->len + more) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) return -1;
+    b->p = p; b->cap = cap;
+    return 0;
+}
+
+static void sy_ws_free(sy_ws *w)
+{
+    free(w->mark); free(w->tmp); free(w->items); free(w->perm); free(w->ts); free(w->keys);
+    free(w->halves); free(w->in_test); free(w->race); free(w->out.p); free(w->test.p);
+}
+
+static int sy_ws_init(sy_ws *w, const sy_model *m)
+{
+    memset(w, 0, sizeof *w);
+    size_t n = m->max_count;
+    w->mark = calloc(m->n_items, sizeof *w->mark);
+    w->tmp = sy_alloc(n, sizeof *w->tmp);
+    w->items = sy_alloc(n, sizeof *w->items);
+    w->perm = sy_alloc(n + 1, sizeof *w->perm);  /* also the bucket counts of sy_sort_keys */
+    w->ts = sy_alloc(n, sizeof *w->ts);
+    w->keys = sy_alloc(n, sizeof *w->keys);
+    w->halves = sy_alloc(n, 1);
+    w->in_test = sy_alloc(n, 1);
+    if (!w->mark || !w->tmp || !w->items || !w->perm || !w->ts || !w->keys || !w->halves || !w->in_test) {
+        sy_ws_free(w);
+        memset(w, 0, sizeof *w);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- hand-written formatting ---- */
+static const char sy_digits2[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+static inline char *sy_put_u64(char *p, uint64_t v)
+{
+    int n = 1;
+    for (uint64_t t = 10; n < 20 && v >= t; t *= 10) n++;
+    char *e = p + n, *q = e;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        q -= 2; q[0] = sy_digits2[d]; q[1] = sy_digits2[d + 1];
+    }
+    if (v >= 10) { q -= 2; q[0] = sy_digits2[2 * v]; q[1] = sy_digits2[2 * v + 1]; }
+    else *--q = (char)('0' + v);
+    return e;
+}
+
+/* Ratings in half stars 1..10, as 4-byte cells (copied whole, advanced by the length). */
+static const char sy_rating_long[11][4] = {
+    "0.0", "0.5", "1.0", "1.5", "2.0", "2.5", "3.0", "3.5", "4.0", "4.5", "5.0" };
+static const char sy_rating_short[11][4] = {
+    "0", "0.5", "1", "1.5", "2", "2.5", "3", "3.5", "4", "4.5", "5" };
+
+static inline char *sy_put_sep(char *p, enum sy_format f)
+{
+    if (f == SY_FMT_DAT) { p[0] = ':'; p[1] = ':'; return p + 2; }
+    *p = f == SY_FMT_TSV ? '\t' : ',';
+    return p + 1;
+}
+
+/* Writes one line; the buffer needs SY_MAX_LINE bytes of room. */
+static inline char *sy_put_line(char *p, enum sy_format f, uint32_t user, uint64_t item, unsigned h, uint32_t ts)
+{
+    p = sy_put_sep(sy_put_u64(p, user), f);
+    p = sy_put_sep(sy_put_u64(p, item), f);
+    if (f == SY_FMT_MOVIELENS) { memcpy(p, sy_rating_long[h], 4); p += 3; }
+    else { memcpy(p, sy_rating_short[h], 4); p += h & 1 ? 3 : 1; }
+    p = sy_put_sep(p, f);
+    p = sy_put_u64(p, ts);
+    *p++ = '\n';
+    return p;
+}
+
+/* ---- sampling items without replacement ---- */
+/* Rearranges a[0..n) so that a[0..k) hold the k smallest keys (quickselect, three-way partition). */
+static void sy_select_smallest(sy_keyed *a, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n;
+    while (hi - lo > 1 && k > lo && k < hi) {
+        double a0 = a[lo].key, a1 = a[lo + (hi - lo) / 2].key, a2 = a[hi - 1].key;
+        double piv = a0 < a1 ? (a1 < a2 ? a1 : (a0 < a2 ? a2 : a0)) : (a0 < a2 ? a0 : (a1 < a2 ? a2 : a1));
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            sy_keyed t = a[i];
+            if (t.key < piv) { a[i++] = a[lt]; a[lt++] = t; }
+            else if (t.key > piv) { a[i] = a[--gt]; a[gt] = t; }
+            else i++;
+        }
+        if (k < lt) hi = lt;
+        else if (k > gt) lo = gt;
+        else break;
+    }
+}
+
+static int sy_cmp_keyed(const void *x, const void *y)
+{
+    const sy_keyed *a = x, *b = y;
+    return a->key < b->key ? -1 : a->key > b->key ? 1 : (a->item > b->item) - (a->item < b->item);
+}
+
+/* Sorts in[0..n) (item << 32 | k, distinct) into out by item: a counting pass into n buckets of
+ * the item range, then insertion sort. Drawn items are spread evenly over the index range
+ * (popularity does not depend on the index), so buckets hold about one key: O(n) expected. */
+static void sy_sort_keys(const uint64_t *in, uint64_t *out, uint32_t *cnt, uint32_t n, uint32_t n_items)
+{
+    uint64_t scale = ((uint64_t)n << 32) / n_items;  /* bucket = item * n / n_items, < n */
+    memset(cnt, 0, ((size_t)n + 1) * sizeof *cnt);
+    for (uint32_t k = 0; k < n; k++) cnt[(((in[k] >> 32) * scale) >> 32) + 1]++;
+    for (uint32_t b = 0; b < n; b++) cnt[b + 1] += cnt[b];
+    for (uint32_t k = 0; k < n; k++) out[cnt[((in[k] >> 32) * scale) >> 32]++] = in[k];
+    for (uint32_t i = 1; i < n; i++) {
+        uint64_t v = out[i];
+        uint32_t j = i;
+        while (j > 0 && out[j - 1] > v) { out[j] = out[j - 1]; j--; }
+        out[j] = v;
+    }
+}
+
+/* Fills w->items[0..n) in draw order; returns -1 only when the fallback cannot allocate. */
+static int sy_sample(const sy_model *m, sy_ws *w, sy_rng *r, uint32_t u, uint32_t n)
+{
+    if (++w->stamp == 0) { memset(w->mark, 0, (size_t)m->n_items * sizeof *w->mark); w->stamp = 1; }
+    uint32_t got = 0, st = w->stamp;
+    for (uint64_t f = m->forced_off[u]; f < m->forced_off[u + 1]; f++) {
+        w->mark[m->forced[f]] = st;
+        w->items[got++] = m->forced[f];
+    }
+    uint32_t nforced = got;
+    uint64_t tries = 0, limit = 4 * (uint64_t)n + 256;
+    while (got < n && tries++ < limit) {
+        uint32_t i = sy_alias_draw(m, r);
+        if (w->mark[i] != st) { w->mark[i] = st; w->items[got++] = i; }
+    }
+    if (got < n) {  /* exponential race over the items left: same law as drawing on */
+        if (!w->race && !(w->race = sy_alloc(m->n_items, sizeof *w->race))) return -1;
+        size_t nr = 0, need = n - got;
+        for (uint32_t i = 0; i < m->n_items; i++)
+            if (w->mark[i] != st) { w->race[nr].key = -log(sy_unif_pos(r)) / m->weight[i]; w->race[nr++].item = i; }
+        sy_select_smallest(w->race, nr, need);
+        qsort(w->race, need, sizeof *w->race, sy_cmp_keyed);
+        for (size_t k = 0; k < need; k++) { w->mark[w->race[k].item] = st; w->items[got++] = w->race[k].item; }
+    }
+    for (uint32_t k = 0; k < nforced; k++) {  /* forced items at random places in time */
+        uint32_t j = sy_below(r, n), t = w->items[k];
+        w->items[k] = w->items[j]; w->items[j] = t;
+    }
+    return 0;
+}
+
+/* Generates user u (0-based) into w->out / w->test. */
+static int sy_gen_user(const sy_model *m, sy_ws *w, uint32_t u)
+{
+    uint32_t n = m->count[u];
+    sy_rng r;
+    sy_rng_seed(&r, m->seed, (uint64_t)u);
+    float p[SY_DIM];
+    double bu = SY_USER_BIAS_SD * sy_normal(&r);
+    double su = exp(SY_USER_SCALE_SD * sy_normal(&r)) * SY_INTER_SD / sqrt((double)SY_DIM);
+    for (int d = 0; d < SY_DIM; d++) p[d] = (float)(su * sy_normal(&r));
+    double whole = SY_WHOLE_MAX * sy_unif(&r);
+    double span = SY_SPAN_MEDIAN * exp(SY_SPAN_LOG_SD * sy_normal(&r)), range = SY_T_END - SY_T_BEGIN;
+    if (span < 15.0 * n) span = 15.0 * n;
+    if (span > range) span = range;
+    double t0 = SY_T_BEGIN + sy_unif(&r) * (range - span);
+    if (sy_sample(m, w, &r, u, n) != 0) return -1;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = w->items[k];
+        const float *q = m->item_fac + (size_t)i * SY_DIM;
+        float dot = 0;
+        for (int d = 0; d < SY_DIM; d++) dot += p[d] * q[d];
+        double z = bu + m->item_bias[i] + dot + SY_NOISE_SD * sy_normal_fast(&r);
+        double v = SY_MU + z - SY_SKEW * z * z;
+        uint32_t ts = (uint32_t)(t0 + span * ((double)k + sy_unif(&r)) / n);
+        int h;
+        if (ts < SY_HALF_STAR_EPOCH || sy_unif(&r) < whole) {
+            h = 2 * (int)floor(v + 0.5);
+            h = h < 2 ? 2 : h > 10 ? 10 : h;
+        } else {
+            h = (int)floor(2.0 * v + 0.5);
+            h = h < 1 ? 1 : h > 10 ? 10 : h;
+        }
+        w->halves[k] = (uint8_t)h;
+        w->ts[k] = ts;
+        w->tmp[k] = (uint64_t)i << 32 | k;
+        w->in_test[k] = 0;
+    }
+    if (m->test_fraction > 0 && n > 1) {
+        sy_rng rs;
+        sy_rng_seed(&rs, m->seed ^ SY_SALT_SPLIT, (uint64_t)u);
+        double want = floor(m->test_fraction * n + sy_unif(&rs));
+        uint32_t t = want > n - 1 ? n - 1 : (uint32_t)want;
+        for (uint32_t k = 0; k < n; k++) w->perm[k] = k;
+        for (uint32_t k = 0; k < t; k++) {
+            uint32_t j = k + sy_below(&rs, n - k), x = w->perm[j];
+            w->perm[j] = w->perm[k]; w->perm[k] = x;
+            w->in_test[x] = 1;
+        }
+    }
+    sy_sort_keys(w->tmp, w->keys, w->perm, n, m->n_items);
+    if (sy_buf_reserve(&w->out, (size_t)n * SY_MAX_LINE) || sy_buf_reserve(&w->test, (size_t)n * SY_MAX_LINE))
+        return -1;
+    char *po = w->out.p + w->out.len, *pt = w->test.p + w->test.len;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t j = (uint32_t)w->keys[k], i = (uint32_t)(w->keys[k] >> 32);
+        if (w->in_test[j]) w->n_test++, pt = sy_put_line(pt, m->format, u + 1, m->item_id[i], w->halves[j], w->ts[j]);
+        else po = sy_put_line(po, m->format, u + 1, m->item_id[i], w->halves[j], w->ts[j]);
+    }
+    w->out.len = (size_t)(po - w->out.p);
+    w->test.len = (size_t)(pt - w->test.p);
+    return 0;
+}
+
+/* ---- output files ---- */
+/* A file we opened that is a regular file is written with pwrite at offsets reserved in block
+ * order, so threads copy into the page cache in parallel; anything else is written in order. */
+typedef struct { const char *path; int fd, opened, regular; uint64_t off; } sy_file;
+
+static int sy_file_open(sy_file *f, const char *path)
+{
+    f->off = 0;
+    f->regular = f->opened = 0;
+    if (!path || strcmp(path, "-") == 0) { f->path = "<stdout>"; f->fd = STDOUT_FILENO; return 0; }
+    f->path = path;
+    f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (f->fd < 0) return -1;
+    struct stat sb;
+    f->opened = 1;
+    f->regular = fstat(f->fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    return 0;
+}
+
+static int sy_write_at(int fd, const char *p, size_t n, int positioned, uint64_t off)
+{
+    while (n > 0) {
+        ssize_t k = positioned ? pwrite(fd, p, n, (off_t)off) : write(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) { if (k == 0) errno = EIO; return -1; }
+        p += k; n -= (size_t)k; off += (uint64_t)k;
+    }
+    return 0;
+}
+
+static int sy_file_close(sy_file *f)
+{
+    int rc = f->opened ? close(f->fd) : 0;
+    f->opened = 0;
+    return rc;
+}
+
+/* ---- command line ---- */
+static void sy_usage(FILE *fp)
+{
+    fputs("Usage: recknn-synth --users N --items M --ratings R --seed S [options]\n"
+          "Writes a synthetic MovieLens-like rating file (userId,movieId,rating,timestamp).\n"
+          "\n"
+          "  --users N            users, ids 1..N (each gets at least one rating)\n"
+          "  --items M            items; ids are sparse and increasing (every item occurs when R >= M)\n"
+          "  --ratings R          ratings in all (training plus test), N <= R <= N*M\n"
+          "  --seed S             random seed, 0..2^64-1\n"
+          "  --output FILE        output file (default or '-': standard output)\n"
+          "  --test-output FILE   also write a held-out split: a random fraction of each user's\n"
+          "                       ratings (at least one kept in the main output) goes to FILE\n"
+          "  --test-fraction F    fraction held out, 0 <= F < 1 (default 0.1)\n"
+          "  --format FMT         movielens (CSV with header, default), tsv (no header), dat (::)\n"
+          "  --threads T          OpenMP threads (the output does not depend on T)\n"
+          "  --quiet              no summary line on standard error\n"
+          "  --help, --version\n"
+          "\n"
+          "Same arguments and seed give byte-identical output. The data are synthetic.\n"
+          "Exit status: 0 success, 2 bad option, 4 output not writable, 5 out of memory.\n", fp);
+}
+
+static int sy_usage_error(const char *what, const char *arg, const char *why)
+{
+    fprintf(stderr, "recknn-synth: error: %s%s%s%s%s\nTry 'recknn-synth --help'.\n", what, arg ? " '" : "",
+            arg ? arg : "", arg ? "'" : "", why ? why : "");
+    return SY_EXIT_USAGE;
+}
+
+static int sy_bad(const char *opt, const char *arg, const char *why)
+{
+    char w[64];
+    snprintf(w, sizeof w, ": %s", why);
+    return sy_usage_error(opt, arg, w);
+}
+
+/* Strict unsigned parse: decimal digits only, no sign, space or trailing characters, <= max. */
+static int sy_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    if (*s < '0' || *s > '9') return sy_bad(opt, s, "not a non-negative integer");
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end) return sy_bad(opt, s, "trailing characters");
+    if (errno == ERANGE || v > max) return sy_bad(opt, s, "too large");
+    if (v < min) return sy_bad(opt, s, "too small");
+    *out = v;
+    return 0;
+}
+
+static int sy_parse_fraction(const char *opt, const char *s, double *out)
+{
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *s == ' ' || *s == '\t') return sy_bad(opt, s, "not a number");
+    if (*end) return sy_bad(opt, s, "trailing characters");
+    if (errno == ERANGE || !isfinite(v) || v < 0 || v >= 1) return sy_bad(opt, s, "must be in [0, 1)");
+    *out = v;
+    return 0;
+}
+
+static void sy_model_free(sy_model *m)
+{
+    free(m->count); free(m->forced_off); free(m->forced); free(m->item_id); free(m->item_bias);
+    free(m->item_fac); free(m->weight); free(m->alias_prob); free(m->alias_idx); free(m->block_start);
+}
+
+static double sy_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    enum { O_USERS = 256, O_ITEMS, O_RATINGS, O_SEED, O_OUTPUT, O_TEST_OUTPUT, O_TEST_FRACTION,
+           O_FORMAT, O_THREADS, O_QUIET, O_HELP, O_VERSION };
+    static const struct option opts[] = {
+        {"users", required_argument, 0, O_USERS}, {"items", required_argument, 0, O_ITEMS},
+        {"ratings", required_argument, 0, O_RATINGS}, {"seed", required_argument, 0, O_SEED},
+        {"output", required_argument, 0, O_OUTPUT}, {"test-output", required_argument, 0, O_TEST_OUTPUT},
+        {"test-fraction", required_argument, 0, O_TEST_FRACTION}, {"format", required_argument, 0, O_FORMAT},
+        {"threads", required_argument, 0, O_THREADS}, {"quiet", no_argument, 0, O_QUIET},
+        {"help", no_argument, 0, O_HELP}, {"version", no_argument, 0, O_VERSION}, {0, 0, 0, 0}};
+    sy_model m;
+    memset(&m, 0, sizeof m);
+    m.test_fraction = -1;
+    uint64_t users = 0, items = 0, ratings = 0, threads = 0;
+    int have_seed = 0, have_fraction = 0, quiet = 0, rc, c;
+    double fraction = 0.1;
+    const char *out_path = NULL, *test_path = NULL;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        switch (c) {
+        case O_USERS: if ((rc = sy_parse_u64("--users", optarg, 1, SY_MAX_USERS, &users))) return rc; break;
+        case O_ITEMS: if ((rc = sy_parse_u64("--items", optarg, 1, SY_MAX_ITEMS, &items))) return rc; break;
+        case O_RATINGS: if ((rc = sy_parse_u64("--ratings", optarg, 1, UINT64_MAX, &ratings))) return rc; break;
+        case O_SEED: if ((rc = sy_parse_u64("--seed", optarg, 0, UINT64_MAX, &m.seed))) return rc; have_seed = 1; break;
+        case O_OUTPUT: out_path = optarg; break;
+        case O_TEST_OUTPUT: test_path = optarg; break;
+        case O_TEST_FRACTION:
+            if ((rc = sy_parse_fraction("--test-fraction", optarg, &fraction))) return rc;
+            have_fraction = 1;
+            break;
+        case O_FORMAT:
+            if (strcmp(optarg, "movielens") == 0) m.format = SY_FMT_MOVIELENS;
+            else if (strcmp(optarg, "tsv") == 0) m.format = SY_FMT_TSV;
+            else if (strcmp(optarg, "dat") == 0) m.format = SY_FMT_DAT;
+            else return sy_bad("--format", optarg, "expected movielens, tsv or dat");
+            break;
+        case O_THREADS: if ((rc = sy_parse_u64("--threads", optarg, 1, 4096, &threads))) return rc; break;
+        case O_QUIET: quiet = 1; break;
+        case O_HELP: sy_usage(stdout); return fflush(stdout) == 0 && !ferror(stdout) ? SY_EXIT_OK : SY_EXIT_IO;
+        case O_VERSION: printf("recknn-synth (recknn) %s\n", PACKAGE_VERSION); return SY_EXIT_OK;
+        case ':': return sy_usage_error("option", argv[optind - 1], " needs a value");
+        default: return sy_usage_error("unknown or malformed option", argv[optind - 1], NULL);
+        }
+    }
+    int out_stdout = !out_path || strcmp(out_path, "-") == 0;
+    if (optind < argc) return sy_usage_error("unexpected argument", argv[optind], NULL);
+    if (!users || !items || !ratings || !have_seed)
+        return sy_usage_error("--users, --items, --ratings and --seed are required", NULL, NULL);
+    if (ratings < users || ratings > users * items)
+        return sy_usage_error("--ratings must be at least --users and at most --users x --items", NULL, NULL);
+    if (have_fraction && !test_path) return sy_usage_error("--test-fraction needs --test-output", NULL, NULL);
+    if (test_path && strcmp(test_path, out_stdout ? "-" : out_path) == 0)
+        return sy_usage_error("--output and --test-output name the same file", NULL, NULL);
+#ifdef _OPENMP
+    if (threads) omp_set_num_threads((int)threads);
+#endif
+    m.n_users = (uint32_t)users;
+    m.n_items = (uint32_t)items;
+    m.n_ratings = ratings;
+    if (test_path) m.test_fraction = fraction;
+    double t_start = sy_now();
+
+    if (sy_make_items(&m) || sy_make_counts(&m) || sy_make_cover(&m) || sy_make_blocks(&m)) {
+        fprintf(stderr, "recknn-synth: error: out of memory\n");
+        sy_model_free(&m);
+        return SY_EXIT_RUNTIME;
+    }
+    sy_file fo, ft;
+    memset(&ft, 0, sizeof ft);
+    if (sy_file_open(&fo, out_path) != 0) {
+        fprintf(stderr, "recknn-synth: error: %s: %s\n", out_path, strerror(errno));
+        sy_model_free(&m);
+        return SY_EXIT_IO;
+    }
+    if (test_path && sy_file_open(&ft, test_path) != 0) {
+        fprintf(stderr, "recknn-synth: error: %s: %s\n", test_path, strerror(errno));
+        sy_file_close(&fo);
+        if (fo.regular) unlink(fo.path);
+        sy_model_free(&m);
+        return SY_EXIT_IO;
+    }
+    const char *hdr = m.format == SY_FMT_MOVIELENS ? "userId,movieId,rating,timestamp\n" : "";
+    size_t hl = strlen(hdr);
+    int io_err = sy_write_at(fo.fd, hdr, hl, 0, 0) ? 1 : test_path && sy_write_at(ft.fd, hdr, hl, 0, 0) ? 2 : 0;
+    int io_errno = io_err ? errno : 0, nomem = 0, stop = io_err;
+    uint64_t n_test = 0;
+    fo.off = ft.off = hl;
+
+    /* Blocks are generated in parallel and placed in order; 'stop' ends the work after a failure. */
+#pragma omp parallel reduction(+ : n_test)
+    {
+        sy_ws w;
+        int ok = sy_ws_init(&w, &m) == 0, halt;
+        if (!ok) {
+#pragma omp atomic write
+            nomem = 1;
+#pragma omp atomic write
+            stop = 1;
+        }
+#pragma omp for ordered schedule(dynamic, 1)
+        for (uint32_t b = 0; b < m.n_blocks; b++) {
+            uint64_t off_o = 0, off_t_ = 0;
+            int e = 0, placed = 0;
+#pragma omp atomic read
+            halt = stop;
+            if (ok && !halt) {
+                w.out.len = w.test.len = 0;
+                for (uint32_t u = m.block_start[b]; u < m.block_start[b + 1] && ok; u++) ok = sy_gen_user(&m, &w, u) == 0;
+                if (!ok) {
+#pragma omp atomic write
+                    nomem = 1;
+#pragma omp atomic write
+                    stop = 1;
+                }
+            }
+#pragma omp ordered
+            {
+#pragma omp atomic read
+                halt = stop;
+                if (ok && !halt) {
+                    placed = 1;
+                    off_o = fo.off; fo.off += w.out.len;
+                    off_t_ = ft.off; ft.off += w.test.len;
+                    if (!fo.regular && sy_write_at(fo.fd, w.out.p, w.out.len, 0, 0)) e = 1;
+                    else if (test_path && !ft.regular && sy_write_at(ft.fd, w.test.p, w.test.len, 0, 0)) e = 2;
+                }
+            }
+            if (placed && !e && fo.regular && sy_write_at(fo.fd, w.out.p, w.out.len, 1, off_o)) e = 1;
+            if (placed && !e && test_path && ft.regular && sy_write_at(ft.fd, w.test.p, w.test.len, 1, off_t_)) e = 2;
+            if (e) {
+                int en = errno;
+#pragma omp critical(sy_io_error)
+                if (!io_err) { io_err = e; io_errno = en; }
+#pragma omp atomic write
+                stop = 1;
+            }
+        }
+        n_test += w.n_test;
+        sy_ws_free(&w);
+    }
+    if (sy_file_close(&fo) != 0 && !io_err) { io_err = 1; io_errno = errno; }
+    if (sy_file_close(&ft) != 0 && !io_err) { io_err = 2; io_errno = errno; }
+    if (io_err || nomem) {
+        if (nomem) fprintf(stderr, "recknn-synth: error: out of memory\n");
+        else fprintf(stderr, "recknn-synth: error: %s: %s\n", io_err == 1 ? fo.path : ft.path,
+                     strerror(io_errno ? io_errno : EIO));
+        if (fo.regular) unlink(fo.path);  /* no partial files */
+        if (ft.regular) unlink(ft.path);
+        sy_model_free(&m);
+        return nomem ? SY_EXIT_RUNTIME : SY_EXIT_IO;
+    }
+    if (!quiet)
+        fprintf(stderr, "recknn-synth: %llu ratings (%llu test), %u users, %u items, sum of n_u^2 %.3e, %.2f s\n",
+                (unsigned long long)m.n_ratings, (unsigned long long)n_test, m.n_users, m.n_items, m.sum_sq,
+                sy_now() - t_start);
+    sy_model_free(&m);
+    return SY_EXIT_OK;
+}

@@ -6,6 +6,7 @@
 #include "rk_omp.h"
 #include "rk_gpu.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,10 @@ static void note(const rk_job_opts *o, const char *fmt, const char *a)
 static void json_num(FILE *fp, double x)
 {
     char b[40];
+    if (!isfinite(x)) {
+        fputs("null", fp); /* JSON has no nan or inf */
+        return;
+    }
     rk_out_double(b, sizeof b, x);
     fputs(b, fp);
 }
@@ -90,23 +95,15 @@ static void write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
 
     json_key(fp, "  ", "bad_lines");
     fputs("[", fp);
-    const rk_load_report *reps[2] = {&ds->train_report, &ds->test_report};
-    int first = 1;
-    for (int which = 0; which < 2; which++) {
-        for (int b = 0; b < reps[which]->n_bad_kept; b++) {
-            const rk_bad_line *bl = &reps[which]->bad[b];
-            const char *file = which == 0 ? (bl->file < o->n_inputs ? o->inputs[bl->file] : "?") : o->test_path;
-            fputs(first ? "" : ", ", fp);
-            first = 0;
-            fputs("{\"file\": ", fp);
-            rk_out_json_string(fp, file);
-            fprintf(fp, ", \"line\": %lld}", (long long)bl->line);
-        }
+    for (int b = 0; b < r->n_bad; b++) {
+        fputs(b ? ", {\"file\": " : "{\"file\": ", fp);
+        rk_out_json_string(fp, r->bad[b].file);
+        fprintf(fp, ", \"line\": %lld}", (long long)r->bad[b].line);
     }
     fputs("],\n", fp);
-    if (ds->train_report.skipped_lines > 0) {
+    if (r->skipped_lines > 0) {
         json_key(fp, "  ", "first_bad_reason");
-        rk_out_json_string(fp, ds->train_report.first_bad_reason);
+        rk_out_json_string(fp, r->first_bad_reason);
         fputs(",\n", fp);
     }
 
@@ -298,6 +295,17 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     rep->test_ratings = j.test.n;
     rep->ratings = j.train.n + j.test.n;
     rep->skipped_lines = j.ds.train_report.skipped_lines + j.ds.test_report.skipped_lines;
+    for (int which = 0; which < 2; which++) {
+        const rk_load_report *lr = which == 0 ? &j.ds.train_report : &j.ds.test_report;
+        for (int b = 0; b < lr->n_bad_kept && rep->n_bad < RK_LOAD_BAD_KEPT; b++) {
+            const rk_bad_line *bl = &lr->bad[b];
+            rep->bad[rep->n_bad].file = which == 0 ? (bl->file < o->n_inputs ? o->inputs[bl->file] : "?") : o->test_path;
+            rep->bad[rep->n_bad].line = bl->line;
+            rep->n_bad++;
+        }
+        if (rep->first_bad_reason[0] == '\0' && lr->skipped_lines > 0)
+            snprintf(rep->first_bad_reason, sizeof rep->first_bad_reason, "%s", lr->first_bad_reason);
+    }
     s = rk_model_build(&j.model, &j.train, (int32_t)rep->users, (int32_t)rep->items,
                        o->load.have_scale, o->load.scale_min, o->load.scale_max, err);
     if (s != RK_OK) goto fail;

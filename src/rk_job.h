@@ -51,6 +51,12 @@ typedef struct rk_job_report {
     int64_t users, items, ratings;     /* whole loaded data, duplicates resolved */
     int64_t train_ratings, test_ratings;
     int64_t skipped_lines;
+    int n_bad;                         /* skipped lines listed in bad[] */
+    struct {
+        const char *file;              /* one of the caller's paths */
+        int64_t line;
+    } bad[RK_LOAD_BAD_KEPT];
+    char first_bad_reason[160];        /* why the first skipped line was bad */
     int64_t duplicates_removed;
     int64_t list_entries;              /* rows of neighbors.csv */
     rk_eval_result eval;               /* valid when have_eval */

@@ -41,9 +41,10 @@ rk_status rk_lists_alloc(rk_lists *l, int32_t n_items, int32_t k, rk_error *err)
     l->n_items = n_items;
     l->k = k;
     l->len = calloc((size_t)(n_items > 0 ? n_items : 1), sizeof *l->len);
-    l->nbr = malloc(cells * sizeof *l->nbr);
-    l->sim = malloc(cells * sizeof *l->sim);
-    l->support = malloc(cells * sizeof *l->support);
+    /* zeroed: the cells past each list's length are defined too */
+    l->nbr = calloc(cells, sizeof *l->nbr);
+    l->sim = calloc(cells, sizeof *l->sim);
+    l->support = calloc(cells, sizeof *l->support);
     if (l->len == NULL || l->nbr == NULL || l->sim == NULL || l->support == NULL) {
         rk_lists_free(l);
         return rk_error_set(err, RK_E_NOMEM, "out of memory for %d neighbour lists of %d", n_items, k);
@@ -69,7 +70,7 @@ typedef struct knn_ctx {
     rk_sim_params sp;
     int grid;              /* 1: exact int32 sums of values in units */
     int32_t *uq, *iq;      /* grid: by_user / by_item values in units */
-    const float *uv, *iv;  /* double path: by_user / by_item values */
+    double *uv, *iv;       /* double path: by_user / by_item values */
     int64_t *qptr;         /* known queries grouped by item: qptr[n_items + 1] */
     int64_t *qlist;
     rk_lists *lists;
@@ -372,27 +373,22 @@ static rk_status prepare_values(knn_ctx *c, rk_knn_stats *st, rk_error *err)
 {
     const rk_model *m = c->m;
     const rk_csr *U = &m->by_user, *I = &m->by_item;
-    if (c->sp.metric == RK_METRIC_PEARSON_BASELINE) {
-        float *ue = malloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *ue);
-        float *ie = malloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *ie);
-        if (ue == NULL || ie == NULL) {
-            free(ue);
-            free(ie);
-            return rk_error_set(err, RK_E_NOMEM, "out of memory for baseline residuals");
-        }
-        rk_model_residuals(m, ue, ie);
-        c->uv = ue;
-        c->iv = ie;
-        c->sp.unit = 1.0;
-        snprintf(st->path, sizeof st->path, "double residuals");
-        return RK_OK;
-    }
-    double s = rk_knn_grid_scale(m, NULL);
+    double s = c->sp.metric == RK_METRIC_PEARSON_BASELINE ? 0.0 : rk_knn_grid_scale(m, NULL);
     if (s == 0.0) {
-        c->uv = U->val;
-        c->iv = I->val;
+        c->uv = malloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *c->uv);
+        c->iv = malloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *c->iv);
+        if (c->uv == NULL || c->iv == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for double values");
         c->sp.unit = 1.0;
-        snprintf(st->path, sizeof st->path, "double");
+        if (c->sp.metric == RK_METRIC_PEARSON_BASELINE) {
+            rk_model_residuals(m, c->uv, c->iv);
+            snprintf(st->path, sizeof st->path, "double residuals");
+        } else {
+#pragma omp parallel for
+            for (int64_t p = 0; p < U->nnz; p++) c->uv[p] = U->val[p];
+#pragma omp parallel for
+            for (int64_t p = 0; p < I->nnz; p++) c->iv[p] = I->val[p];
+            snprintf(st->path, sizeof st->path, "double");
+        }
         return RK_OK;
     }
     c->grid = 1;
@@ -539,7 +535,7 @@ done:
     free(c.qlist);
     free(c.uq);
     free(c.iq);
-    if (c.uv != NULL && c.uv != m->by_user.val) free((void *)c.uv);
-    if (c.iv != NULL && c.iv != m->by_item.val) free((void *)c.iv);
+    free(c.uv);
+    free(c.iv);
     return s;
 }

@@ -91,20 +91,20 @@ rk_status rk_model_build(rk_model *m, const rk_triples *train, int32_t n_users,
     return RK_OK;
 }
 
-void rk_model_residuals(const rk_model *m, float *out_by_user, float *out_by_item)
+void rk_model_residuals(const rk_model *m, double *out_by_user, double *out_by_item)
 {
     if (out_by_user != NULL) {
         const rk_csr *U = &m->by_user;
 #pragma omp parallel for schedule(dynamic, 256)
         for (int32_t u = 0; u < U->n_rows; u++)
             for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++)
-                out_by_user[p] = (float)((double)U->val[p] - (m->mu + m->bu[u] + m->bi[U->idx[p]]));
+                out_by_user[p] = (double)U->val[p] - (m->mu + m->bu[u] + m->bi[U->idx[p]]);
     }
     if (out_by_item != NULL) {
         const rk_csr *I = &m->by_item;
 #pragma omp parallel for schedule(dynamic, 256)
         for (int32_t i = 0; i < I->n_rows; i++)
             for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++)
-                out_by_item[p] = (float)((double)I->val[p] - (m->mu + m->bu[I->idx[p]] + m->bi[i]));
+                out_by_item[p] = (double)I->val[p] - (m->mu + m->bu[I->idx[p]] + m->bi[i]);
     }
 }

@@ -48,8 +48,9 @@ int rk_model_item_known(const rk_model *m, int32_t i);
 
 /*! rk_model_residuals() : values e_ui = r_ui − (μ + b_u + b_i) aligned with
  *  by_user (out_by_user[by_user.nnz]) and with by_item (out_by_item[by_item.nnz]);
- *  either may be NULL.  Used by pearson-baseline. */
-void rk_model_residuals(const rk_model *m, float *out_by_user, float *out_by_item);
+ *  either may be NULL.  Used by pearson-baseline, in double so that its sums
+ *  carry no rounding beyond float64's. */
+void rk_model_residuals(const rk_model *m, double *out_by_user, double *out_by_item);
 
 void rk_model_free(rk_model *m);
 

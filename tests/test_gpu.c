@@ -92,8 +92,11 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
         for (int r = 0; r < lc.len[i]; r++) {
             size_t at = (size_t)i * k + r;
             CU_ASSERT(fabsf(lg.sim[at] - lc.sim[at]) <= 1e-4f);
-            if (lg.nbr[at] != lc.nbr[at]) CU_ASSERT(fabsf(lg.sim[at] - lc.sim[at]) <= 1e-6f); /* a tie */
-            else CU_ASSERT_EQUAL(lg.support[at], lc.support[at]);
+            if (lg.nbr[at] != lc.nbr[at]) {
+                CU_ASSERT(fabsf(lg.sim[at] - lc.sim[at]) <= 1e-6f); /* a tie */
+            } else {
+                CU_ASSERT_EQUAL(lg.support[at], lc.support[at]);
+            }
         }
     }
     for (int64_t a = 0; a < nq; a++) {

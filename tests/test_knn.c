@@ -94,14 +94,9 @@ static void ref_build(ref *r, int nu, int ni, const rk_triples *t, rk_metric met
             double s = 0;
             if (n >= (min_support > 1 ? min_support : 1)) {
                 if (metric == RK_METRIC_PEARSON) {
-                    /* means over the co-raters, then the centred products */
-                    double mx = sx / n, my = sy / n, num = 0, vx = 0, vy = 0;
-                    for (int u = 0; u < nu; u++) {
-                        if (AT(r->B, u, a, ni) == 0 || AT(r->B, u, b, ni) == 0) continue;
-                        double dx = AT(r->R, u, a, ni) - mx, dy = AT(r->R, u, b, ni) - my;
-                        num += dx * dy; vx += dx * dx; vy += dy * dy;
-                    }
-                    s = (vx > 1e-9 && vy > 1e-9) ? num / sqrt(vx * vy) : 0.0;
+                    /* SPEC §2 as written: means over the co-raters */
+                    double vx = n * sxx - sx * sx, vy = n * syy - sy * sy;
+                    s = (vx > 1e-9 * n * sxx && vy > 1e-9 * n * syy) ? (n * sxy - sx * sy) / sqrt(vx * vy) : 0.0;
                 } else if (metric == RK_METRIC_COSINE || metric == RK_METRIC_PEARSON_BASELINE) {
                     s = (sxx > 0 && syy > 0) ? sxy / sqrt(sxx * syy) : 0.0;
                 } else if (metric == RK_METRIC_MSD) {
@@ -264,7 +259,7 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
             double gs = l.sim[(size_t)i * k + t2], rs = AT(r.S, i, cand[t2], ni);
             CU_ASSERT(fabs(gs - rs) <= 1e-6);
             /* a different neighbour is only allowed where the similarities tie */
-            if (got != cand[t2]) CU_ASSERT(fabs(AT(r.S, i, got, ni) - rs) <= 1e-9);
+            if (got != cand[t2]) CU_ASSERT(fabs(AT(r.S, i, got, ni) - rs) <= (metric == RK_METRIC_PEARSON_BASELINE ? 1e-6 : 1e-12));
             CU_ASSERT_EQUAL(l.support[(size_t)i * k + t2], (int32_t)AT(r.N, i, got, ni));
             /* no neighbour twice, never the item itself */
             CU_ASSERT(got != i);
@@ -272,12 +267,14 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
         }
         g_checked_lists++;
     }
+    /* the engine keeps pearson-baseline residuals in float (SPEC asks 1e-4) */
+    double ptol = metric == RK_METRIC_PEARSON_BASELINE ? 1e-6 : 1e-9;
     for (int64_t a = 0; a < nq; a++) {
         int ru;
         double rp = ref_predict(&r, qu[a], qi[a], k, mode, min_k, &ru);
-        CU_ASSERT(fabs(rp - pred[a]) <= 1e-9);
+        CU_ASSERT(fabs(rp - pred[a]) <= ptol);
         CU_ASSERT_EQUAL(ru, used[a]);
-        if (fabs(rp - pred[a]) > 1e-9 || ru != used[a])
+        if (fabs(rp - pred[a]) > ptol || ru != used[a])
             fprintf(stderr, "query (%d,%d) %s/%s: %.12g (%d used), reference %.12g (%d)\n", qu[a], qi[a],
                     rk_metric_name(metric), rk_predict_mode_name(mode), pred[a], used[a], rp, ru);
         g_checked_preds++;
