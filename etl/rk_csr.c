@@ -1,1 +1,499 @@
-/* placeholder */
+/* rk_csr.c — duplicate resolution, CSR build and transpose.
+ *
+ * Both the build and the transpose are stable counting sorts done in
+ * parallel: each thread counts the keys of its contiguous share of the input,
+ * the per-thread counts give every thread its own write position per key, and
+ * the scatter keeps input order within a key.  The per-thread count tables
+ * cost threads x keys; the thread count is cut when that would be large.
+ * Input already sorted by (row, column), as MovieLens files are, is detected
+ * first and copied straight through.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "rk_csr.h"
+#include "rk_omp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RK_HIST_BYTES ((size_t)256 << 20) /* cap on the per-thread count tables */
+#define RK_PAR_MIN 65536                  /* below this many entries, one thread */
+
+static const char *const dup_names[] = {"last", "first", "mean", "error"};
+
+rk_status rk_dup_policy_parse(const char *name, rk_dup_policy *out)
+{
+    for (int k = 0; k < 4; k++)
+        if (name != NULL && strcmp(name, dup_names[k]) == 0) {
+            *out = (rk_dup_policy)k;
+            return RK_OK;
+        }
+    return RK_E_ARG;
+}
+
+const char *rk_dup_policy_name(rk_dup_policy p)
+{
+    return (unsigned)p < 4 ? dup_names[p] : "unknown";
+}
+
+rk_status rk_triples_alloc(rk_triples *t, int64_t n, int with_time, rk_error *err)
+{
+    size_t m = (size_t)(n > 0 ? n : 1);
+    memset(t, 0, sizeof *t);
+    if (n < 0) return rk_error_set(err, RK_E_ARG, "a negative number of triples");
+    t->user = malloc(m * sizeof *t->user);
+    t->item = malloc(m * sizeof *t->item);
+    t->rating = malloc(m * sizeof *t->rating);
+    if (with_time) t->time = malloc(m * sizeof *t->time);
+    if (t->user == NULL || t->item == NULL || t->rating == NULL || (with_time && t->time == NULL)) {
+        rk_triples_free(t);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)n);
+    }
+    t->n = n;
+    return RK_OK;
+}
+
+void rk_triples_free(rk_triples *t)
+{
+    if (t == NULL) return;
+    free(t->user);
+    free(t->item);
+    free(t->rating);
+    free(t->time);
+    memset(t, 0, sizeof *t);
+}
+
+void rk_csr_free(rk_csr *a)
+{
+    if (a == NULL) return;
+    free(a->ptr);
+    free(a->idx);
+    free(a->val);
+    memset(a, 0, sizeof *a);
+}
+
+/* Threads for a counting sort of n entries over nkeys keys. */
+static int sort_threads(int64_t n, int64_t nkeys)
+{
+    int nt = rk_omp_max_threads();
+    if (n < RK_PAR_MIN) return 1;
+    while (nt > 1 && (size_t)nt * (size_t)(nkeys + 1) * sizeof(int64_t) > RK_HIST_BYTES) nt--;
+    return nt < 1 ? 1 : nt;
+}
+
+static rk_status check_range(const rk_triples *t, int32_t n_users, int32_t n_items, rk_error *err)
+{
+    int64_t bad = t->n;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (t->n > RK_PAR_MIN)
+    for (int64_t k = 0; k < t->n; k++)
+        if ((t->user[k] < 0 || t->user[k] >= n_users || t->item[k] < 0 || t->item[k] >= n_items) && k < bad)
+            bad = k;
+    if (bad < t->n)
+        return rk_error_set(err, RK_E_ARG, "rating %lld: (user %d, item %d) is outside %d x %d",
+                            (long long)bad, t->user[bad], t->item[bad], n_users, n_items);
+    return RK_OK;
+}
+
+/* 1 when (user, item) strictly increases through t. */
+static int sorted_strict(const rk_triples *t)
+{
+    int ok = 1;
+#pragma omp parallel for schedule(static) reduction(&& : ok) if (t->n > RK_PAR_MIN)
+    for (int64_t k = 1; k < t->n; k++)
+        ok = ok && (t->user[k - 1] < t->user[k] || (t->user[k - 1] == t->user[k] && t->item[k - 1] < t->item[k]));
+    return ok;
+}
+
+/* Stable counting sort of 0..n-1 by key[]: ptr (nkeys + 1) and perm (n). */
+static rk_status group_by(const int32_t *key, int64_t n, int32_t nkeys, int64_t **ptr_out,
+                          int64_t **perm_out, rk_error *err)
+{
+    int nt = sort_threads(n, nkeys);
+    int64_t *ptr = calloc((size_t)nkeys + 1, sizeof *ptr);
+    int64_t *perm = malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
+    int64_t *hist = calloc((size_t)nt * ((size_t)nkeys + 1), sizeof *hist);
+    if (ptr == NULL || perm == NULL || hist == NULL) {
+        free(ptr);
+        free(perm);
+        free(hist);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory sorting %lld ratings", (long long)n);
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        int t = rk_omp_thread_num(), T = rk_omp_num_threads();
+        int64_t lo = n * t / T, hi = n * (t + 1) / T;
+        int64_t *h = hist + (size_t)t * ((size_t)nkeys + 1);
+        for (int64_t k = lo; k < hi; k++) h[key[k]]++;
+#pragma omp barrier
+#pragma omp single
+        {
+            int64_t run = 0;
+            for (int32_t k = 0; k < nkeys; k++) {
+                ptr[k] = run;
+                for (int q = 0; q < T; q++) {
+                    int64_t c = hist[(size_t)q * ((size_t)nkeys + 1) + (size_t)k];
+                    hist[(size_t)q * ((size_t)nkeys + 1) + (size_t)k] = run;
+                    run += c;
+                }
+            }
+            ptr[nkeys] = run;
+        }
+        for (int64_t k = lo; k < hi; k++) perm[h[key[k]]++] = k;
+    }
+    free(hist);
+    *ptr_out = ptr;
+    *perm_out = perm;
+    return RK_OK;
+}
+
+/* ---- duplicates ---------------------------------------------------------------- */
+
+rk_status rk_triples_dedupe(rk_triples *t, int32_t n_users, int32_t n_items,
+                            rk_dup_policy policy, rk_dup_report *rep, rk_error *err)
+{
+    rk_dup_report local;
+    if (rep == NULL) rep = &local;
+    rep->n_removed = 0;
+    rep->first_user = rep->first_item = -1;
+    if ((unsigned)policy > RK_DUP_ERROR) return rk_error_set(err, RK_E_ARG, "unknown duplicate policy");
+    RK_FORWARD(check_range(t, n_users, n_items, err));
+    if (t->n < 2 || sorted_strict(t)) return RK_OK;
+
+    int64_t *ptr, *perm;
+    RK_FORWARD(group_by(t->user, t->n, n_users, &ptr, &perm, err));
+    int nt = t->n < RK_PAR_MIN ? 1 : rk_omp_max_threads();
+    size_t per = sizeof(int32_t) + sizeof(int64_t) + (policy == RK_DUP_MEAN ? sizeof(double) + sizeof(int64_t) : 0);
+    while (nt > 1 && (size_t)nt * (size_t)n_items * per > RK_HIST_BYTES) nt--;
+    uint8_t *keep = malloc((size_t)t->n);
+    if (keep == NULL) {
+        free(ptr);
+        free(perm);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory resolving duplicates");
+    }
+    int64_t removed = 0, first_dup = t->n, oom = 0;
+#pragma omp parallel num_threads(nt) reduction(+ : removed) reduction(min : first_dup) reduction(+ : oom)
+    {
+        size_t ni = (size_t)(n_items > 0 ? n_items : 1);
+        int32_t *mark = malloc(ni * sizeof *mark);
+        int64_t *slot = malloc(ni * sizeof *slot);
+        double *sum = policy == RK_DUP_MEAN ? malloc(ni * sizeof *sum) : NULL;
+        int64_t *cnt = policy == RK_DUP_MEAN ? malloc(ni * sizeof *cnt) : NULL;
+        if (mark == NULL || slot == NULL || (policy == RK_DUP_MEAN && (sum == NULL || cnt == NULL))) {
+            oom++;
+        } else {
+            for (size_t k = 0; k < ni; k++) mark[k] = -1;
+#pragma omp for schedule(dynamic, 64)
+            for (int32_t u = 0; u < n_users; u++) {
+                for (int64_t p = ptr[u]; p < ptr[u + 1]; p++) {
+                    int64_t e = perm[p];
+                    int32_t it = t->item[e];
+                    if (mark[it] != u) {
+                        mark[it] = u;
+                        slot[it] = e;
+                        keep[e] = 1;
+                        if (sum != NULL) {
+                            sum[it] = t->rating[e];
+                            cnt[it] = 1;
+                        }
+                        continue;
+                    }
+                    removed++;
+                    if (e < first_dup) first_dup = e;
+                    if (policy == RK_DUP_LAST) {
+                        keep[slot[it]] = 0;
+                        keep[e] = 1;
+                        slot[it] = e;
+                    } else {
+                        keep[e] = 0;
+                        if (sum != NULL) {
+                            sum[it] += t->rating[e];
+                            cnt[it]++;
+                        }
+                    }
+                }
+                if (sum != NULL)
+                    for (int64_t p = ptr[u]; p < ptr[u + 1]; p++) {
+                        int64_t e = perm[p];
+                        int32_t it = t->item[e];
+                        if (slot[it] == e && cnt[it] > 1) t->rating[e] = (float)(sum[it] / (double)cnt[it]);
+                    }
+            }
+        }
+        free(mark);
+        free(slot);
+        free(sum);
+        free(cnt);
+    }
+    free(ptr);
+    free(perm);
+    if (oom > 0) {
+        free(keep);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory resolving duplicates");
+    }
+    if (first_dup < t->n) {
+        rep->first_user = t->user[first_dup];
+        rep->first_item = t->item[first_dup];
+    }
+    if (removed > 0 && policy == RK_DUP_ERROR) {
+        free(keep);
+        return rk_error_set(err, RK_E_DUPLICATE, "duplicate rating: (user %d, item %d) is rated more than once",
+                            rep->first_user, rep->first_item);
+    }
+    if (removed > 0) {
+        int64_t w = 0;
+        for (int64_t k = 0; k < t->n; k++) {
+            if (!keep[k]) continue;
+            t->user[w] = t->user[k];
+            t->item[w] = t->item[k];
+            t->rating[w] = t->rating[k];
+            if (t->time != NULL) t->time[w] = t->time[k];
+            w++;
+        }
+        t->n = w;
+    }
+    rep->n_removed = removed;
+    free(keep);
+    return RK_OK;
+}
+
+/* ---- CSR ------------------------------------------------------------------------ */
+
+static rk_status csr_alloc(rk_csr *a, int32_t rows, int32_t cols, int64_t nnz, rk_error *err)
+{
+    memset(a, 0, sizeof *a);
+    a->n_rows = rows;
+    a->n_cols = cols;
+    a->nnz = nnz;
+    a->ptr = calloc((size_t)rows + 1, sizeof *a->ptr);
+    a->idx = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *a->idx);
+    a->val = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *a->val);
+    if (a->ptr == NULL || a->idx == NULL || a->val == NULL) {
+        rk_csr_free(a);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for a %d x %d matrix with %lld entries",
+                            rows, cols, (long long)nnz);
+    }
+    return RK_OK;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sort one row by column; @return 1 when a column repeats. */
+static int sort_row(int32_t *idx, float *val, int64_t n, uint64_t **tmp, int64_t *tmp_cap)
+{
+    int64_t k;
+    for (k = 1; k < n && idx[k - 1] < idx[k]; k++) {
+    }
+    if (k >= n) return 0;
+    if (n <= 24) {
+        for (int64_t a = 1; a < n; a++) {
+            int32_t ci = idx[a];
+            float cv = val[a];
+            int64_t b = a;
+            for (; b > 0 && idx[b - 1] > ci; b--) {
+                idx[b] = idx[b - 1];
+                val[b] = val[b - 1];
+            }
+            idx[b] = ci;
+            val[b] = cv;
+        }
+    } else {
+        if (n > *tmp_cap) {
+            uint64_t *nt = realloc(*tmp, (size_t)n * sizeof *nt);
+            if (nt == NULL) return -1;
+            *tmp = nt;
+            *tmp_cap = n;
+        }
+        uint64_t *w = *tmp;
+        for (int64_t a = 0; a < n; a++) {
+            uint32_t bits;
+            memcpy(&bits, &val[a], sizeof bits);
+            w[a] = (uint64_t)(uint32_t)idx[a] << 32 | bits;
+        }
+        qsort(w, (size_t)n, sizeof *w, cmp_u64);
+        for (int64_t a = 0; a < n; a++) {
+            uint32_t bits = (uint32_t)w[a];
+            idx[a] = (int32_t)(w[a] >> 32);
+            memcpy(&val[a], &bits, sizeof bits);
+        }
+    }
+    for (k = 1; k < n; k++)
+        if (idx[k - 1] == idx[k]) return 1;
+    return 0;
+}
+
+rk_status rk_csr_build(const rk_triples *t, int32_t n_users, int32_t n_items, rk_csr *out,
+                       rk_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (n_users < 0 || n_items < 0 || t->n < 0) return rk_error_set(err, RK_E_ARG, "negative matrix size");
+    RK_FORWARD(check_range(t, n_users, n_items, err));
+    RK_FORWARD(csr_alloc(out, n_users, n_items, t->n, err));
+    const int64_t n = t->n;
+
+    if (sorted_strict(t)) {
+        int64_t *ptr = out->ptr;
+#pragma omp parallel for schedule(static) if (n > RK_PAR_MIN)
+        for (int64_t k = 0; k < n; k++) {
+            out->idx[k] = t->item[k];
+            out->val[k] = t->rating[k];
+            if (k == 0 || t->user[k - 1] != t->user[k])
+                for (int32_t u = k == 0 ? 0 : t->user[k - 1] + 1; u <= t->user[k]; u++) ptr[u] = k;
+        }
+        for (int32_t u = n > 0 ? t->user[n - 1] + 1 : 0; u <= n_users; u++) ptr[u] = n;
+        return RK_OK;
+    }
+
+    int nt = sort_threads(n, n_users);
+    int64_t *hist = calloc((size_t)nt * ((size_t)n_users + 1), sizeof *hist);
+    if (hist == NULL) {
+        rk_csr_free(out);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory sorting %lld ratings", (long long)n);
+    }
+    int64_t dup_row = n_users, oom = 0;
+#pragma omp parallel num_threads(nt) reduction(min : dup_row) reduction(+ : oom)
+    {
+        int th = rk_omp_thread_num(), T = rk_omp_num_threads();
+        int64_t lo = n * th / T, hi = n * (th + 1) / T;
+        int64_t *h = hist + (size_t)th * ((size_t)n_users + 1);
+        for (int64_t k = lo; k < hi; k++) h[t->user[k]]++;
+#pragma omp barrier
+#pragma omp single
+        {
+            int64_t run = 0;
+            for (int32_t u = 0; u < n_users; u++) {
+                out->ptr[u] = run;
+                for (int q = 0; q < T; q++) {
+                    int64_t *c = &hist[(size_t)q * ((size_t)n_users + 1) + (size_t)u];
+                    int64_t v = *c;
+                    *c = run;
+                    run += v;
+                }
+            }
+            out->ptr[n_users] = run;
+        }
+        for (int64_t k = lo; k < hi; k++) {
+            int64_t d = h[t->user[k]]++;
+            out->idx[d] = t->item[k];
+            out->val[d] = t->rating[k];
+        }
+#pragma omp barrier
+        uint64_t *tmp = NULL;
+        int64_t tmp_cap = 0;
+#pragma omp for schedule(dynamic, 256)
+        for (int32_t u = 0; u < n_users; u++) {
+            int64_t a = out->ptr[u];
+            int r = sort_row(out->idx + a, out->val + a, out->ptr[u + 1] - a, &tmp, &tmp_cap);
+            if (r < 0) oom++;
+            else if (r > 0 && u < dup_row) dup_row = u;
+        }
+        free(tmp);
+    }
+    free(hist);
+    if (oom > 0) {
+        rk_csr_free(out);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory sorting rows");
+    }
+    if (dup_row < n_users) {
+        int32_t item = -1;
+        for (int64_t p = out->ptr[dup_row] + 1; p < out->ptr[dup_row + 1] && item < 0; p++)
+            if (out->idx[p] == out->idx[p - 1]) item = out->idx[p];
+        rk_csr_free(out);
+        return rk_error_set(err, RK_E_DUPLICATE,
+                            "duplicate rating: (user %d, item %d) appears more than once", (int)dup_row, item);
+    }
+    return RK_OK;
+}
+
+rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err)
+{
+    RK_FORWARD(csr_alloc(out, a->n_cols, a->n_rows, a->nnz, err));
+    const int32_t nc = a->n_cols;
+    int nt = sort_threads(a->nnz, nc);
+    int64_t *hist = calloc((size_t)nt * ((size_t)nc + 1), sizeof *hist);
+    if (hist == NULL) {
+        rk_csr_free(out);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory transposing a matrix");
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        int th = rk_omp_thread_num(), T = rk_omp_num_threads();
+        /* contiguous row ranges with about nnz / T entries each */
+        int32_t r0 = 0, r1 = 0;
+        {
+            int64_t want0 = a->nnz * th / T, want1 = a->nnz * (th + 1) / T;
+            int32_t lo = 0, hi = a->n_rows;
+            while (lo < hi) { /* first row whose start >= want0 */
+                int32_t mid = lo + (hi - lo) / 2;
+                if (a->ptr[mid] < want0) lo = mid + 1;
+                else hi = mid;
+            }
+            r0 = th == 0 ? 0 : lo;
+            lo = 0, hi = a->n_rows;
+            while (lo < hi) {
+                int32_t mid = lo + (hi - lo) / 2;
+                if (a->ptr[mid] < want1) lo = mid + 1;
+                else hi = mid;
+            }
+            r1 = th == T - 1 ? a->n_rows : lo;
+        }
+        int64_t *h = hist + (size_t)th * ((size_t)nc + 1);
+        for (int64_t p = a->ptr[r0]; p < a->ptr[r1]; p++) h[a->idx[p]]++;
+#pragma omp barrier
+#pragma omp single
+        {
+            int64_t run = 0;
+            for (int32_t c = 0; c < nc; c++) {
+                out->ptr[c] = run;
+                for (int q = 0; q < T; q++) {
+                    int64_t *x = &hist[(size_t)q * ((size_t)nc + 1) + (size_t)c];
+                    int64_t v = *x;
+                    *x = run;
+                    run += v;
+                }
+            }
+            out->ptr[nc] = run;
+        }
+        for (int32_t r = r0; r < r1; r++)
+            for (int64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) {
+                int64_t d = h[a->idx[p]]++;
+                out->idx[d] = r;
+                out->val[d] = a->val[p];
+            }
+    }
+    free(hist);
+    return RK_OK;
+}
+
+int rk_csr_check(const rk_csr *a, char *why, size_t cap)
+{
+#define FAIL(...)                                                              \
+    do {                                                                       \
+        if (why != NULL && cap > 0) snprintf(why, cap, __VA_ARGS__);           \
+        return -1;                                                             \
+    } while (0)
+    if (a == NULL) FAIL("no matrix");
+    if (a->n_rows < 0 || a->n_cols < 0 || a->nnz < 0) FAIL("negative size");
+    if (a->ptr == NULL) FAIL("ptr is NULL");
+    if (a->nnz > 0 && (a->idx == NULL || a->val == NULL)) FAIL("idx or val is NULL");
+    if (a->ptr[0] != 0) FAIL("ptr[0] = %lld, not 0", (long long)a->ptr[0]);
+    if (a->ptr[a->n_rows] != a->nnz)
+        FAIL("ptr[%d] = %lld, not nnz = %lld", a->n_rows, (long long)a->ptr[a->n_rows], (long long)a->nnz);
+    for (int32_t r = 0; r < a->n_rows; r++) {
+        if (a->ptr[r + 1] < a->ptr[r]) FAIL("ptr decreases at row %d", r);
+        if (a->ptr[r + 1] > a->nnz) FAIL("ptr[%d] is beyond nnz", r + 1);
+        for (int64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) {
+            if (a->idx[p] < 0 || a->idx[p] >= a->n_cols)
+                FAIL("row %d: column %d is outside [0, %d)", r, a->idx[p], a->n_cols);
+            if (p > a->ptr[r] && a->idx[p] <= a->idx[p - 1])
+                FAIL("row %d: columns %d, %d are not strictly ascending", r, a->idx[p - 1], a->idx[p]);
+        }
+    }
+    if (why != NULL && cap > 0) why[0] = '\0';
+    return 0;
+#undef FAIL
+}

@@ -1,1 +1,642 @@
-/* placeholder */
+/* rk_load.c — rating files -> dense triples: blocks, chunks, merging.
+ *
+ * A file is read in blocks (read(2); memory for rk_load_buffer).  A block ends
+ * at its last newline; the partial line is carried to the next one.  Each
+ * block is cut into chunks at line boundaries, the chunks are parsed in
+ * parallel (rk_parse.c) and merged in order: line numbers are the chunk's own
+ * plus the lines before it, bad lines are reported in file order, and netflix
+ * rows before a chunk's first "MOVIEID:" line get the movie of the chunk
+ * before.  Raw ids become dense indices at the end (rk_ids.c), over the
+ * training and test files together.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "rk_load_internal.h"
+#include "rk_omp.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RK_CHUNK_DEFAULT ((size_t)8 << 20)
+#define RK_CHUNK_MIN ((size_t)256 << 10)
+#define RK_DETECT_BYTES ((size_t)64 << 10)
+
+/* ---- names and defaults ------------------------------------------------------ */
+
+static const char *const fmt_names[] = {"auto", "movielens", "dat", "tsv", "netflix", "csv"};
+
+rk_status rk_format_parse(const char *name, rk_format *out)
+{
+    for (int k = 0; k < (int)(sizeof fmt_names / sizeof fmt_names[0]); k++)
+        if (name != NULL && strcmp(name, fmt_names[k]) == 0) {
+            *out = (rk_format)k;
+            return RK_OK;
+        }
+    return RK_E_ARG;
+}
+
+const char *rk_format_name(rk_format f)
+{
+    return (unsigned)f < sizeof fmt_names / sizeof fmt_names[0] ? fmt_names[f] : "unknown";
+}
+
+void rk_load_opts_default(rk_load_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->format = RK_FMT_AUTO;
+    o->header = -1;
+}
+
+/* ---- sources: a file descriptor or memory ------------------------------------ */
+
+typedef struct src {
+    const char *name;
+    int fd;                       /* -1: memory */
+    const char *mem;
+    size_t mem_len, mem_pos;
+    char *buf;
+    size_t cap, len, start;       /* fd: buf[start, len) not yet handed out */
+    int eof;
+    int nt;                       /* threads for pread */
+    int seekable;                 /* a regular file: parallel pread */
+    off_t fpos, fsize;
+} src;
+
+#define RK_PREAD_PIECE ((size_t)4 << 20)
+
+/* Read n bytes at the file position with several threads (the copy out of
+ * the page cache is a serial step otherwise).  @return bytes read, -1. */
+static ssize_t pread_par(src *s, char *dst, size_t n)
+{
+    size_t np = (n + RK_PREAD_PIECE - 1) / RK_PREAD_PIECE;
+    size_t got_total = 0;
+    int fail = 0, short_read = 0;
+    if (np == 0) return 0;
+    size_t *got = calloc(np, sizeof *got);
+    if (got == NULL) return -1;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(s->nt) reduction(max : fail) if (np > 1)
+    for (size_t k = 0; k < np; k++) {
+        size_t off = k * RK_PREAD_PIECE, want = n - off < RK_PREAD_PIECE ? n - off : RK_PREAD_PIECE;
+        while (got[k] < want) {
+            ssize_t r = pread(s->fd, dst + off + got[k], want - got[k], s->fpos + (off_t)(off + got[k]));
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) fail = errno;
+            if (r <= 0) break;
+            got[k] += (size_t)r;
+        }
+    }
+    for (size_t k = 0; k < np && !short_read; k++) { /* the bytes before the first short piece */
+        got_total += got[k];
+        short_read = got[k] < (n - k * RK_PREAD_PIECE < RK_PREAD_PIECE ? n - k * RK_PREAD_PIECE : RK_PREAD_PIECE);
+    }
+    free(got);
+    if (fail) {
+        errno = fail;
+        return -1;
+    }
+    if (short_read) s->eof = 1; /* the file shrank */
+    s->fpos += (off_t)got_total;
+    return (ssize_t)got_total;
+}
+
+static rk_status src_fill(src *s, size_t upto, int64_t *bytes, rk_error *err)
+{
+    while (!s->eof && s->len < upto) {
+        if (s->len == s->cap) {
+            size_t cap = s->cap ? s->cap * 2 : upto;
+            if (cap < upto) cap = upto;
+            char *b = realloc(s->buf, cap);
+            if (b == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory reading %s", s->name);
+            s->buf = b;
+            s->cap = cap;
+        }
+        size_t want = (upto < s->cap ? upto : s->cap) - s->len;
+        ssize_t got;
+        if (s->seekable) {
+            if (s->fpos >= s->fsize) {
+                s->eof = 1;
+                break;
+            }
+            if ((off_t)want > s->fsize - s->fpos) want = (size_t)(s->fsize - s->fpos);
+            got = pread_par(s, s->buf + s->len, want);
+            if (s->fpos >= s->fsize) s->eof = 1;
+        } else {
+            got = read(s->fd, s->buf + s->len, want);
+        }
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return rk_error_set(err, RK_E_IO, "cannot read %s: %s", s->name, strerror(errno));
+        }
+        if (got == 0) s->eof = 1;
+        s->len += (size_t)got;
+        *bytes += got;
+    }
+    return RK_OK;
+}
+
+static const char *last_nl(const char *p, size_t n)
+{
+    while (n > 0)
+        if (p[--n] == '\n') return p + n;
+    return NULL;
+}
+
+/* The next block: about `want` bytes of whole lines (the last line may lack
+ * its newline only when *last). */
+static rk_status src_next(src *s, size_t want, const char **p, size_t *n, int *last,
+                          int64_t *bytes, rk_error *err)
+{
+    if (s->fd < 0) {
+        size_t rest = s->mem_len - s->mem_pos;
+        const char *b = s->mem + s->mem_pos;
+        size_t take = rest;
+        if (rest > want) {
+            const char *q = memchr(b + want - 1, '\n', rest - (want - 1));
+            if (q != NULL) take = (size_t)(q - b) + 1;
+        }
+        *p = b;
+        *n = take;
+        s->mem_pos += take;
+        *last = s->mem_pos == s->mem_len;
+        if (s->mem_pos == take) *bytes += (int64_t)s->mem_len;
+        return RK_OK;
+    }
+    if (s->start > 0) {
+        memmove(s->buf, s->buf + s->start, s->len - s->start);
+        s->len -= s->start;
+        s->start = 0;
+    }
+    size_t upto = want;
+    for (;;) {
+        RK_FORWARD(src_fill(s, upto, bytes, err));
+        if (s->eof) break;
+        const char *q = last_nl(s->buf, s->len);
+        if (q != NULL) {
+            *p = s->buf;
+            *n = (size_t)(q - s->buf) + 1;
+            s->start = *n;
+            *last = 0;
+            return RK_OK;
+        }
+        upto = s->len * 2; /* a line longer than the block */
+    }
+    *p = s->buf;
+    *n = s->len;
+    s->start = s->len;
+    *last = 1;
+    return RK_OK;
+}
+
+/* ---- the loader ---------------------------------------------------------------- */
+
+typedef struct loader {
+    const rk_load_opts *o;
+    int nt;
+    rk_rows *out;
+    rk_load_report *rep;
+    int first_file;
+    rk_chunk *ch;
+    int nch_cap;
+    /* the current file */
+    const char *name;
+    int file_index;
+    int64_t line_base;            /* lines of the file before the chunk */
+    int mv, mv_tag;               /* netflix: the movie rows continue under */
+    int64_t mv_v;
+    size_t mv_len;
+    char mv_s[RK_ID_MAX + 1];
+} loader;
+
+static const char *orphan_reason(int mv)
+{
+    return mv == RK_MV_BAD ? "rating line after a malformed MOVIEID: line"
+                           : "rating line before any MOVIEID: line";
+}
+
+/* In file order: errors, bad lines, where the chunk's rows go, the netflix
+ * movie they continue under.  *total: rows planned so far. */
+static rk_status plan_chunk(loader *L, const rk_fmt *f, rk_chunk *c, int64_t *total, rk_error *err)
+{
+    rk_load_report *rep = L->rep;
+    if (c->status == RK_E_NOMEM)
+        return rk_error_set(err, RK_E_NOMEM, "out of memory parsing %s", L->name);
+    if (c->status != RK_OK)
+        return rk_error_set(err, c->status, "%s: the CSV parser failed", L->name);
+    int64_t norph = f->netflix && L->mv != RK_MV_OK ? c->nlead : 0;
+
+    if (c->nbad > 0 || norph > 0) {
+        int64_t fb = c->nbad > 0 ? c->bad[0] : INT64_MAX;
+        int64_t fo = norph > 0 ? c->lead_line[0] : INT64_MAX;
+        const char *why = fb < fo ? c->reason : orphan_reason(L->mv);
+        if (!f->skip_bad)
+            return rk_error_set(err, RK_E_PARSE, "%s:%lld: %s", L->name,
+                                (long long)(L->line_base + (fb < fo ? fb : fo) + 1), why);
+        if (rep->skipped_lines == 0)
+            snprintf(rep->first_bad_reason, sizeof rep->first_bad_reason, "%s", why);
+        /* both lists are in line order: walk them together; past the bad
+         * lines the chunk kept, the order is unknown, so stop there */
+        int64_t kb = 0, ko = 0;
+        while (rep->n_bad_kept < RK_LOAD_BAD_KEPT && (kb < c->nbad_kept || ko < norph)) {
+            if (kb == c->nbad_kept && c->nbad > c->nbad_kept) break;
+            int take_bad = ko >= norph || (kb < c->nbad_kept && c->bad[kb] < c->lead_line[ko]);
+            int64_t line = take_bad ? c->bad[kb++] : c->lead_line[ko++];
+            rep->bad[rep->n_bad_kept].file = L->file_index;
+            rep->bad[rep->n_bad_kept].line = L->line_base + line + 1;
+            rep->n_bad_kept++;
+        }
+        rep->skipped_lines += c->nbad + norph;
+    }
+    c->norph = norph;
+    c->dst = *total;
+    *total += c->rows.n - norph;
+    rep->ratings += c->rows.n - norph;
+    L->line_base += c->lines;
+    c->fill_tag = L->mv_tag;
+    c->fill_v = L->mv_v;
+    c->fill_len = L->mv_len;
+    if (c->nlead > norph && L->mv_tag) memcpy(c->fill_s, L->mv_s, L->mv_len);
+    if (c->mv_state != RK_MV_NONE) {
+        L->mv = c->mv_state;
+        L->mv_tag = c->mv_tag;
+        L->mv_v = c->mv_v;
+        if (c->mv_state == RK_MV_OK && c->mv_tag) {
+            const char *ms = c->rows.arena + c->mv_v;
+            L->mv_len = (unsigned char)ms[0];
+            memcpy(L->mv_s, ms + 1, L->mv_len);
+        }
+    }
+    return RK_OK;
+}
+
+static void copy_rows(rk_rows *out, const rk_chunk *c)
+{
+    const rk_rows *in = &c->rows;
+    int64_t m = in->n - c->norph, from = c->norph, d = c->dst;
+    if (m <= 0) return;
+    memcpy(out->u + d, in->u + from, (size_t)m * sizeof *out->u);
+    memcpy(out->i + d, in->i + from, (size_t)m * sizeof *out->i);
+    memcpy(out->r + d, in->r + from, (size_t)m * sizeof *out->r);
+    if (out->t != NULL) memcpy(out->t + d, in->t + from, (size_t)m * sizeof *out->t);
+}
+
+/* String ids and netflix movies carried in from an earlier chunk (in order). */
+static rk_status finish_chunk(loader *L, const rk_chunk *c, rk_error *err)
+{
+    rk_rows *out = L->out;
+    const rk_rows *in = &c->rows;
+    int64_t m = in->n - c->norph, from = c->norph, d = c->dst;
+    if (m <= 0) return RK_OK;
+    if (in->utag != NULL) {
+        if (rk_rows_want_tags(out) != 0) goto nomem;
+        int64_t base = (int64_t)out->alen;
+        for (int64_t k = 0; k < m; k++) {
+            out->utag[d + k] = in->utag[from + k];
+            out->itag[d + k] = in->itag[from + k];
+            if (out->utag[d + k]) out->u[d + k] += base;
+            if (out->itag[d + k]) out->i[d + k] += base;
+        }
+        if (out->alen + in->alen > out->acap) {
+            size_t cap = out->acap * 2;
+            if (cap < out->alen + in->alen) cap = out->alen + in->alen;
+            char *a = realloc(out->arena, cap);
+            if (a == NULL) goto nomem;
+            out->arena = a;
+            out->acap = cap;
+        }
+        memcpy(out->arena + out->alen, in->arena, in->alen);
+        out->alen += in->alen;
+    } else if (out->utag != NULL) {
+        memset(out->utag + d, 0, (size_t)m);
+        memset(out->itag + d, 0, (size_t)m);
+    }
+    int64_t nfill = c->nlead - c->norph;
+    if (nfill > 0) {
+        int64_t v = c->fill_v;
+        if (c->fill_tag && (rk_rows_want_tags(out) != 0 || (v = rk_rows_put_string(out, c->fill_s, c->fill_len)) < 0))
+            goto nomem;
+        for (int64_t k = d; k < d + nfill; k++) {
+            out->i[k] = v;
+            if (out->itag != NULL) out->itag[k] = (uint8_t)c->fill_tag;
+        }
+    }
+    return RK_OK;
+nomem:
+    return rk_error_set(err, RK_E_NOMEM, "out of memory parsing %s", L->name);
+}
+
+/* Cut p[0..n) into chunks of whole lines, parse them in parallel, merge. */
+static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n, rk_error *err)
+{
+    size_t cs = L->o->chunk_bytes;
+    if (n == 0) return RK_OK;
+    if (cs == 0) {
+        cs = n / (size_t)L->nt + 1;
+        if (cs < RK_CHUNK_MIN) cs = RK_CHUNK_MIN;
+        if (cs > RK_CHUNK_DEFAULT) cs = RK_CHUNK_DEFAULT;
+    }
+    int nch = 0;
+    size_t pos = 0;
+    while (pos < n) {
+        size_t end = n - pos > cs ? pos + cs : n;
+        if (end < n) {
+            const char *q = memchr(p + end - 1, '\n', n - (end - 1));
+            end = q != NULL ? (size_t)(q - p) + 1 : n;
+        }
+        if (nch == L->nch_cap) {
+            int cap = L->nch_cap ? L->nch_cap * 2 : 16;
+            rk_chunk *c = realloc(L->ch, (size_t)cap * sizeof *c);
+            if (c == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory parsing %s", L->name);
+            memset(c + L->nch_cap, 0, (size_t)(cap - L->nch_cap) * sizeof *c);
+            L->ch = c;
+            L->nch_cap = cap;
+        }
+        L->ch[nch].p = p + pos;
+        L->ch[nch].len = end - pos;
+        nch++;
+        pos = end;
+    }
+    if (nch == 1) {
+        rk_parse_chunk(f, &L->ch[0]);
+    } else {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt)
+        for (int k = 0; k < nch; k++) rk_parse_chunk(f, &L->ch[k]);
+    }
+    int64_t total = L->out->n;
+    for (int k = 0; k < nch; k++) RK_FORWARD(plan_chunk(L, f, &L->ch[k], &total, err));
+    if (rk_rows_reserve(L->out, total, f->want_time) != 0)
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)total);
+    /* the copies also take the first touch of new pages: in parallel */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt) if (nch > 1 && total - L->out->n > 65536)
+    for (int k = 0; k < nch; k++) copy_rows(L->out, &L->ch[k]);
+    for (int k = 0; k < nch; k++) RK_FORWARD(finish_chunk(L, &L->ch[k], err));
+    L->out->n = total;
+    return RK_OK;
+}
+
+static rk_status load_src(loader *L, src *s, rk_error *err)
+{
+    size_t cs = L->o->chunk_bytes ? L->o->chunk_bytes : RK_CHUNK_DEFAULT;
+    if (cs > ((size_t)1 << 30)) cs = (size_t)1 << 30;
+    size_t block = cs * (size_t)L->nt;
+    const char *p;
+    size_t n, skip_b;
+    int last;
+    int64_t skip_l;
+    rk_fmt f;
+
+    L->name = s->name;
+    L->mv = RK_MV_NONE;
+    L->mv_tag = 0;
+    RK_FORWARD(src_next(s, block > RK_DETECT_BYTES ? block : RK_DETECT_BYTES, &p, &n, &last,
+                        &L->rep->bytes, err));
+    RK_FORWARD(rk_detect(L->o, s->name, p, n, last, &f, &skip_b, &skip_l, err));
+    if (L->first_file) {
+        L->rep->format = f.format;
+        L->rep->delimiter = (char)f.delim;
+        L->first_file = 0;
+    }
+    L->line_base = skip_l;
+    p += skip_b;
+    n -= skip_b;
+    for (;;) {
+        RK_FORWARD(run_region(L, &f, p, n, err));
+        if (last) break;
+        RK_FORWARD(src_next(s, block, &p, &n, &last, &L->rep->bytes, err));
+    }
+    L->rep->lines += L->line_base;
+    return RK_OK;
+}
+
+static rk_status load_path(loader *L, const char *path, rk_error *err)
+{
+    src s;
+    memset(&s, 0, sizeof s);
+    s.name = path;
+    if (strcmp(path, "-") == 0) {
+        s.name = "<stdin>";
+        s.fd = STDIN_FILENO;
+        s.nt = 1;
+        rk_status st = load_src(L, &s, err);
+        free(s.buf);
+        return st;
+    }
+    s.fd = open(path, O_RDONLY);
+    if (s.fd < 0) return rk_error_set(err, RK_E_IO, "cannot open %s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(s.fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        s.seekable = 1;
+        s.fsize = sb.st_size;
+    }
+    s.nt = L->nt;
+    rk_status st = load_src(L, &s, err);
+    free(s.buf);
+    close(s.fd);
+    return st;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A directory: its regular files (not dot files) in name order. */
+static rk_status load_dir(loader *L, const char *path, rk_error *err)
+{
+    DIR *d = opendir(path);
+    if (d == NULL) return rk_error_set(err, RK_E_IO, "cannot open %s: %s", path, strerror(errno));
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    rk_status st = RK_OK;
+    struct dirent *e;
+    size_t plen = strlen(path);
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char *full = malloc(plen + strlen(e->d_name) + 2);
+        if (full == NULL) {
+            st = rk_error_set(err, RK_E_NOMEM, "out of memory listing %s", path);
+            break;
+        }
+        sprintf(full, "%s%s%s", path, plen > 0 && path[plen - 1] == '/' ? "" : "/", e->d_name);
+        struct stat sb;
+        if (stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            free(full);
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **nn = realloc(names, cap * sizeof *nn);
+            if (nn == NULL) {
+                free(full);
+                st = rk_error_set(err, RK_E_NOMEM, "out of memory listing %s", path);
+                break;
+            }
+            names = nn;
+        }
+        names[n++] = full;
+    }
+    closedir(d);
+    if (st == RK_OK && n > 0) qsort(names, n, sizeof *names, name_cmp);
+    for (size_t k = 0; k < n && st == RK_OK; k++) st = load_path(L, names[k], err);
+    for (size_t k = 0; k < n; k++) free(names[k]);
+    free(names);
+    return st;
+}
+
+static void loader_free(loader *L)
+{
+    for (int k = 0; k < L->nch_cap; k++) rk_chunk_free(&L->ch[k]);
+    free(L->ch);
+    L->ch = NULL;
+    L->nch_cap = 0;
+}
+
+static void loader_init(loader *L, const rk_load_opts *o, rk_rows *out, rk_load_report *rep)
+{
+    memset(L, 0, sizeof *L);
+    memset(rep, 0, sizeof *rep);
+    L->o = o;
+    L->nt = o->threads > 0 ? o->threads : rk_omp_max_threads();
+    if (L->nt < 1) L->nt = 1;
+    L->out = out;
+    L->rep = rep;
+    L->first_file = 1;
+}
+
+static rk_status load_paths(const char *const *paths, int n_paths, const rk_load_opts *o,
+                            rk_rows *out, rk_load_report *rep, rk_error *err)
+{
+    loader L;
+    rk_status st = RK_OK;
+    loader_init(&L, o, out, rep);
+    for (int k = 0; k < n_paths && st == RK_OK; k++) {
+        struct stat sb;
+        L.file_index = k;
+        if (paths[k] == NULL) {
+            st = rk_error_set(err, RK_E_ARG, "no file name given");
+        } else if (strcmp(paths[k], "-") != 0 && stat(paths[k], &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            st = load_dir(&L, paths[k], err);
+        } else {
+            st = load_path(&L, paths[k], err);
+        }
+    }
+    loader_free(&L);
+    return st;
+}
+
+/* ---- the data set ---------------------------------------------------------------- */
+
+static rk_status finish(rk_rows *train, rk_rows *test, const rk_load_opts *o, rk_dataset *out,
+                        rk_error *err)
+{
+    int nt = o->threads > 0 ? o->threads : rk_omp_max_threads();
+    rk_triples *tr[2] = {&out->train, &out->test};
+    rk_rows *rw[2] = {train, test};
+    for (int w = 0; w < 2; w++) {
+        int64_t n = rw[w]->n;
+        if (n == 0) continue;
+        tr[w]->user = malloc((size_t)n * sizeof(int32_t));
+        tr[w]->item = malloc((size_t)n * sizeof(int32_t));
+        if (tr[w]->user == NULL || tr[w]->item == NULL)
+            return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)n);
+    }
+    rk_idcol uc[2], ic[2];
+    for (int w = 0; w < 2; w++) {
+        uc[w] = (rk_idcol){rw[w]->u, rw[w]->utag, rw[w]->arena, rw[w]->n, tr[w]->user};
+        ic[w] = (rk_idcol){rw[w]->i, rw[w]->itag, rw[w]->arena, rw[w]->n, tr[w]->item};
+    }
+    RK_FORWARD(rk_ids_build(uc, 2, nt, &out->users, err));
+    RK_FORWARD(rk_ids_build(ic, 2, nt, &out->items, err));
+    for (int w = 0; w < 2; w++) {
+        int64_t n = rw[w]->n;
+        tr[w]->n = n;
+        if (n == 0) continue;
+        float *r = realloc(rw[w]->r, (size_t)n * sizeof *r);
+        tr[w]->rating = r != NULL ? r : rw[w]->r;
+        rw[w]->r = NULL;
+        if (o->want_time && rw[w]->t != NULL) {
+            int64_t *t = realloc(rw[w]->t, (size_t)n * sizeof *t);
+            tr[w]->time = t != NULL ? t : rw[w]->t;
+            rw[w]->t = NULL;
+        }
+    }
+    return RK_OK;
+}
+
+static rk_status load_all(const char *const *paths, int n_paths, const char *test_path,
+                          const char *buf_name, const char *buf, size_t buf_len,
+                          const rk_load_opts *opts, rk_dataset *out, rk_error *err)
+{
+    rk_load_opts dflt;
+    rk_rows train, test;
+    rk_status st;
+
+    memset(out, 0, sizeof *out);
+    memset(&train, 0, sizeof train);
+    memset(&test, 0, sizeof test);
+    if (opts == NULL) {
+        rk_load_opts_default(&dflt);
+        opts = &dflt;
+    }
+    if (opts->have_scale && !(opts->scale_min <= opts->scale_max))
+        return rk_error_set(err, RK_E_ARG, "the rating scale %g:%g is empty", opts->scale_min, opts->scale_max);
+    if (paths != NULL) {
+        if (n_paths < 1) return rk_error_set(err, RK_E_ARG, "no rating file given");
+        st = load_paths(paths, n_paths, opts, &train, &out->train_report, err);
+    } else {
+        loader L;
+        src s;
+        memset(&s, 0, sizeof s);
+        s.name = buf_name != NULL ? buf_name : "<buffer>";
+        s.fd = -1;
+        s.mem = buf != NULL ? buf : "";
+        s.mem_len = buf != NULL ? buf_len : 0;
+        loader_init(&L, opts, &train, &out->train_report);
+        st = load_src(&L, &s, err);
+        loader_free(&L);
+    }
+    if (st == RK_OK && train.n == 0)
+        st = rk_error_set(err, RK_E_EMPTY, "%s: no ratings found",
+                          paths != NULL ? (n_paths == 1 ? paths[0] : "the rating files")
+                                        : (buf_name != NULL ? buf_name : "<buffer>"));
+    if (st == RK_OK && test_path != NULL) {
+        st = load_paths(&test_path, 1, opts, &test, &out->test_report, err);
+        if (st == RK_OK && test.n == 0)
+            st = rk_error_set(err, RK_E_EMPTY, "%s: no ratings found in the test file", test_path);
+    }
+    if (st == RK_OK) st = finish(&train, &test, opts, out, err);
+    rk_rows_free(&train);
+    rk_rows_free(&test);
+    if (st != RK_OK) rk_dataset_free(out);
+    return st;
+}
+
+rk_status rk_load_dataset(const char *const *paths, int n_paths, const char *test_path,
+                          const rk_load_opts *o, rk_dataset *out, rk_error *err)
+{
+    if (paths == NULL) {
+        memset(out, 0, sizeof *out);
+        return rk_error_set(err, RK_E_ARG, "no rating file given");
+    }
+    return load_all(paths, n_paths, test_path, NULL, NULL, 0, o, out, err);
+}
+
+rk_status rk_load_buffer(const char *name, const char *buf, size_t len,
+                         const rk_load_opts *o, rk_dataset *out, rk_error *err)
+{
+    return load_all(NULL, 0, NULL, name, buf, len, o, out, err);
+}
+
+void rk_dataset_free(rk_dataset *d)
+{
+    if (d == NULL) return;
+    rk_ids_free(d->users);
+    rk_ids_free(d->items);
+    rk_triples_free(&d->train);
+    rk_triples_free(&d->test);
+    memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,161 @@
+/* rk_load_internal.h — what the loader's files share (etl/ only, not installed).
+ *
+ * The loader works in three stages:
+ *   rk_detect.c  the first bytes of a file -> an rk_fmt (format, delimiter,
+ *                columns, field count) and the header to skip;
+ *   rk_parse.c   one chunk of whole lines -> rows of raw ids and ratings
+ *                (one libcsv parser per chunk, run in parallel);
+ *   rk_load.c    blocks, chunks, merging in file order, bad-line reports.
+ * rk_ids.c then turns the raw ids of all files into dense indices.
+ *
+ * A raw id is an int64: the value itself when the id is a canonical integer,
+ * else an offset into the rows' arena, where a length byte precedes the id's
+ * bytes, with the id's tag byte set.  Tag arrays stay NULL until the first
+ * non-integer id, so the common all-integer case costs nothing.
+ */
+#ifndef RK_LOAD_INTERNAL_H
+#define RK_LOAD_INTERNAL_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "rk_load.h"
+
+/* Ratings as parsed, in file order, before ids become dense indices. */
+typedef struct rk_rows {
+    int64_t n, cap;
+    int64_t *u, *i;       /* raw ids (see above) */
+    uint8_t *utag, *itag; /* 1: the id is a string in arena; NULL: none is */
+    float *r;
+    int64_t *t;           /* NULL unless timestamps are kept */
+    char *arena;          /* string ids: a length byte, then the bytes */
+    size_t alen, acap;
+} rk_rows;
+
+/* How one file is parsed (rk_detect.c fills it). */
+typedef struct rk_fmt {
+    rk_format format;
+    unsigned char delim;
+    int nfields;          /* fields a data line has (libcsv fields) */
+    int cu, ci, cr, ct;   /* 0-based columns; ci < 0 for netflix, ct < 0: none */
+    int collapse;         /* delimiter ' ': empty unquoted fields do not count */
+    int dat;              /* user::item::rating::time: odd fields must be empty */
+    int netflix;
+    int want_time;
+    int have_scale;
+    double smin, smax;
+    int skip_bad;
+} rk_fmt;
+
+#define RK_REASON_CAP 160
+
+/* Netflix movie state at the end of a chunk / of what was merged so far. */
+enum { RK_MV_NONE = 0, RK_MV_OK = 1, RK_MV_BAD = 2 };
+
+/* One chunk of whole lines and what parsing it produced. */
+typedef struct rk_chunk {
+    const char *p;        /* input: the bytes (whole lines; the last one may */
+    size_t len;           /* lack its newline only at the end of a file) */
+    rk_rows rows;
+    int64_t lines;        /* lines in the chunk */
+    int64_t nbad;         /* bad lines */
+    int nbad_kept;
+    int64_t bad[RK_LOAD_BAD_KEPT]; /* 0-based lines in the chunk */
+    char reason[RK_REASON_CAP];    /* why the first bad line was bad */
+    /* netflix: rating rows before the chunk's first MOVIEID: line are the
+     * first nlead rows; their item comes from an earlier chunk. */
+    int64_t nlead, lead_cap;
+    int64_t *lead_line;   /* their 0-based lines */
+    int mv_state;         /* RK_MV_*: the chunk's last MOVIEID: line */
+    int mv_tag;
+    int64_t mv_v;         /* its id (an offset into rows.arena when mv_tag) */
+    rk_status status;     /* RK_OK, or RK_E_NOMEM / RK_E_INTERNAL */
+    /* the merge's plan (rk_load.c): rows [norph, n) go to out[dst...]; the
+     * first nlead - norph of them get the movie fill_* */
+    int64_t dst, norph;
+    int fill_tag;
+    int64_t fill_v;
+    size_t fill_len;
+    char fill_s[RK_ID_MAX + 1];
+} rk_chunk;
+
+/* rk_parse.c */
+void rk_parse_chunk(const rk_fmt *f, rk_chunk *c);
+void rk_chunk_reset(rk_chunk *c);
+void rk_chunk_free(rk_chunk *c);
+void rk_rows_free(rk_rows *r);
+/* Grow r to hold at least `need` rows (time arrays when want_time). 0 or -1. */
+int rk_rows_reserve(rk_rows *r, int64_t need, int want_time);
+/* Make sure r has tag arrays (zero-filled). 0 or -1. */
+int rk_rows_want_tags(rk_rows *r);
+/* Append a string to r's arena; @return its offset or -1 (no memory). */
+int64_t rk_rows_put_string(rk_rows *r, const char *s, size_t len);
+
+/*! rk_parse_rating() : a finite decimal in s[0..n) (s[n] must be readable
+ *  and is not part of it).  @return 0 ok, 1 not a number, 2 not finite. */
+int rk_parse_rating(const char *s, size_t n, double *out);
+
+/*! rk_parse_time() : an integer or a YYYY-MM-DD date (as Unix seconds).
+ *  @return 0 ok, 1 not a time. */
+int rk_parse_time(const char *s, size_t n, int64_t *out);
+
+/* A canonical integer: optional '-', digits, no leading zero (except "0"),
+ * no "-0", fits int64.  @return 1 and the value, else 0. */
+static inline int rk_parse_canon_int(const char *s, size_t n, int64_t *out)
+{
+    size_t k = 0;
+    int neg = 0;
+    if (n == 0) return 0;
+    if (s[0] == '-') {
+        neg = 1;
+        k = 1;
+        if (n == 1) return 0;
+    }
+    if (s[k] == '0') {
+        if (n != k + 1 || neg) return 0;
+        *out = 0;
+        return 1;
+    }
+    if (n - k > 19) return 0;
+    uint64_t v = 0;
+    for (; k < n; k++) {
+        unsigned d = (unsigned)(unsigned char)s[k] - '0';
+        if (d > 9) return 0;
+        v = v * 10 + d;
+    }
+    /* 19 digits cannot overflow uint64; int64 range checked here */
+    if (neg) {
+        if (v > (uint64_t)INT64_MAX + 1) return 0;
+        *out = (int64_t)(0 - v);
+    } else {
+        if (v > (uint64_t)INT64_MAX) return 0;
+        *out = (int64_t)v;
+    }
+    return 1;
+}
+
+/* rk_detect.c */
+/*! rk_detect() : resolve how the file `name` is parsed from its first bytes
+ *  p[0..len) (whole lines unless at_eof).  *skip_bytes and *skip_lines are the
+ *  leading blank lines and header line to pass over.
+ *  @return RK_OK, RK_E_ARG (options that cannot apply), RK_E_NOMEM. */
+rk_status rk_detect(const rk_load_opts *o, const char *name, const char *p,
+                    size_t len, int at_eof, rk_fmt *f, size_t *skip_bytes,
+                    int64_t *skip_lines, rk_error *err);
+
+/* rk_ids.c */
+/* One column of raw ids to map; dense (may be NULL) receives the indices. */
+typedef struct rk_idcol {
+    const int64_t *v;
+    const uint8_t *tag;   /* NULL: all integers */
+    const char *arena;
+    int64_t n;
+    int32_t *dense;
+} rk_idcol;
+
+/*! rk_ids_build() : the map of every id in the columns (numeric order when
+ *  no column has a string id, else byte order), and the dense index of each
+ *  entry.  @return RK_OK, RK_E_RANGE (more than INT32_MAX ids), RK_E_NOMEM. */
+rk_status rk_ids_build(rk_idcol *cols, int ncols, int nthreads, rk_idmap **out,
+                       rk_error *err);
+
+#endif /* RK_LOAD_INTERNAL_H */

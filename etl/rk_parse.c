@@ -1,0 +1,559 @@
+/* rk_parse.c — one chunk of whole lines -> rows, through libcsv.
+ *
+ * Each chunk gets its own libcsv parser, so chunks parse in parallel.  A chunk
+ * without a quote character is fed to libcsv in one call: every newline then
+ * ends a row (CSV_REPALL_NL reports blank lines too), so line numbers are
+ * exact.  A chunk with a quote is fed line by line, and a line whose newline
+ * libcsv swallowed (a quoted field left open) is a bad line; either way the
+ * result of a line depends only on its bytes, whatever the chunking.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "rk_load_internal.h"
+
+#include <csv.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- numbers ----------------------------------------------------------------- */
+
+static const double rk_pow10[23] = {
+    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+#define RK_MANT_LIMIT (UINT64_C(1) << 53)
+
+static int rating_slow(const char *s, size_t n, double *out)
+{
+    char small[128], *buf = small;
+    int odd = 0;
+    if (n >= sizeof small) {
+        buf = malloc(n + 1);
+        if (buf == NULL) return 1;
+    }
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    for (size_t k = 0; k < n; k++)
+        if (strchr("0123456789.eE+-", buf[k]) == NULL) odd = 1;
+    char *end;
+    double d = n > 0 ? strtod(buf, &end) : 0.0;
+    int rc = 0;
+    if (n == 0 || end != buf + n) rc = 1;
+    else if (!isfinite(d)) rc = 2;  /* nan, inf, 1e999 */
+    else if (odd) rc = 1;           /* hexadecimal and the like */
+    if (buf != small) free(buf);
+    if (rc == 0) *out = d;
+    return rc;
+}
+
+/* Plain decimals with a mantissa below 2^53 and at most 22 fraction digits
+ * are exact: m and 10^k are doubles and one IEEE division rounds correctly,
+ * so the result equals strtod's.  Everything else goes to strtod. */
+int rk_parse_rating(const char *s, size_t n, double *out)
+{
+    size_t k = 0;
+    int neg = 0, dot = 0, nd = 0, frac = 0;
+    uint64_t m = 0;
+    if (n > 0 && s[0] == '-') {
+        neg = 1;
+        k = 1;
+    }
+    for (; k < n; k++) {
+        unsigned d = (unsigned)(unsigned char)s[k] - '0';
+        if (d <= 9) {
+            if (m >= RK_MANT_LIMIT / 10) return rating_slow(s, n, out);
+            m = m * 10 + d;
+            nd++;
+            frac += dot;
+        } else if (s[k] == '.' && !dot) {
+            dot = 1;
+        } else {
+            return rating_slow(s, n, out);
+        }
+    }
+    if (nd == 0 || frac > 22) return rating_slow(s, n, out);
+    double v = (double)m;
+    if (frac > 0) v /= rk_pow10[frac];
+    *out = neg ? -v : v;
+    return 0;
+}
+
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; H. Hinnant's method). */
+static int64_t days_from_civil(int64_t y, unsigned mo, unsigned d)
+{
+    y -= mo <= 2;
+    const int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = (unsigned)(y - era * 400);
+    const unsigned doy = (153 * (mo > 2 ? mo - 3 : mo + 9) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int digits(const char *s, size_t n, unsigned *v)
+{
+    unsigned x = 0;
+    for (size_t k = 0; k < n; k++) {
+        unsigned d = (unsigned)(unsigned char)s[k] - '0';
+        if (d > 9) return 0;
+        x = x * 10 + d;
+    }
+    *v = x;
+    return 1;
+}
+
+int rk_parse_time(const char *s, size_t n, int64_t *out)
+{
+    if (n == 10 && s[4] == '-' && s[7] == '-') {
+        unsigned y, mo, d;
+        static const unsigned char mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+        if (!digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d)) return 1;
+        if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1]) return 1;
+        if (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 1;
+        *out = days_from_civil((int64_t)y, mo, d) * 86400;
+        return 0;
+    }
+    size_t k = 0;
+    int neg = 0;
+    if (n > 0 && s[0] == '-') {
+        neg = 1;
+        k = 1;
+    }
+    if (k == n || n - k > 18) return 1;
+    int64_t v = 0;
+    for (; k < n; k++) {
+        unsigned d = (unsigned)(unsigned char)s[k] - '0';
+        if (d > 9) return 1;
+        v = v * 10 + (int64_t)d;
+    }
+    *out = neg ? -v : v;
+    return 0;
+}
+
+/* ---- rows -------------------------------------------------------------------- */
+
+void rk_rows_free(rk_rows *r)
+{
+    if (r == NULL) return;
+    free(r->u);
+    free(r->i);
+    free(r->utag);
+    free(r->itag);
+    free(r->r);
+    free(r->t);
+    free(r->arena);
+    memset(r, 0, sizeof *r);
+}
+
+#define GROW(ptr, cnt)                                                         \
+    do {                                                                       \
+        void *np_ = realloc((ptr), (size_t)(cnt) * sizeof *(ptr));             \
+        if (np_ == NULL) return -1;                                            \
+        (ptr) = np_;                                                           \
+    } while (0)
+
+int rk_rows_reserve(rk_rows *r, int64_t need, int want_time)
+{
+    if (want_time && r->t == NULL && r->cap > 0) GROW(r->t, r->cap);
+    if (need <= r->cap) return 0;
+    int64_t cap = r->cap * 2;
+    if (cap < need) cap = need;
+    if (cap < 16) cap = 16;
+    GROW(r->u, cap);
+    GROW(r->i, cap);
+    GROW(r->r, cap);
+    if (want_time || r->t != NULL) GROW(r->t, cap);
+    if (r->utag != NULL) {
+        GROW(r->utag, cap);
+        GROW(r->itag, cap);
+    }
+    r->cap = cap;
+    return 0;
+}
+
+int rk_rows_want_tags(rk_rows *r)
+{
+    if (r->utag != NULL) return 0;
+    size_t cap = r->cap > 0 ? (size_t)r->cap : 1;
+    r->utag = calloc(cap, 1);
+    r->itag = calloc(cap, 1);
+    if (r->utag == NULL || r->itag == NULL) {
+        free(r->utag);
+        free(r->itag);
+        r->utag = r->itag = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int64_t rk_rows_put_string(rk_rows *r, const char *s, size_t len)
+{
+    if (r->alen + len + 1 > r->acap) {
+        size_t cap = r->acap * 2;
+        if (cap < r->alen + len + 1) cap = r->alen + len + 1;
+        if (cap < 4096) cap = 4096;
+        char *a = realloc(r->arena, cap);
+        if (a == NULL) return -1;
+        r->arena = a;
+        r->acap = cap;
+    }
+    int64_t off = (int64_t)r->alen;
+    r->arena[r->alen] = (char)(unsigned char)len;
+    memcpy(r->arena + r->alen + 1, s, len);
+    r->alen += len + 1;
+    return off;
+}
+
+void rk_chunk_reset(rk_chunk *c)
+{
+    c->rows.n = 0;
+    c->rows.alen = 0;
+    if (c->rows.utag != NULL) { /* keep the all-integer fast path per chunk */
+        free(c->rows.utag);
+        free(c->rows.itag);
+        c->rows.utag = c->rows.itag = NULL;
+    }
+    c->lines = 0;
+    c->nbad = 0;
+    c->nbad_kept = 0;
+    c->reason[0] = '\0';
+    c->nlead = 0;
+    c->mv_state = RK_MV_NONE;
+    c->mv_tag = 0;
+    c->mv_v = 0;
+    c->status = RK_OK;
+}
+
+void rk_chunk_free(rk_chunk *c)
+{
+    if (c == NULL) return;
+    rk_rows_free(&c->rows);
+    free(c->lead_line);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- the libcsv callbacks ---------------------------------------------------- */
+
+typedef struct rk_id_slot {
+    int str;
+    size_t len;
+    int64_t v;
+    char s[RK_ID_MAX + 1];
+} rk_id_slot;
+
+typedef struct pst {
+    const rk_fmt *f;
+    rk_chunk *c;
+    int64_t line;     /* 0-based line in the chunk */
+    int nf;           /* fields of the row so far */
+    int bad;          /* the row has a reason in why */
+    int colon;        /* netflix: field 0 ended with ':' */
+    int saw_nl, discard, stop;
+    rk_id_slot u, i;
+    double r;
+    int64_t t;
+    char why[RK_REASON_CAP];
+    int mv, mv_tag;   /* netflix: the current movie */
+    int64_t mv_v;
+} pst;
+
+static void row_bad(pst *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void row_bad(pst *s, const char *fmt, ...)
+{
+    if (s->bad) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->why, sizeof s->why, fmt, ap);
+    va_end(ap);
+    s->bad = 1;
+}
+
+/* Record the current line as bad (reason in s->why when why is NULL). */
+static void line_bad(pst *s, const char *why)
+{
+    rk_chunk *c = s->c;
+    c->nbad++;
+    if (c->nbad_kept < RK_LOAD_BAD_KEPT) c->bad[c->nbad_kept++] = s->line;
+    if (c->nbad == 1) snprintf(c->reason, sizeof c->reason, "%s", why != NULL ? why : s->why);
+    if (!s->f->skip_bad) s->stop = 1;
+}
+
+static void fail(pst *s, rk_status st)
+{
+    if (s->c->status == RK_OK) s->c->status = st;
+    s->stop = 1;
+}
+
+#define SHOW 40 /* bytes of a field quoted in a message */
+
+static void take_id(pst *s, rk_id_slot *d, const char *p, size_t n, const char *what)
+{
+    if (n == 0) {
+        row_bad(s, "empty %s", what);
+        return;
+    }
+    if (n > RK_ID_MAX) {
+        row_bad(s, "%s longer than %d bytes: \"%.*s...\"", what, RK_ID_MAX, SHOW, p);
+        return;
+    }
+    if (rk_parse_canon_int(p, n, &d->v)) {
+        d->str = 0;
+    } else {
+        d->str = 1;
+        d->len = n;
+        memcpy(d->s, p, n);
+    }
+}
+
+static void take_rating(pst *s, const char *p, size_t n)
+{
+    int rc = rk_parse_rating(p, n, &s->r);
+    int w = n > SHOW ? SHOW : (int)n;
+    if (rc == 1)
+        row_bad(s, "rating is not a number: \"%.*s\"", w, p);
+    else if (rc == 2)
+        row_bad(s, "rating is not finite: \"%.*s\"", w, p);
+    else if (s->f->have_scale && !(s->r >= s->f->smin && s->r <= s->f->smax))
+        row_bad(s, "rating %.*s is outside the rating scale %g:%g", w, p, s->f->smin, s->f->smax);
+}
+
+static void cb_field(void *field, size_t n, void *data)
+{
+    pst *s = data;
+    const rk_fmt *f = s->f;
+    static char empty[1];
+    if (field == NULL) {
+        if (f->collapse) return; /* runs of blanks separate one field */
+        field = empty;
+    }
+    int k = s->nf++;
+    if (s->stop || s->discard) return;
+    const char *p = field;
+    if (k == f->cu) {
+        if (f->netflix && n > 0 && p[n - 1] == ':') {
+            s->colon = 1;
+            take_id(s, &s->i, p, n - 1, "movie id");
+        } else {
+            take_id(s, &s->u, p, n, "user id");
+        }
+    } else if (k == f->ci) {
+        take_id(s, &s->i, p, n, "item id");
+    } else if (k == f->cr) {
+        take_rating(s, p, n);
+    } else if (k == f->ct) {
+        if (f->want_time && rk_parse_time(p, n, &s->t) != 0)
+            row_bad(s, "time is not an integer or a YYYY-MM-DD date: \"%.*s\"",
+                    n > SHOW ? SHOW : (int)n, p);
+    } else if (f->dat && (k & 1) && n != 0) {
+        row_bad(s, "expected user::item::rating::timestamp");
+    }
+}
+
+static int put_id(pst *s, const rk_id_slot *d, int64_t *v, uint8_t **tag)
+{
+    rk_rows *r = &s->c->rows;
+    if (d->str) {
+        if (rk_rows_want_tags(r) != 0) return -1;
+        int64_t off = rk_rows_put_string(r, d->s, d->len);
+        if (off < 0) return -1;
+        v[r->n] = off;
+        (*tag)[r->n] = 1;
+    } else {
+        v[r->n] = d->v;
+        if (*tag != NULL) (*tag)[r->n] = 0;
+    }
+    return 0;
+}
+
+static void push_row(pst *s, int netflix_item)
+{
+    rk_rows *r = &s->c->rows;
+    if (r->n == r->cap && rk_rows_reserve(r, r->n + 1, s->f->want_time) != 0) {
+        fail(s, RK_E_NOMEM);
+        return;
+    }
+    if (put_id(s, &s->u, r->u, &r->utag) != 0) {
+        fail(s, RK_E_NOMEM);
+        return;
+    }
+    if (netflix_item) {
+        if (s->mv_tag) {
+            if (rk_rows_want_tags(r) != 0) {
+                fail(s, RK_E_NOMEM);
+                return;
+            }
+            r->itag[r->n] = 1;
+        } else if (r->itag != NULL) {
+            r->itag[r->n] = 0;
+        }
+        r->i[r->n] = s->mv_v;
+    } else if (put_id(s, &s->i, r->i, &r->itag) != 0) {
+        fail(s, RK_E_NOMEM);
+        return;
+    }
+    r->r[r->n] = (float)s->r;
+    if (r->t != NULL) r->t[r->n] = s->t;
+    r->n++;
+}
+
+static void commit_netflix(pst *s)
+{
+    rk_chunk *c = s->c;
+    if (s->colon) {
+        if (s->nf != 1) {
+            s->mv = RK_MV_BAD;
+            line_bad(s, "expected \"MOVIEID:\" alone on its line");
+        } else if (s->bad) {
+            s->mv = RK_MV_BAD;
+            line_bad(s, NULL);
+        } else if (s->i.str) {
+            rk_rows *r = &c->rows;
+            int64_t off = rk_rows_put_string(r, s->i.s, s->i.len);
+            if (off < 0) {
+                fail(s, RK_E_NOMEM);
+                return;
+            }
+            s->mv = RK_MV_OK;
+            s->mv_tag = 1;
+            s->mv_v = off;
+        } else {
+            s->mv = RK_MV_OK;
+            s->mv_tag = 0;
+            s->mv_v = s->i.v;
+        }
+        c->mv_state = s->mv;
+        c->mv_tag = s->mv_tag;
+        c->mv_v = s->mv_v;
+        return;
+    }
+    if (s->nf != 3) {
+        char why[RK_REASON_CAP];
+        snprintf(why, sizeof why, "expected \"MOVIEID:\" or CustomerID,Rating,Date (3 fields), found %d field%s",
+                 s->nf, s->nf == 1 ? "" : "s");
+        line_bad(s, why);
+    } else if (s->bad) {
+        line_bad(s, NULL);
+    } else if (s->mv == RK_MV_NONE) {
+        if (c->nlead == c->lead_cap) {
+            int64_t cap = c->lead_cap ? c->lead_cap * 2 : 256;
+            int64_t *nl = realloc(c->lead_line, (size_t)cap * sizeof *nl);
+            if (nl == NULL) {
+                fail(s, RK_E_NOMEM);
+                return;
+            }
+            c->lead_line = nl;
+            c->lead_cap = cap;
+        }
+        c->lead_line[c->nlead++] = s->line;
+        s->mv_tag = 0;
+        s->mv_v = 0; /* the merge fills in the item */
+        push_row(s, 1);
+    } else if (s->mv == RK_MV_BAD) {
+        line_bad(s, "rating line after a malformed MOVIEID: line");
+    } else {
+        push_row(s, 1);
+    }
+}
+
+static void commit_row(pst *s)
+{
+    if (s->f->netflix) {
+        commit_netflix(s);
+    } else if (s->nf != s->f->nfields) {
+        char why[RK_REASON_CAP];
+        snprintf(why, sizeof why, "expected %d fields, found %d", s->f->nfields, s->nf);
+        line_bad(s, why);
+    } else if (s->bad) {
+        line_bad(s, NULL);
+    } else {
+        push_row(s, 0);
+    }
+}
+
+static inline void reset_row(pst *s)
+{
+    s->nf = 0;
+    s->bad = 0;
+    s->colon = 0;
+    s->u.str = 0;
+    s->i.str = 0;
+    s->t = 0;
+}
+
+static void cb_row(int ch, void *data)
+{
+    pst *s = data;
+    if (s->discard) {
+        reset_row(s);
+        return;
+    }
+    if (ch == '\n') s->saw_nl = 1;
+    if (s->nf > 0 && !s->stop) commit_row(s);
+    reset_row(s);
+    if (ch == '\n') s->line++;
+}
+
+/* ---- a chunk ----------------------------------------------------------------- */
+
+void rk_parse_chunk(const rk_fmt *f, rk_chunk *c)
+{
+    struct csv_parser p;
+    pst s;
+    unsigned char opts = CSV_REPALL_NL | CSV_APPEND_NULL | (f->collapse ? CSV_EMPTY_IS_NULL : 0);
+
+    rk_chunk_reset(c);
+    if (c->len == 0) return;
+    if (csv_init(&p, opts) != 0) {
+        c->status = RK_E_NOMEM;
+        return;
+    }
+    csv_set_delim(&p, f->delim);
+    memset(&s, 0, sizeof s);
+    s.f = f;
+    s.c = c;
+    s.mv = RK_MV_NONE;
+    if (rk_rows_reserve(&c->rows, (int64_t)(c->len / 24) + 16, f->want_time) != 0) {
+        csv_free(&p);
+        c->status = RK_E_NOMEM;
+        return;
+    }
+
+    int64_t nl;
+    if (memchr(c->p, '"', c->len) == NULL) {
+        if (csv_parse(&p, c->p, c->len, cb_field, cb_row, &s) != c->len) fail(&s, RK_E_NOMEM);
+        nl = s.line;
+    } else {
+        const char *q = c->p, *end = c->p + c->len;
+        nl = 0;
+        while (q < end && c->status == RK_OK) {
+            const char *e = memchr(q, '\n', (size_t)(end - q));
+            size_t n = e != NULL ? (size_t)(e - q) + 1 : (size_t)(end - q);
+            s.line = nl;
+            s.saw_nl = 0;
+            if (csv_parse(&p, q, n, cb_field, cb_row, &s) != n) {
+                fail(&s, RK_E_NOMEM);
+                break;
+            }
+            if (e != NULL && !s.saw_nl) {
+                s.line = nl;
+                if (!s.stop) line_bad(&s, "line break inside a quoted field (not supported)");
+                s.discard = 1;
+                csv_fini(&p, cb_field, cb_row, &s);
+                s.discard = 0;
+                reset_row(&s);
+            }
+            nl += e != NULL;
+            q += n;
+        }
+        s.line = nl;
+    }
+    if (csv_fini(&p, cb_field, cb_row, &s) != 0) fail(&s, RK_E_INTERNAL);
+    csv_free(&p);
+    c->lines = nl + (c->p[c->len - 1] != '\n');
+}
