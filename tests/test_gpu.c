@@ -215,6 +215,14 @@ int main(void)
         return 77;
     }
     printf("GPU: %s\n", why);
+    /* RK_GPU_TEST_QUICK: a short run for the slow sanitizer tools */
+    static const rk_test_case quick[] = {
+        {"selection kernel against a sort", test_select_against_sort},
+        {"tiles smaller than the data", test_tiles_smaller_than_data},
+        {"edge cases", test_edges},
+        {NULL, NULL},
+    };
+    if (getenv("RK_GPU_TEST_QUICK") != NULL) return rk_test_main("gpu-quick", quick);
     static const rk_test_case cases[] = {
         {"selection kernel against a sort", test_select_against_sort},
         {"every metric and mode", test_every_metric_and_mode},

@@ -1,0 +1,29 @@
+#!/bin/sh
+# gpu_check.sh LOGDIR -- on the GPU machine: build with CUDA, run make check
+# (GPU tests included), then compute-sanitizer memcheck and racecheck over
+# the GPU tests.  Full logs go to LOGDIR; a short table is printed last.
+# Expects the build dependencies that machine lacks in .devdeps/ (see README).
+set -u
+log=${1:?usage: gpu_check.sh LOGDIR}
+mkdir -p "$log"
+[ -f .devdeps/env.sh ] && . ./.devdeps/env.sh
+j=$(nproc)
+t0=$(date +%s)
+{ autoreconf -fi && ./configure --with-cuda && make -j"$j"; } >"$log/build.log" 2>&1 || { tail -40 "$log/build.log"; exit 1; }
+t1=$(date +%s)
+make -j"$j" check >"$log/check.log" 2>&1
+check_rc=$?
+cp test-suite.log "$log/" 2>/dev/null
+for f in tests/*.log; do cp "$f" "$log/" 2>/dev/null; done
+t2=$(date +%s)
+RK_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --leak-check full ./tests/test_gpu >"$log/memcheck.log" 2>&1
+mc=$?
+RK_GPU_TEST_QUICK=1 compute-sanitizer --tool racecheck ./tests/test_gpu >"$log/racecheck.log" 2>&1
+rc=$?
+t3=$(date +%s)
+echo "== gpu_check =="
+grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' "$log/check.log"
+grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)' "$log/check.log"
+echo "make check: exit $check_rc ($((t2 - t1)) s; build $((t1 - t0)) s)"
+echo "memcheck: exit $mc; $(grep -E 'ERROR SUMMARY' "$log/memcheck.log" | tail -1)"
+echo "racecheck: exit $rc; $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$log/racecheck.log" | tail -1) ($((t3 - t2)) s)"
