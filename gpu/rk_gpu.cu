@@ -462,6 +462,8 @@ extern "C" rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const r
     if (lists != NULL && (lists->n_items != m->by_item.n_rows || lists->k != o->k))
         return rk_error_set(err, RK_E_ARG, "neighbour lists of shape %d x %d for %d items and k = %d", lists->n_items,
                             lists->k, m->by_item.n_rows, o->k);
+    if (rk_knn_needs_baselines(o) && !m->have_baselines)
+        return rk_error_set(err, RK_E_ARG, "these options need the model's baselines, and it was built without them");
     char why[256];
     if (!rk_gpu_available(why, sizeof why)) return rk_error_set(err, RK_E_GPU, "no usable GPU: %s", why);
     if (q != NULL && q->n == 0) q = NULL;

@@ -56,8 +56,9 @@ __global__ void __launch_bounds__(kWarps * 32) k_predict(rk_predict_args a)
         base = a.mu + a.bu[u] + a.bi[i];
         fallback = base;
     }
+    // the candidates are the first k of the P positive ones (SPEC §4)
     const int need_min = a.min_k > 1 ? a.min_k : 1;
-    if (P < need_min) {
+    if ((P < a.k ? P : a.k) < need_min) {
         if (lane == 0) {
             a.pred[q] = clip(fallback, a.rmin, a.rmax);
             a.used[q] = 0;

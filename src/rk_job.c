@@ -307,7 +307,8 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
             snprintf(rep->first_bad_reason, sizeof rep->first_bad_reason, "%s", lr->first_bad_reason);
     }
     s = rk_model_build(&j.model, &j.train, (int32_t)rep->users, (int32_t)rep->items,
-                       o->load.have_scale, o->load.scale_min, o->load.scale_max, err);
+                       o->load.have_scale, o->load.scale_min, o->load.scale_max,
+                       rk_knn_needs_baselines(&ko), err);
     if (s != RK_OK) goto fail;
     t = rk_omp_wtime();
     rep->t_load = t - t0;

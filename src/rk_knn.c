@@ -30,6 +30,11 @@ void rk_knn_opts_default(rk_knn_opts *o)
     o->min_k = 1;
 }
 
+int rk_knn_needs_baselines(const rk_knn_opts *o)
+{
+    return o->mode == RK_PREDICT_BASELINE || o->sim.metric == RK_METRIC_PEARSON_BASELINE;
+}
+
 rk_status rk_lists_alloc(rk_lists *l, int32_t n_items, int32_t k, rk_error *err)
 {
     memset(l, 0, sizeof *l);
@@ -461,6 +466,8 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
     if (lists != NULL && (lists->n_items != m->by_item.n_rows || lists->k != o->k))
         return rk_error_set(err, RK_E_ARG, "neighbour lists of shape %d x %d for %d items and k = %d",
                             lists->n_items, lists->k, m->by_item.n_rows, o->k);
+    if (rk_knn_needs_baselines(o) && !m->have_baselines)
+        return rk_error_set(err, RK_E_ARG, "these options need the model's baselines, and it was built without them");
     memset(&c, 0, sizeof c);
     c.m = m;
     c.o = o;

@@ -90,6 +90,11 @@ double rk_knn_grid_scale(const rk_model *m, double *qmax);
  *  (co-rating pair updates, self-pairs included), or -1 when out of memory. */
 int64_t rk_knn_item_order(const rk_model *m, int32_t *order, int64_t *cost);
 
+/*! rk_knn_needs_baselines() : 1 when these options read the model's
+ *  baselines (the baseline predictor, pearson-baseline), else 0.  The engines
+ *  refuse such options on a model built without them (RK_E_ARG). */
+int rk_knn_needs_baselines(const rk_knn_opts *o);
+
 /*! rk_knn_opts_default() : pearson, k 20, support 1, shrinkage 0, means, min_k 1. */
 void rk_knn_opts_default(rk_knn_opts *o);
 

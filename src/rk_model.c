@@ -48,9 +48,16 @@ static void model_baselines(rk_model *m)
     }
 }
 
+void rk_model_baselines(rk_model *m)
+{
+    if (m->have_baselines) return;
+    model_baselines(m);
+    m->have_baselines = 1;
+}
+
 rk_status rk_model_build(rk_model *m, const rk_triples *train, int32_t n_users,
                          int32_t n_items, int have_scale, double scale_min,
-                         double scale_max, rk_error *err)
+                         double scale_max, int with_baselines, rk_error *err)
 {
     memset(m, 0, sizeof *m);
     if (train->n <= 0) return rk_error_set(err, RK_E_EMPTY, "no training ratings");
@@ -87,7 +94,7 @@ rk_status rk_model_build(rk_model *m, const rk_triples *train, int32_t n_users,
         for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) t += I->val[p];
         m->item_mean[i] = c > 0 ? t / (double)c : m->mu;
     }
-    model_baselines(m);
+    if (with_baselines) rk_model_baselines(m);
     return RK_OK;
 }
 

@@ -26,6 +26,7 @@ typedef struct rk_model {
     double *item_mean; /* n_items: mean training rating (μ for unknown items) */
     double *bu;        /* n_users: user baselines (0 for unknown users) */
     double *bi;        /* n_items: item baselines (0 for unknown items) */
+    int have_baselines; /* 0: bu and bi are all zero, not yet computed */
 } rk_model;
 
 #define RK_BASELINE_EPOCHS 10
@@ -34,12 +35,18 @@ typedef struct rk_model {
 
 /*! rk_model_build() : build the model from training triples without
  *  duplicates (dense indices below n_users, n_items).  When have_scale is 0
- *  the scale is the training data's min and max.  Computes μ, item means and
- *  the baselines.  @return RK_OK, RK_E_EMPTY (no triples), RK_E_DUPLICATE,
- *  RK_E_NOMEM. On failure *m holds nothing. */
+ *  the scale is the training data's min and max.  Computes μ and the item
+ *  means, and the baselines when with_baselines is nonzero (ten passes over
+ *  the ratings: only the baseline predictor and pearson-baseline need them;
+ *  otherwise bu and bi are zeros until rk_model_baselines).
+ *  @return RK_OK, RK_E_EMPTY (no triples), RK_E_DUPLICATE, RK_E_NOMEM.
+ *  On failure *m holds nothing. */
 rk_status rk_model_build(rk_model *m, const rk_triples *train, int32_t n_users,
                          int32_t n_items, int have_scale, double scale_min,
-                         double scale_max, rk_error *err);
+                         double scale_max, int with_baselines, rk_error *err);
+
+/*! rk_model_baselines() : compute bu and bi (SPEC §4) unless already done. */
+void rk_model_baselines(rk_model *m);
 
 /*! rk_model_user_known() / rk_model_item_known() : 1 when the index is in
  *  range and has a training rating, else 0 (negative indices are unknown). */

@@ -54,7 +54,7 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
         return;
     }
     rk_model m;
-    CU_ASSERT_FATAL(rk_model_build(&m, &t, nu, ni, 0, 0, 0, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_model_build(&m, &t, nu, ni, 0, 0, 0, 1, &err) == RK_OK);
     rk_knn_opts o;
     rk_knn_opts_default(&o);
     o.sim.metric = metric;

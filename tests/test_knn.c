@@ -213,7 +213,7 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
     if (t.n == 0) { rk_triples_free(&t); return; }
     rk_model m;
     rk_error err;
-    CU_ASSERT_FATAL(rk_model_build(&m, &t, nu, ni, 0, 0, 0, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_model_build(&m, &t, nu, ni, 0, 0, 0, 1, &err) == RK_OK);
     ref r;
     ref_build(&r, nu, ni, &t, metric, min_support, shrink);
 
@@ -352,7 +352,7 @@ static void test_threads_agree(void)
     rk_triples t;
     make_data(&t, 60, 50, 0.3, VAL_HALF, 8000);
     rk_model m;
-    CU_ASSERT_FATAL(rk_model_build(&m, &t, 60, 50, 0, 0, 0, NULL) == RK_OK);
+    CU_ASSERT_FATAL(rk_model_build(&m, &t, 60, 50, 0, 0, 0, 1, NULL) == RK_OK);
     rk_knn_opts o;
     rk_knn_opts_default(&o);
     o.k = 7;
@@ -377,7 +377,7 @@ static void test_bad_arguments(void)
     rk_triples t;
     make_data(&t, 10, 8, 0.5, VAL_HALF, 9000);
     rk_model m;
-    CU_ASSERT_FATAL(rk_model_build(&m, &t, 10, 8, 0, 0, 0, NULL) == RK_OK);
+    CU_ASSERT_FATAL(rk_model_build(&m, &t, 10, 8, 0, 0, 0, 1, NULL) == RK_OK);
     rk_knn_opts o;
     rk_knn_opts_default(&o);
     rk_lists l;

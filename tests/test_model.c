@@ -2,6 +2,7 @@
  * SPEC §4 against a straightforward re-implementation over the triples, and
  * the residuals, on tiny hand-made data sets. */
 #include "rk_model.h"
+#include "rk_knn.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -76,7 +77,7 @@ static void test_stats(void)
     rk_model m;
     rk_error err;
     rk_error_clear(&err);
-    rk_status s = rk_model_build(&m, &t, NU, NI, 0, 0, 0, &err);
+    rk_status s = rk_model_build(&m, &t, NU, NI, 0, 0, 0, 1, &err);
     CU_ASSERT_EQUAL_FATAL(s, RK_OK);
     CU_ASSERT_DOUBLE_EQUAL(m.mu, 3.0, 1e-15);
     CU_ASSERT_EQUAL(m.rmin, 1.0);
@@ -105,7 +106,7 @@ static void test_given_scale(void)
 {
     rk_triples t = data_triples();
     rk_model m;
-    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &t, NU, NI, 1, 0.5, 5.0, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &t, NU, NI, 1, 0.5, 5.0, 1, NULL), RK_OK);
     CU_ASSERT_EQUAL(m.rmin, 0.5);
     CU_ASSERT_EQUAL(m.rmax, 5.0);
     CU_ASSERT_DOUBLE_EQUAL(m.mu, 3.0, 1e-15); /* the scale does not change μ */
@@ -117,7 +118,7 @@ static void test_layout(void)
 {
     rk_triples t = data_triples();
     rk_model m;
-    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &t, NU, NI, 0, 0, 0, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &t, NU, NI, 0, 0, 0, 1, NULL), RK_OK);
     const int64_t uptr[NU + 1] = {0, 3, 5, 8, 10, 10};
     const int32_t uidx[NR] = {0, 1, 3, 0, 2, 1, 2, 3, 0, 3};
     const float uval[NR] = {4, 3, 4.5f, 4.5f, 1, 2, 2, 4, 1.5f, 3.5f};
@@ -139,7 +140,7 @@ static void test_known(void)
 {
     rk_triples t = data_triples();
     rk_model m;
-    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &t, NU, NI, 0, 0, 0, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &t, NU, NI, 0, 0, 0, 1, NULL), RK_OK);
     for (int u = 0; u < 4; u++) CU_ASSERT_EQUAL(rk_model_user_known(&m, u), 1);
     for (int i = 0; i < 4; i++) CU_ASSERT_EQUAL(rk_model_item_known(&m, i), 1);
     CU_ASSERT_EQUAL(rk_model_user_known(&m, 4), 0); /* in range, no rating */
@@ -161,7 +162,7 @@ static void test_baselines_vs_reference(void)
 {
     rk_triples t = data_triples();
     rk_model m;
-    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &t, NU, NI, 0, 0, 0, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &t, NU, NI, 0, 0, 0, 1, NULL), RK_OK);
     double bu[NU], bi[NI];
     ref_baselines(&t, NU, NI, 3.0, bu, bi);
     for (int u = 0; u < NU; u++) CU_ASSERT_DOUBLE_EQUAL(m.bu[u], bu[u], 1e-12);
@@ -169,6 +170,38 @@ static void test_baselines_vs_reference(void)
     /* the baselines are not trivially zero here */
     CU_ASSERT(fabs(bi[2]) > 0.05 && fabs(bu[0]) > 0.01);
     rk_model_free(&m);
+}
+
+/* Built without baselines: zeros and the flag down until rk_model_baselines,
+ * which then gives exactly the eager values; the engine refuses options that
+ * would read the missing baselines. */
+static void test_lazy_baselines(void)
+{
+    rk_triples t = data_triples();
+    rk_model eager, lazy;
+    CU_ASSERT_EQUAL_FATAL(rk_model_build(&eager, &t, NU, NI, 0, 0, 0, 1, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_model_build(&lazy, &t, NU, NI, 0, 0, 0, 0, NULL), RK_OK);
+    CU_ASSERT_EQUAL(eager.have_baselines, 1);
+    CU_ASSERT_EQUAL(lazy.have_baselines, 0);
+    for (int u = 0; u < NU; u++) CU_ASSERT_EQUAL(lazy.bu[u], 0.0);
+    for (int i = 0; i < NI; i++) CU_ASSERT_EQUAL(lazy.bi[i], 0.0);
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    o.mode = RK_PREDICT_BASELINE;
+    rk_error err;
+    CU_ASSERT_EQUAL(rk_knn_needs_baselines(&o), 1);
+    CU_ASSERT_EQUAL(rk_knn_cpu(&lazy, &o, NULL, NULL, NULL, &err), RK_E_ARG);
+    o.mode = RK_PREDICT_MEANS;
+    CU_ASSERT_EQUAL(rk_knn_needs_baselines(&o), 0);
+    o.sim.metric = RK_METRIC_PEARSON_BASELINE;
+    CU_ASSERT_EQUAL(rk_knn_needs_baselines(&o), 1);
+    rk_model_baselines(&lazy);
+    CU_ASSERT_EQUAL(lazy.have_baselines, 1);
+    CU_ASSERT_EQUAL(rk_knn_cpu(&lazy, &o, NULL, NULL, NULL, &err), RK_OK);
+    for (int u = 0; u < NU; u++) CU_ASSERT_EQUAL(lazy.bu[u], eager.bu[u]);
+    for (int i = 0; i < NI; i++) CU_ASSERT_EQUAL(lazy.bi[i], eager.bi[i]);
+    rk_model_free(&eager);
+    rk_model_free(&lazy);
 }
 
 /* Two hand cases.
@@ -183,7 +216,7 @@ static void test_baselines_hand(void)
     float ra[] = {5, 1};
     rk_triples ta = {2, ua, ia, ra, NULL};
     rk_model m;
-    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &ta, 1, 2, 0, 0, 0, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &ta, 1, 2, 0, 0, 0, 1, NULL), RK_OK);
     CU_ASSERT_DOUBLE_EQUAL(m.mu, 3.0, 0);
     CU_ASSERT_DOUBLE_EQUAL(m.bi[0], 2.0 / 11.0, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(m.bi[1], -2.0 / 11.0, 1e-15);
@@ -193,7 +226,7 @@ static void test_baselines_hand(void)
     int32_t ub[] = {1, 0}, ib[] = {0, 0};
     float rb[] = {3, 5};
     rk_triples tb = {2, ub, ib, rb, NULL};
-    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &tb, 2, 1, 0, 0, 0, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &tb, 2, 1, 0, 0, 0, 1, NULL), RK_OK);
     CU_ASSERT_DOUBLE_EQUAL(m.mu, 4.0, 0);
     CU_ASSERT_DOUBLE_EQUAL(m.bi[0], 0.0, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(m.bu[0], 1.0 / 16.0, 1e-15);
@@ -239,7 +272,7 @@ static void test_random_vs_reference(void)
     double *bu = malloc(RU * sizeof *bu), *bi = malloc(RI * sizeof *bi);
     ref_baselines(&t, RU, RI, mu, bu, bi);
     rk_model m;
-    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &t, RU, RI, 0, 0, 0, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &t, RU, RI, 0, 0, 0, 1, NULL), RK_OK);
     CU_ASSERT_DOUBLE_EQUAL(m.mu, mu, 1e-12);
     CU_ASSERT_EQUAL(m.rmin, lo);
     CU_ASSERT_EQUAL(m.rmax, hi);
@@ -272,7 +305,7 @@ static void test_residuals(void)
 {
     rk_triples t = data_triples();
     rk_model m;
-    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &t, NU, NI, 0, 0, 0, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_model_build(&m, &t, NU, NI, 0, 0, 0, 1, NULL), RK_OK);
     double bu[NU], bi[NI];
     ref_baselines(&t, NU, NI, 3.0, bu, bi);
     /* (user, item, rating) in by_user order, then in by_item order (test_layout) */
@@ -311,7 +344,7 @@ static void test_errors(void)
     rk_triples empty = {0, NULL, NULL, NULL, NULL};
     memset(&m, 0x5A, sizeof m);
     rk_error_clear(&err);
-    CU_ASSERT_EQUAL(rk_model_build(&m, &empty, 3, 3, 0, 0, 0, &err), RK_E_EMPTY);
+    CU_ASSERT_EQUAL(rk_model_build(&m, &empty, 3, 3, 0, 0, 0, 1, &err), RK_E_EMPTY);
     CU_ASSERT_EQUAL(err.status, RK_E_EMPTY);
     CU_ASSERT(strlen(err.msg) > 0);
     CU_ASSERT_PTR_NULL(m.item_mean);
@@ -326,7 +359,7 @@ static void test_errors(void)
     rk_triples dup = {3, du, di, dr, NULL};
     memset(&m, 0x5A, sizeof m);
     rk_error_clear(&err);
-    CU_ASSERT_EQUAL(rk_model_build(&m, &dup, 2, 2, 0, 0, 0, &err), RK_E_DUPLICATE);
+    CU_ASSERT_EQUAL(rk_model_build(&m, &dup, 2, 2, 0, 0, 0, 1, &err), RK_E_DUPLICATE);
     CU_ASSERT_EQUAL(err.status, RK_E_DUPLICATE);
     CU_ASSERT_PTR_NULL(m.item_mean);
     CU_ASSERT_PTR_NULL(m.by_user.ptr);
@@ -337,7 +370,7 @@ static void test_errors(void)
     int32_t ou[] = {0, 2}, oi[] = {0, 0};
     float orr[] = {3, 4};
     rk_triples oob = {2, ou, oi, orr, NULL};
-    rk_status s = rk_model_build(&m, &oob, 2, 1, 0, 0, 0, NULL);
+    rk_status s = rk_model_build(&m, &oob, 2, 1, 0, 0, 0, 1, NULL);
     CU_ASSERT_NOT_EQUAL(s, RK_OK);
     CU_ASSERT_PTR_NULL(m.item_mean);
     rk_model_free(&m);
@@ -352,6 +385,7 @@ int main(void)
         {"known and unknown users/items", test_known},
         {"ALS baselines against the reference", test_baselines_vs_reference},
         {"ALS baselines by hand", test_baselines_hand},
+        {"baselines computed only when asked for", test_lazy_baselines},
         {"random data against the reference", test_random_vs_reference},
         {"residuals", test_residuals},
         {"empty, duplicate, out-of-range input", test_errors},
