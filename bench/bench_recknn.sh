@@ -8,6 +8,8 @@
 #   ml20m-metrics  cosine, msd, pearson-baseline lists on the GPU
 #   netflix-gpu    similarity + top-20 lists, pearson, GPU, Netflix size
 #   netflix-16g    the same under --gpu-memory 16
+#   netflix-2g     the same under --gpu-memory 2 (several tiles), lists compared with netflix-gpu
+#   netflix-job    whole job with a 2% holdout at Netflix size
 # ml20m-cpu also checks that CPU and GPU lists are byte-identical.
 set -u
 data=${1:?usage: bench_recknn.sh DATADIR LOGDIR [RUN...]}
@@ -26,7 +28,7 @@ need() {
     t0=$(date +%s.%N)
     sh "$here/gen.sh" "$data" "$1" >>"$log/gen.log" 2>&1
     t1=$(date +%s.%N)
-    echo "generated $1.csv in $(echo "$t1 - $t0" | bc) s ($(du -h "$data/$1.csv" | cut -f1))" >>"$log/gen.log"
+    echo "generated $1.csv in $(awk "BEGIN{print $t1 - $t0}") s ($(du -h "$data/$1.csv" | cut -f1))" >>"$log/gen.log"
 }
 
 # run NAME ARGS...: one recknn run, its metrics.json kept as LOGDIR/NAME.json
@@ -38,20 +40,21 @@ run() {
     rc=$?
     t1=$(date +%s.%N)
     cp "$out/metrics.json" "$log/$name.json" 2>/dev/null
-    python3 - "$name" "$log/$name.json" "$rc" "$(echo "$t1 - $t0" | bc)" >>"$table" <<'PY'
+    python3 - "$name" "$log/$name.json" "$rc" "$(awk "BEGIN{print $t1 - $t0}")" >>"$table" <<'PY'
 import json, sys
 name, path, rc, wall = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 try:
     m = json.load(open(path))
 except Exception:
-    print(f"{name:<16} FAILED (exit {rc}, wall {wall:.2f} s)")
+    print(f"{name:<15} FAILED (exit {rc}, wall {wall:.2f} s)")
     sys.exit()
 t, e = m["timings_s"], m["engine"]
 rmse = m["metrics"].get("rmse")
-print(f"{name:<16} {m['device'][:22]:<22} load {t['load']:7.3f}  sim {t['similarity']:7.3f}  "
-      f"select {t['select']:6.3f}  predict {t['predict']:6.3f}  write {t['write']:6.3f}  total {t['total']:7.3f}  "
-      f"wall {wall:7.2f}  {e['pair_updates'] / max(t['similarity'], 1e-9):9.3g} pairs/s  "
-      f"{m['load_mb_per_s']:7.0f} MB/s" + (f"  rmse {rmse:.4f}" if rmse is not None else "") + f"  [{e['path']}]")
+print(f"{name:<15} {m['device'][:12]:<12} load {t['load']:6.3f} engine {e['wall_s']:6.3f} (init {e['init_s']:5.3f} "
+      f"up {e['upload_s']:5.3f} sim {t['similarity']:6.3f} sel {t['select']:5.3f} pred {t['predict']:5.3f} "
+      f"down {e['download_s']:5.3f}) write {t['write']:5.3f} total {t['total']:6.3f} wall {wall:6.2f} "
+      f"{e['pair_updates'] / max(t['similarity'], 1e-9):8.3g} pairs/s {m['load_mb_per_s']:5.0f} MB/s"
+      + (f" rmse {rmse:.4f}" if rmse is not None else "") + f" [{e['path']}]")
 PY
 }
 
@@ -71,6 +74,14 @@ for r in "$@"; do
         for m in cosine msd pearson-baseline; do run "ml20m-$m" "$data/ml20m.csv" --device gpu -k 20 --metric $m; done ;;
     netflix-gpu) need netflix; run netflix-gpu "$data/netflix.csv" --device gpu -k 20 ;;
     netflix-16g) need netflix; run netflix-16g "$data/netflix.csv" --device gpu -k 20 --gpu-memory 16 ;;
+    netflix-2g)
+        need netflix; run netflix-2g "$data/netflix.csv" --device gpu -k 20 --gpu-memory 2
+        if cmp -s "$log/out-netflix-2g/neighbors.csv" "$log/out-netflix-gpu/neighbors.csv"; then
+            echo "netflix: lists from small tiles (2 GB cap) and one tile are byte-identical" >>"$table"
+        else
+            echo "netflix: lists from small tiles (2 GB cap) and one tile DIFFER" >>"$table"
+        fi ;;
+    netflix-job) need netflix; run netflix-job "$data/netflix.csv" --device gpu -k 20 --holdout 0.02 --seed 1 ;;
     *) echo "unknown run $r" >&2 ;;
     esac
 done

@@ -152,6 +152,14 @@ static void write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
     rk_out_json_string(fp, st->path);
     fprintf(fp, ", \"pair_updates\": %lld, \"pair_updates_per_s\": ", (long long)st->pair_updates);
     json_num(fp, st->sim_s > 0 ? (double)st->pair_updates / st->sim_s : 0.0);
+    fputs(", \"wall_s\": ", fp);
+    json_num(fp, st->wall_s);
+    fputs(", \"init_s\": ", fp);
+    json_num(fp, st->init_s);
+    fputs(", \"upload_s\": ", fp);
+    json_num(fp, st->upload_s);
+    fputs(", \"download_s\": ", fp);
+    json_num(fp, st->download_s);
     fputs("},\n", fp);
 
     json_key(fp, "  ", "metrics");

@@ -457,7 +457,7 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
     int64_t *cost = NULL, total_cost = 0;
     rk_status s = RK_OK;
     int failed = 0;
-    double t_begin = wall_now();
+    double t_begin = wall_now(), t_call = t_begin;
 
     if (st == NULL) st = &local;
     memset(st, 0, sizeof *st);
@@ -535,6 +535,7 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
     st->predict_s = pred_sum / nthreads;
     st->sim_s = wall - st->select_s - st->predict_s;
     if (st->sim_s < 0.0) st->sim_s = 0.0;
+    st->wall_s = wall_now() - t_call;
 done:
     free(order);
     free(cost);

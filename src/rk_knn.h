@@ -65,6 +65,10 @@ typedef struct rk_knn_stats {
     double sim_s;          /* accumulating sums and computing similarities */
     double select_s;       /* neighbour-list selection */
     double predict_s;      /* answering queries */
+    double init_s;         /* GPU: device and context start-up */
+    double upload_s;       /* GPU: host-to-device copies and set-up before the tiles */
+    double download_s;     /* GPU: results back to the host */
+    double wall_s;         /* the whole engine call */
     int64_t pair_updates;  /* co-rating pair updates performed */
     char path[64];         /* accumulation path used, e.g. "int32 grid 0.5" */
     char device[128];      /* "cpu" or the GPU's name */
