@@ -5,7 +5,8 @@
 #   check        bench/gpu_check.sh: build, make check, compute-sanitizer (time-limited)
 #   build        only the build (when check is skipped)
 #   bench        bench/bench_recknn.sh with $RUNS (default ml20m-gpu ml20m-job netflix-gpu netflix-16g)
-#   peers        bench/run_peers.sh on the same data ($PEERS, default "torch cupy")
+#   peers        bench/run_peers.sh on the same data ($PEERS, default "torch cupy"; $SETS)
+#   e2e          bench/gpu_vs_cpu.sh: whole jobs on both engines, every metric and mode
 # DATA (default /tmp/rkdata) holds the generated data sets.
 set -u
 out=${1:?usage: device_session.sh OUTDIR [STEP...]}
@@ -32,9 +33,12 @@ for step in "$@"; do
     peers) PEERS=${PEERS:-torch cupy} timeout "${PEERS_TIMEOUT:-300}" sh bench/run_peers.sh "$data" \
                "$logs/peers.jsonl" >"$logs/peers.txt" 2>&1
            echo "peers: exit $? ($(($(date +%s) - t0)) s)" >>"$summary"; cat "$logs/peers.txt" >>"$summary" ;;
+    e2e) timeout "${E2E_TIMEOUT:-200}" sh bench/gpu_vs_cpu.sh /tmp/rke2e >"$logs/e2e.txt" 2>&1
+           echo "e2e: exit $? ($(($(date +%s) - t0)) s)" >>"$summary"; cat "$logs/e2e.txt" >>"$summary" ;;
     *) echo "unknown step $step" >>"$summary" ;;
     esac
 done
-tar czf "$out/logs.tgz" -C "$logs" . 2>/dev/null
+# the output folders of the runs hold neighbour lists of hundreds of MB: not sent back
+tar czf "$out/logs.tgz" --exclude='out-*' -C "$logs" . 2>/dev/null
 cp "$summary" "$out/summary.txt"
 cat "$summary"

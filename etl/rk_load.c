@@ -584,6 +584,7 @@ static rk_status load_all(const char *const *paths, int n_paths, const char *tes
     }
     if (opts->have_scale && !(opts->scale_min <= opts->scale_max))
         return rk_error_set(err, RK_E_ARG, "the rating scale %g:%g is empty", opts->scale_min, opts->scale_max);
+    double t0 = rk_omp_wtime();
     if (paths != NULL) {
         if (n_paths < 1) return rk_error_set(err, RK_E_ARG, "no rating file given");
         st = load_paths(paths, n_paths, opts, &train, &out->train_report, err);
@@ -603,12 +604,17 @@ static rk_status load_all(const char *const *paths, int n_paths, const char *tes
         st = rk_error_set(err, RK_E_EMPTY, "%s: no ratings found",
                           paths != NULL ? (n_paths == 1 ? paths[0] : "the rating files")
                                         : (buf_name != NULL ? buf_name : "<buffer>"));
+    double t1 = rk_omp_wtime();
+    out->train_report.read_parse_s = t1 - t0;
     if (st == RK_OK && test_path != NULL) {
         st = load_paths(&test_path, 1, opts, &test, &out->test_report, err);
         if (st == RK_OK && test.n == 0)
             st = rk_error_set(err, RK_E_EMPTY, "%s: no ratings found in the test file", test_path);
     }
+    double t2 = rk_omp_wtime();
+    out->test_report.read_parse_s = t2 - t1;
     if (st == RK_OK) st = finish(&train, &test, opts, out, err);
+    out->ids_s = rk_omp_wtime() - t2;
     rk_rows_free(&train);
     rk_rows_free(&test);
     if (st != RK_OK) rk_dataset_free(out);

@@ -81,6 +81,7 @@ typedef struct rk_load_report {
     int n_bad_kept;           /* entries used in bad[] */
     rk_bad_line bad[RK_LOAD_BAD_KEPT]; /* the first skipped lines */
     char first_bad_reason[160];        /* why the first one was bad */
+    double read_parse_s;      /* reading and parsing (wall seconds) */
 } rk_load_report;
 
 /* A loaded data set: triples in file order (duplicates NOT yet resolved) with
@@ -92,6 +93,7 @@ typedef struct rk_dataset {
     rk_triples test;           /* the --test file (n == 0 when none) */
     rk_load_report train_report;
     rk_load_report test_report;
+    double ids_s;              /* mapping raw ids to dense indices (wall seconds) */
 } rk_dataset;
 
 /*! rk_load_dataset() : read the n_paths training files (for netflix a path may

@@ -52,6 +52,13 @@ extern "C" int rk_gpu_available(char *buf, size_t cap)
     return 1;
 }
 
+extern "C" int rk_gpu_warmup(void)
+{
+    bool ok = cudaSetDevice(0) == cudaSuccess && cudaFree(0) == cudaSuccess;
+    if (!ok) cudaGetLastError();
+    return ok ? 1 : 0;
+}
+
 extern "C" int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap)
 {
     if (o->k > RK_GPU_MAX_K) {
@@ -99,11 +106,64 @@ struct stream_events {
     }
 };
 
-template <typename T> rk_status upload(T **d, const T *h, size_t n, dev_mem &mem, cudaStream_t st, rk_error *err)
+// Host-to-device copies through two pinned buffers: the CPU threads copy one
+// piece into a pinned buffer while the copy engine moves the other.  From
+// pageable memory the driver stages through a buffer of its own, one thread,
+// at about 3 GB/s on the GPU machine.
+struct stager {
+    static constexpr size_t kPiece = (size_t)32 << 20;
+    char *buf[2] = {NULL, NULL};
+    cudaEvent_t done[2] = {NULL, NULL};
+    int next = 0;
+    ~stager()
+    {
+        for (int b = 0; b < 2; b++) {
+            if (done[b] != NULL) {
+                cudaEventSynchronize(done[b]);
+                cudaEventDestroy(done[b]);
+            }
+            if (buf[b] != NULL) cudaFreeHost(buf[b]);
+        }
+    }
+    rk_status init(rk_error *err)
+    {
+        for (int b = 0; b < 2; b++) {
+            RK_CUDA_CHECK(err, cudaHostAlloc((void **)&buf[b], kPiece, cudaHostAllocDefault));
+            RK_CUDA_CHECK(err, cudaEventCreateWithFlags(&done[b], cudaEventDisableTiming));
+        }
+        return RK_OK;
+    }
+    rk_status copy(void *d, const void *h, size_t bytes, cudaStream_t st, rk_error *err)
+    {
+        if (buf[0] == NULL) { // not initialised: a plain copy
+            if (bytes > 0) RK_CUDA_CHECK(err, cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, st));
+            return RK_OK;
+        }
+        for (size_t off = 0; off < bytes; off += kPiece) {
+            const size_t len = std::min(kPiece, bytes - off);
+            const int b = next;
+            next ^= 1;
+            RK_CUDA_CHECK(err, cudaEventSynchronize(done[b]));
+            const char *src = (const char *)h + off;
+            char *dst = buf[b];
+            const int64_t parts = (int64_t)((len + ((size_t)1 << 20) - 1) >> 20);
+#pragma omp parallel for schedule(static) if (parts > 1)
+            for (int64_t q = 0; q < parts; q++) {
+                size_t a = (size_t)q << 20, e = std::min(len, a + ((size_t)1 << 20));
+                memcpy(dst + a, src + a, e - a);
+            }
+            RK_CUDA_CHECK(err, cudaMemcpyAsync((char *)d + off, dst, len, cudaMemcpyHostToDevice, st));
+            RK_CUDA_CHECK(err, cudaEventRecord(done[b], st));
+        }
+        return RK_OK;
+    }
+};
+
+template <typename T>
+rk_status upload(T **d, const T *h, size_t n, dev_mem &mem, stager &sg, cudaStream_t st, rk_error *err)
 {
     RK_FORWARD(mem.alloc(d, n, err));
-    if (n > 0) RK_CUDA_CHECK(err, cudaMemcpyAsync(*d, h, n * sizeof(T), cudaMemcpyHostToDevice, st));
-    return RK_OK;
+    return sg.copy(*d, h, n * sizeof(T), st, err);
 }
 
 __global__ void k_to_grid(const float *__restrict__ v, int64_t n, double scale, int32_t *__restrict__ q)
@@ -118,12 +178,42 @@ __global__ void k_to_double(const float *__restrict__ v, int64_t n, double *__re
         d[p] = (double)v[p];
 }
 
+// Baseline residuals e = r − (μ + b_u + b_i) of a CSR whose rows are users
+// (rows_are_users) or items, with the host's expression and order of
+// operations (rk_model_residuals), so that both engines get the same doubles.
+__global__ void k_residuals(const int64_t *__restrict__ ptr, const int32_t *__restrict__ idx,
+                            const float *__restrict__ v, int32_t n_rows, int rows_are_users, double mu,
+                            const double *__restrict__ bu, const double *__restrict__ bi, double *__restrict__ e)
+{
+    const int lane = threadIdx.x % 32;
+    const int32_t warps = (int32_t)(gridDim.x * blockDim.x / 32);
+    for (int32_t r = (int32_t)((blockIdx.x * blockDim.x + threadIdx.x) / 32); r < n_rows; r += warps)
+        for (int64_t p = ptr[r] + lane; p < ptr[r + 1]; p += 32) {
+            const int32_t c = idx[p];
+            const double b_u = rows_are_users ? bu[r] : bu[c], b_i = rows_are_users ? bi[c] : bi[r];
+            e[p] = (double)v[p] - (mu + b_u + b_i);
+        }
+}
+
 // The values the sums are made of: grid units, the ratings as doubles, or
-// the baseline residuals computed on the host (res, in CSR order).
-rk_status acc_values(rk_dev_csr *c, const float *d_ratings, double scale, const std::vector<double> *res,
+// the baseline residuals (res: the model's μ and baselines on the device).
+struct residual_args {
+    double mu;
+    const double *bu, *bi;
+    int rows_are_users;
+};
+rk_status acc_values(rk_dev_csr *c, const float *d_ratings, double scale, const residual_args *res,
                      dev_mem &mem, cudaStream_t st, rk_error *err)
 {
-    if (res != NULL) return upload(&c->d, res->data(), res->size(), mem, st, err);
+    if (res != NULL) {
+        RK_FORWARD(mem.alloc(&c->d, (size_t)c->nnz, err));
+        if (c->nnz > 0) {
+            k_residuals<<<1024, 256, 0, st>>>(c->ptr, c->idx, d_ratings, c->n_rows, res->rows_are_users, res->mu,
+                                             res->bu, res->bi, c->d);
+            RK_LAUNCH_CHECK(err, "k_residuals");
+        }
+        return RK_OK;
+    }
     if (scale > 0.0) {
         RK_FORWARD(mem.alloc(&c->q, (size_t)c->nnz, err));
         if (c->nnz > 0) {
@@ -140,15 +230,15 @@ rk_status acc_values(rk_dev_csr *c, const float *d_ratings, double scale, const 
     return RK_OK;
 }
 
-rk_status upload_csr(const rk_csr *h, rk_dev_csr *d, dev_mem &mem, cudaStream_t st, rk_error *err)
+rk_status upload_csr(const rk_csr *h, rk_dev_csr *d, dev_mem &mem, stager &sg, cudaStream_t st, rk_error *err)
 {
     memset(d, 0, sizeof *d);
     d->n_rows = h->n_rows;
     d->n_cols = h->n_cols;
     d->nnz = h->nnz;
-    RK_FORWARD(upload(&d->ptr, h->ptr, (size_t)h->n_rows + 1, mem, st, err));
-    RK_FORWARD(upload(&d->idx, h->idx, (size_t)h->nnz, mem, st, err));
-    RK_FORWARD(upload(&d->v, h->val, (size_t)h->nnz, mem, st, err));
+    RK_FORWARD(upload(&d->ptr, h->ptr, (size_t)h->n_rows + 1, mem, sg, st, err));
+    RK_FORWARD(upload(&d->idx, h->idx, (size_t)h->nnz, mem, sg, st, err));
+    RK_FORWARD(upload(&d->v, h->val, (size_t)h->nnz, mem, sg, st, err));
     return RK_OK;
 }
 
@@ -210,6 +300,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     const double t_call = host_now();
     dev_mem mem;
     stream_events se;
+    stager sg; // after mem and se: destroyed first, once its copies are done
     cudaDeviceProp prop;
     RK_CUDA_CHECK(err, cudaSetDevice(0));
     RK_CUDA_CHECK(err, cudaFree(0)); // the context: its start-up is timed apart
@@ -220,6 +311,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     cudaStream_t s = se.st;
     const double t_init = host_now();
     st->init_s = t_init - t_call;
+    RK_FORWARD(sg.init(err));
 
     const int32_t n_items = m->by_item.n_rows, n_users = m->by_user.n_rows;
     const int32_t k = o->k;
@@ -230,21 +322,18 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     double scale = pb ? 0.0 : rk_knn_grid_scale(m, NULL);
     const int grid = scale > 0.0;
     sp.unit = grid ? 1.0 / scale : 1.0;
-    std::vector<double> res_u, res_i;
-    if (pb) {
-        res_u.resize((size_t)m->by_user.nnz);
-        res_i.resize((size_t)m->by_item.nnz);
-        rk_model_residuals(m, res_u.data(), res_i.data());
-        snprintf(st->path, sizeof st->path, "gpu double residuals");
-    } else if (grid) {
-        snprintf(st->path, sizeof st->path, "gpu int32 grid 1/%g", scale);
-    } else {
-        snprintf(st->path, sizeof st->path, "gpu double");
-    }
+    if (pb) snprintf(st->path, sizeof st->path, "gpu double residuals");
+    else if (grid) snprintf(st->path, sizeof st->path, "gpu int32 grid 1/%g", scale);
+    else snprintf(st->path, sizeof st->path, "gpu double");
 
+    double *d_mean, *d_bu, *d_bi;
+    RK_FORWARD(upload(&d_mean, m->item_mean, (size_t)n_items, mem, sg, s, err));
+    RK_FORWARD(upload(&d_bu, m->bu, (size_t)n_users, mem, sg, s, err));
+    RK_FORWARD(upload(&d_bi, m->bi, (size_t)n_items, mem, sg, s, err));
     rk_dev_csr by_user, by_item;
-    RK_FORWARD(upload_csr(&m->by_user, &by_user, mem, s, err));
-    RK_FORWARD(upload_csr(&m->by_item, &by_item, mem, s, err));
+    RK_FORWARD(upload_csr(&m->by_user, &by_user, mem, sg, s, err));
+    RK_FORWARD(upload_csr(&m->by_item, &by_item, mem, sg, s, err));
+    const residual_args res_u = {m->mu, d_bu, d_bi, 1}, res_i = {m->mu, d_bu, d_bi, 0};
     RK_FORWARD(acc_values(&by_user, by_user.v, scale, pb ? &res_u : NULL, mem, s, err));
     RK_FORWARD(acc_values(&by_item, by_item.v, scale, pb ? &res_i : NULL, mem, s, err));
     const float *ratings_by_user = by_user.v; // real ratings for the predictions
@@ -269,11 +358,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     st->pair_updates = work;
     for (int32_t t = 0; t < n_items; t++) pos_of[(size_t)order[(size_t)t]] = t;
     int32_t *d_order;
-    RK_FORWARD(upload(&d_order, order.data(), (size_t)n_items, mem, s, err));
-    double *d_mean, *d_bu, *d_bi;
-    RK_FORWARD(upload(&d_mean, m->item_mean, (size_t)n_items, mem, s, err));
-    RK_FORWARD(upload(&d_bu, m->bu, (size_t)n_users, mem, s, err));
-    RK_FORWARD(upload(&d_bi, m->bi, (size_t)n_items, mem, s, err));
+    RK_FORWARD(upload(&d_order, order.data(), (size_t)n_items, mem, sg, s, err));
     int32_t *d_len, *d_nbr, *d_sup;
     float *d_sim;
     RK_FORWARD(mem.alloc(&d_len, (size_t)n_items, err));
@@ -321,9 +406,9 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     int32_t *d_qu, *d_qi, *d_qr, *d_used;
     double *d_pred;
     size_t nq = hq.user.size();
-    RK_FORWARD(upload(&d_qu, hq.user.data(), nq, mem, s, err));
-    RK_FORWARD(upload(&d_qi, hq.item.data(), nq, mem, s, err));
-    RK_FORWARD(upload(&d_qr, hq.row.data(), nq, mem, s, err));
+    RK_FORWARD(upload(&d_qu, hq.user.data(), nq, mem, sg, s, err));
+    RK_FORWARD(upload(&d_qi, hq.item.data(), nq, mem, sg, s, err));
+    RK_FORWARD(upload(&d_qr, hq.row.data(), nq, mem, sg, s, err));
     RK_FORWARD(mem.alloc(&d_pred, nq, err));
     RK_FORWARD(mem.alloc(&d_used, nq, err));
 
@@ -442,7 +527,8 @@ extern "C" rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int3
     int32_t *d_len, *d_nbr, *d_sup;
     float *d_sim;
     const size_t cells = (size_t)n_rows * (size_t)n_cols, kc = (size_t)n_rows * (size_t)out->k;
-    RK_FORWARD(upload(&d_S, rows, cells, mem, 0, err));
+    stager plain; // not initialised: plain copies
+    RK_FORWARD(upload(&d_S, rows, cells, mem, plain, 0, err));
     RK_FORWARD(mem.alloc(&d_len, (size_t)n_rows, err));
     RK_FORWARD(mem.alloc(&d_nbr, kc, err));
     RK_FORWARD(mem.alloc(&d_sup, kc, err));

@@ -22,6 +22,11 @@ extern "C" {
  *  device name (or the reason none is usable) goes to buf (cap bytes). */
 int rk_gpu_available(char *buf, size_t cap);
 
+/*! rk_gpu_warmup() : start the CUDA context of the device the engine uses,
+ *  so that rk_gpu_knn does not wait for it; meant for a thread of its own
+ *  while the data load.  @return 1 when the device answered, else 0. */
+int rk_gpu_warmup(void);
+
 /*! rk_gpu_supports() : @return 1 when the GPU engine takes these options
  *  (k at most its selection limit), else 0 with the reason in why. */
 int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap);

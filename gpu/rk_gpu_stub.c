@@ -9,6 +9,11 @@ int rk_gpu_available(char *buf, size_t cap)
     return 0;
 }
 
+int rk_gpu_warmup(void)
+{
+    return 0;
+}
+
 rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g,
                      rk_lists *lists, rk_queries *q, rk_knn_stats *st, rk_error *err)
 {
