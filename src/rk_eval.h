@@ -17,9 +17,11 @@
 extern "C" {
 #endif
 
-/*! rk_eval_holdout() : move round(frac × all->n) ratings, chosen uniformly
- *  at random with `seed` (xoshiro256** seeded by splitmix64), from `all` into
- *  *test; the rest go to *train.  Both keep the order of `all`.
+/*! rk_eval_holdout() : move round(frac × all->n) ratings (at least one stays),
+ *  chosen uniformly at random with `seed`, from `all` into *test; the rest go
+ *  to *train.  Both keep the order of `all`.  Rating t is held out when its
+ *  key splitmix64(seed, t) is among the smallest: the split depends on the
+ *  seed and the ratings' order only, not on the threads.
  *  frac must be in (0, 1).  @return RK_OK, RK_E_ARG, RK_E_NOMEM. */
 rk_status rk_eval_holdout(const rk_triples *all, double frac, uint64_t seed,
                           rk_triples *train, rk_triples *test, rk_error *err);

@@ -200,6 +200,8 @@ static void write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
     json_num(fp, r->t_ids);
     fputs(", \"duplicates\": ", fp);
     json_num(fp, r->t_dedupe);
+    fputs(", \"split\": ", fp);
+    json_num(fp, r->t_split);
     fputs(", \"model\": ", fp);
     json_num(fp, r->t_model);
     fputs("},\n", fp);
@@ -327,6 +329,8 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     s = dedupe(o, &j.ds.train, &j.ds, o->n_inputs == 1 ? o->inputs[0] : "input", &rep->duplicates_removed, err);
     if (s == RK_OK && j.ds.test.n > 0) s = dedupe(o, &j.ds.test, &j.ds, o->test_path, &rep->duplicates_removed, err);
     if (s != RK_OK) goto fail;
+    double t_split = rk_omp_wtime();
+    rep->t_dedupe = t_split - t_dd;
     if (o->holdout > 0.0) {
         s = rk_eval_holdout(&j.ds.train, o->holdout, o->seed, &j.train, &j.test, err);
         if (s != RK_OK) goto fail;
@@ -353,7 +357,7 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
             snprintf(rep->first_bad_reason, sizeof rep->first_bad_reason, "%s", lr->first_bad_reason);
     }
     double t_model = rk_omp_wtime();
-    rep->t_dedupe = t_model - t_dd;
+    rep->t_split = t_model - t_split;
     s = rk_model_build(&j.model, &j.train, (int32_t)rep->users, (int32_t)rep->items,
                        o->load.have_scale, o->load.scale_min, o->load.scale_max,
                        rk_knn_needs_baselines(&ko), err);

@@ -63,7 +63,7 @@ typedef struct rk_job_report {
     int have_eval;
     double t_load, t_similarity, t_select, t_predict, t_recommend, t_write, t_total;
     double load_mb_s;                  /* input bytes over load time */
-    double t_read_parse, t_ids, t_dedupe, t_model; /* the parts of t_load */
+    double t_read_parse, t_ids, t_dedupe, t_split, t_model; /* the parts of t_load */
     char device[128];                  /* "cpu" or the GPU name */
     char path[64];                     /* engine accumulation path */
 } rk_job_report;

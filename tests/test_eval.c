@@ -2,6 +2,7 @@
  * and the rating metrics of SPEC §6 on hand values. */
 #include "rk_eval.h"
 #include "test_util.h"
+#include "rk_omp.h"
 
 #include <math.h>
 #include <string.h>
@@ -148,6 +149,30 @@ static void test_holdout_seeds(void)
         rk_triples_free(&tr);
         rk_triples_free(&te);
     }
+    free_rows(&all);
+}
+
+/* The split does not depend on the number of threads (the rows are many
+ * enough for the parallel paths). */
+static void test_holdout_threads(void)
+{
+    enum { N = 300000 };
+    rk_triples all = make_rows(N, 0), a_tr, a_te, b_tr, b_te;
+    int before = rk_omp_max_threads();
+    rk_omp_set_threads(1);
+    CU_ASSERT_EQUAL_FATAL(rk_eval_holdout(&all, 0.37, 5, &a_tr, &a_te, NULL), RK_OK);
+    rk_omp_set_threads(3);
+    CU_ASSERT_EQUAL_FATAL(rk_eval_holdout(&all, 0.37, 5, &b_tr, &b_te, NULL), RK_OK);
+    rk_omp_set_threads(before);
+    CU_ASSERT_EQUAL(a_te.n, 111000);
+    CU_ASSERT_EQUAL(b_te.n, a_te.n);
+    CU_ASSERT_EQUAL(b_tr.n, a_tr.n);
+    if (a_te.n == b_te.n) CU_ASSERT_EQUAL(memcmp(a_te.user, b_te.user, sizeof(int32_t) * (size_t)a_te.n), 0);
+    CU_ASSERT_TRUE(is_ordered_partition(&all, &a_tr, &a_te));
+    rk_triples_free(&a_tr);
+    rk_triples_free(&a_te);
+    rk_triples_free(&b_tr);
+    rk_triples_free(&b_te);
     free_rows(&all);
 }
 
@@ -323,6 +348,7 @@ int main(void)
         {"holdout: order and timestamps preserved", test_holdout_partition_with_time},
         {"holdout: same seed same split, other seeds differ", test_holdout_seeds},
         {"holdout: uniform over rows", test_holdout_uniform},
+        {"holdout: the same split for any thread count", test_holdout_threads},
         {"holdout: frac outside (0, 1) is RK_E_ARG", test_holdout_bad_frac},
         {"ratings: RMSE, MAE, fallbacks, unknowns by hand", test_ratings_hand},
         {"ratings: perfect and empty", test_ratings_edges},
