@@ -56,6 +56,8 @@ print(f"{name:<15} {m['device'][:12]:<12} load {t['load']:6.3f} engine {e['wall_
       f"down {e['download_s']:5.3f}) write {t['write']:5.3f} total {t['total']:6.3f} wall {wall:6.2f} "
       f"{e['pair_updates'] / max(t['similarity'], 1e-9):8.3g} pairs/s {m['load_mb_per_s']:5.0f} MB/s"
       + (f" rmse {rmse:.4f}" if rmse is not None else "") + f" [{e['path']}]")
+if e.get('detail'):
+    print(f"{'':15} set-up: {e['detail']}; load: " + ", ".join(f"{k} {v:.3f}" for k, v in m['load_detail_s'].items()))
 PY
 }
 

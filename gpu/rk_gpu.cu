@@ -312,6 +312,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     const double t_init = host_now();
     st->init_s = t_init - t_call;
     RK_FORWARD(sg.init(err));
+    const double t_pinned = host_now();
 
     const int32_t n_items = m->by_item.n_rows, n_users = m->by_user.n_rows;
     const int32_t k = o->k;
@@ -336,6 +337,8 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     const residual_args res_u = {m->mu, d_bu, d_bi, 1}, res_i = {m->mu, d_bu, d_bi, 0};
     RK_FORWARD(acc_values(&by_user, by_user.v, scale, pb ? &res_u : NULL, mem, s, err));
     RK_FORWARD(acc_values(&by_item, by_item.v, scale, pb ? &res_i : NULL, mem, s, err));
+    RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
+    const double t_h2d = host_now();
     const float *ratings_by_user = by_user.v; // real ratings for the predictions
     const rk_dev_csr &acc_user = by_user;
 
@@ -397,8 +400,10 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     const int32_t n_tiles = n_items > 0 ? (n_items + T - 1) / T : 0;
     double *d_S;
     int32_t *d_N;
+    const double t_tile0 = host_now();
     RK_FORWARD(mem.alloc(&d_S, (size_t)T * (size_t)(n_items > 0 ? n_items : 1), err));
     RK_FORWARD(mem.alloc(&d_N, (size_t)T * (size_t)(n_items > 0 ? n_items : 1), err));
+    const double t_tile1 = host_now();
 
     // queries
     host_queries hq;
@@ -415,6 +420,8 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     const double t_upload = host_now();
     st->upload_s = t_upload - t_init;
+    snprintf(st->detail, sizeof st->detail, "pinned buffers %.4f s, matrices up %.4f s, tile alloc %.4f s, rest %.4f s",
+             t_pinned - t_init, t_h2d - t_pinned, t_tile1 - t_tile0, (t_upload - t_h2d) - (t_tile1 - t_tile0));
     float t_sims = 0, t_sel = 0, t_pred = 0;
     for (int32_t tile = 0; tile < n_tiles; tile++) {
         const int32_t first = tile * T, rows = std::min(T, n_items - first);

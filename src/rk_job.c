@@ -161,6 +161,8 @@ static void write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
     json_num(fp, st->upload_s);
     fputs(", \"download_s\": ", fp);
     json_num(fp, st->download_s);
+    fputs(", \"detail\": ", fp);
+    rk_out_json_string(fp, st->detail);
     fputs("},\n", fp);
 
     json_key(fp, "  ", "metrics");
