@@ -4,6 +4,7 @@
 # a short table printed last.  Steps (default: check bench):
 #   check        bench/gpu_check.sh: build, make check, compute-sanitizer (time-limited)
 #   build        only the build (when check is skipped)
+#   test         make check after build (no sanitizers)
 #   bench        bench/bench_recknn.sh with $RUNS (default ml20m-gpu ml20m-job netflix-gpu netflix-16g)
 #   peers        bench/run_peers.sh on the same data ($PEERS, default "torch cupy"; $SETS)
 #   e2e          bench/gpu_vs_cpu.sh: whole jobs on both engines, every metric and mode
@@ -27,6 +28,9 @@ for step in "$@"; do
            echo "check: exit $? ($(($(date +%s) - t0)) s)" >>"$summary"; cat "$logs/check.txt" >>"$summary" ;;
     build) { autoreconf -fi && ./configure --with-cuda && make -j"$(nproc)"; } >"$logs/build.log" 2>&1
            echo "build: exit $? ($(($(date +%s) - t0)) s)" >>"$summary" ;;
+    test)  make -j"$(nproc)" check >"$logs/test.log" 2>&1
+           echo "make check: exit $? ($(($(date +%s) - t0)) s)" >>"$summary"
+           grep -E '^(PASS|FAIL|SKIP|ERROR):|^# (TOTAL|PASS|SKIP|FAIL)' "$logs/test.log" >>"$summary" ;;
     bench) timeout "${BENCH_TIMEOUT:-300}" sh bench/bench_recknn.sh "$data" "$logs/bench" ${RUNS:-} \
                >"$logs/bench.txt" 2>&1
            echo "bench: exit $? ($(($(date +%s) - t0)) s)" >>"$summary"; cat "$logs/bench.txt" >>"$summary" ;;

@@ -3,7 +3,7 @@
 # (made by bench/gen.sh) and append one JSON row per run to OUT (default bench/out/peers.jsonl).
 # Environment: SETS (default "ml20m netflix"), PEERS (default "torch cupy scipy"), PYTHON
 # (default python3), SCIPY_ITEMS (target items for the SciPy peer, which extrapolates; default
-# 2000), PEER_TIMEOUT (seconds per run, default 900), PEER_CACHE=1 (keep parsed columns in
+# 2000), CUPY_ITEMS (the same for the CuPy peer; default: all items), PEER_TIMEOUT (seconds per run, default 900), PEER_CACHE=1 (keep parsed columns in
 # .npz files beside the data; default on here). A peer that dies without a row gets a
 # "status": "crashed" row. Nothing here runs under make check.
 set -u
@@ -20,6 +20,7 @@ for set in ${SETS:-ml20m netflix}; do
     for peer in ${PEERS:-torch cupy scipy}; do
         extra=
         [ "$peer" = scipy ] && extra="--max-items ${SCIPY_ITEMS:-2000}"
+        [ "$peer" = cupy ] && [ -n "${CUPY_ITEMS:-}" ] && extra="--max-items $CUPY_ITEMS"
         tmp=$(mktemp)
         timeout "${PEER_TIMEOUT:-900}" "$py" "$here/peer_$peer.py" "$f" $extra >"$tmp"
         rc=$?

@@ -111,7 +111,7 @@ struct stream_events {
 // pageable memory the driver stages through a buffer of its own, one thread,
 // at about 3 GB/s on the GPU machine.
 struct stager {
-    static constexpr size_t kPiece = (size_t)32 << 20;
+    static constexpr size_t kPiece = (size_t)8 << 20;
     char *buf[2] = {NULL, NULL};
     cudaEvent_t done[2] = {NULL, NULL};
     int next = 0;

@@ -223,15 +223,27 @@ typedef struct job_state {
     double *pred;
     int32_t *used;
     rk_out *out;
-    pthread_t warm;         /* starts the GPU's context while the data load */
+    pthread_t warm;         /* asks for the GPU and starts its context while the data load */
     int warming;
+    int probe_gpu;          /* the thread asks whether a GPU is usable (--device auto) */
+    int gpu_ok;             /* its answer */
+    char gpu_why[256];
 } job_state;
 
-static void *warm_gpu(void *unused)
+/* The CUDA driver and context take a few tenths of a second to start: a
+ * thread does it while the ratings load. */
+static void *warm_gpu(void *arg)
 {
-    (void)unused;
-    rk_gpu_warmup();
+    job_state *j = arg;
+    if (j->probe_gpu) j->gpu_ok = rk_gpu_available(j->gpu_why, sizeof j->gpu_why);
+    if (j->gpu_ok) rk_gpu_warmup();
     return NULL;
+}
+
+static void warm_start(job_state *j)
+{
+    j->warming = pthread_create(&j->warm, NULL, warm_gpu, j) == 0;
+    if (!j->warming) warm_gpu(j);
 }
 
 static void warm_join(job_state *j)
@@ -272,24 +284,39 @@ static rk_status dedupe(const rk_job_opts *o, rk_triples *t, const rk_dataset *d
     return s;
 }
 
-static rk_status choose_device(const rk_job_opts *o, const rk_knn_opts *ko, int *use_gpu, rk_error *err)
+/* --device gpu: fail before loading when no usable GPU takes these options,
+ * then start its context in the background.  --device auto: ask in the
+ * background (decide_device answers after the load). */
+static rk_status start_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_error *err)
+{
+    if (o->device == RK_DEVICE_CPU) return RK_OK;
+    if (o->device == RK_DEVICE_GPU) {
+        char why[256];
+        if (!rk_gpu_available(why, sizeof why) || !rk_gpu_supports(ko, why, sizeof why))
+            return rk_error_set(err, RK_E_GPU, "--device gpu: %s", why);
+        j->gpu_ok = 1;
+    } else {
+        j->probe_gpu = 1;
+    }
+    warm_start(j);
+    return RK_OK;
+}
+
+static int decide_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j)
 {
     char why[256];
-    *use_gpu = 0;
-    if (o->device == RK_DEVICE_CPU) return RK_OK;
-    int ok = rk_gpu_available(why, sizeof why);
-    if (ok && !rk_gpu_supports(ko, why, sizeof why)) {
-        if (o->device == RK_DEVICE_GPU) return rk_error_set(err, RK_E_GPU, "--device gpu: %s", why);
+    warm_join(j);
+    if (o->device == RK_DEVICE_CPU) return 0;
+    if (o->device == RK_DEVICE_GPU) return 1;
+    if (!j->gpu_ok) {
+        note(o, "no usable GPU (%s): running on the CPU", j->gpu_why);
+        return 0;
+    }
+    if (!rk_gpu_supports(ko, why, sizeof why)) {
         note(o, "the GPU engine does not take these options (%s): running on the CPU", why);
-        return RK_OK;
+        return 0;
     }
-    if (ok) {
-        *use_gpu = 1;
-        return RK_OK;
-    }
-    if (o->device == RK_DEVICE_GPU) return rk_error_set(err, RK_E_GPU, "--device gpu: %s", why);
-    note(o, "no usable GPU (%s): running on the CPU", why);
-    return RK_OK;
+    return 1;
 }
 
 rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
@@ -313,12 +340,8 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     if (ko.threads > 0) rk_omp_set_threads(ko.threads);
     ko.progress = o->progress;
     ko.progress_ud = o->ud;
-    int use_gpu = 0;
-    s = choose_device(o, &ko, &use_gpu, err);
+    s = start_device(o, &ko, &j, err);
     if (s != RK_OK) return s;
-
-    /* the CUDA context takes a tenth of a second or more to start: meanwhile, load */
-    if (use_gpu) j.warming = pthread_create(&j.warm, NULL, warm_gpu, NULL) == 0;
 
     /* load (files → triples → CSR) */
     rk_load_opts lo = o->load;
@@ -371,7 +394,7 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     rep->load_mb_s = rep->t_load > 0 ? (double)bytes / 1e6 / rep->t_load : 0.0;
 
     /* engine */
-    warm_join(&j);
+    int use_gpu = decide_device(o, &ko, &j);
     s = rk_lists_alloc(&j.lists, (int32_t)rep->items, ko.k, err);
     if (s != RK_OK) goto fail;
     rk_queries q = {0};
