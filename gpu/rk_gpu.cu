@@ -398,6 +398,16 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     if (tile_rows < 1) tile_rows = 1;
     const int32_t T = (int32_t)tile_rows;
     const int32_t n_tiles = n_items > 0 ? (n_items + T - 1) / T : 0;
+    // one tile holds every row: the matrix is symmetric, each pair is summed
+    // once and its rows are indexed by item
+    const int sym = n_tiles == 1 && n_items > 1 && !(g != NULL && g->full_rows);
+    std::vector<int32_t> row_of;
+    if (sym) {
+        row_of.resize((size_t)n_items);
+        for (int32_t i = 0; i < n_items; i++) row_of[(size_t)i] = i;
+        st->pair_updates = (work - m->by_user.nnz) / 2;
+        snprintf(st->path + strlen(st->path), sizeof st->path - strlen(st->path), ", symmetric");
+    }
     double *d_S;
     int32_t *d_N;
     const double t_tile0 = host_now();
@@ -407,7 +417,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
 
     // queries
     host_queries hq;
-    plan_queries(m, o, q, pos_of, T, n_tiles, &hq);
+    plan_queries(m, o, q, sym ? row_of : pos_of, T, n_tiles, &hq);
     int32_t *d_qu, *d_qi, *d_qr, *d_used;
     double *d_pred;
     size_t nq = hq.user.size();
@@ -433,6 +443,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         sa.chunk = chunk;
         sa.tile_items = d_order + first;
         sa.tile_rows = rows;
+        sa.sym = sym;
         sa.sp = sp;
         sa.S = d_S;
         sa.N = d_N;
@@ -445,7 +456,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
             sel.N = d_N;
             sel.ld = n_items;
             sel.n_cols = n_items;
-            sel.tile_items = d_order + first;
+            sel.tile_items = sym ? NULL : d_order + first;
             sel.rows = rows;
             sel.k = k;
             sel.len = d_len;

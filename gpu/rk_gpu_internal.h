@@ -73,6 +73,7 @@ struct rk_sims_args {
     int32_t n_chunks, chunk;       // columns per chunk
     const int32_t *tile_items;     // items of this tile, one per block
     int32_t tile_rows;
+    int sym;                       // the tile holds every item: rows by item, each pair once
     rk_sim_params sp;
     double *S;                     // [tile_rows][n_items] similarities
     int32_t *N;                    // [tile_rows][n_items] supports

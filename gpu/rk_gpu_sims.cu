@@ -7,7 +7,9 @@
 // (the user rows are sorted, so a chunk is one segment of each row, located
 // by seg[]), and the block then turns the sums into similarities with
 // rk_sim_value — the same inline function as the CPU engine — and writes the
-// row to the tile.  On a rating grid the sums are exact int32, so CPU and
+// row to the tile.  When the tile holds every item, the similarities are
+// symmetric and each pair is summed once (columns after the row's item);
+// k_mirror fills the rest.  On a rating grid the sums are exact int32, so CPU and
 // GPU agree bit for bit; otherwise they are doubles.
 #include "rk_gpu_internal.h"
 
@@ -62,7 +64,8 @@ __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ i
                                                    const int32_t *__restrict__ uidx, const V *__restrict__ uval,
                                                    const int64_t *__restrict__ seg, int32_t n_chunks, int32_t C,
                                                    int32_t n_items, const int32_t *__restrict__ tile_items,
-                                                   rk_sim_params sp, double *__restrict__ S, int32_t *__restrict__ N)
+                                                   int sym, rk_sim_params sp, double *__restrict__ S,
+                                                   int32_t *__restrict__ N)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     A *acc = reinterpret_cast<A *>(smem_raw);
@@ -73,12 +76,16 @@ __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ i
     const int32_t i = tile_items[t];
     const int64_t r0 = iptr[i], nr = iptr[i + 1] - r0;
     const int lane = threadIdx.x % kWarp;
-    double *Srow = S + (int64_t)t * n_items;
-    int32_t *Nrow = N + (int64_t)t * n_items;
+    // sym: the tile holds every item, row = item, and only columns j > i are
+    // summed here (k_mirror copies the rest from the rows below)
+    const int64_t row = sym ? i : t;
+    double *Srow = S + row * n_items;
+    int32_t *Nrow = N + row * n_items;
 
     for (int32_t c = 0; c < n_chunks; c++) {
         const int32_t c0 = c * C;
         const int32_t cw = min(C, n_items - c0);
+        if (sym && c0 + cw <= i + 1) continue; // the same for the whole block
         for (int32_t a = threadIdx.x; a < NS * C; a += blockDim.x) acc[a] = A(0);
         if (threadIdx.x == 0) next_rater = 0;
         __syncthreads();
@@ -90,12 +97,21 @@ __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ i
             const int64_t p = r0 + r;
             const int32_t u = iidx[p];
             const A x = (A)ival[p];
-            const int64_t lo = seg[(int64_t)u * (n_chunks + 1) + c], hi = seg[(int64_t)u * (n_chunks + 1) + c + 1];
+            int64_t lo = seg[(int64_t)u * (n_chunks + 1) + c];
+            const int64_t hi = seg[(int64_t)u * (n_chunks + 1) + c + 1];
+            if (sym && c0 <= i) { // the chunk of i: u's items after i (the row is sorted)
+                int64_t b = hi;
+                while (lo < b) {
+                    const int64_t mid = lo + (b - lo) / 2;
+                    if (uidx[mid] <= i) lo = mid + 1; else b = mid;
+                }
+            }
             for (int64_t pp = lo + lane; pp < hi; pp += kWarp)
                 add_pair<A, NS>(acc, C, uidx[pp] - c0, x, (A)uval[pp]);
         }
         __syncthreads();
         for (int32_t jj = threadIdx.x; jj < cw; jj += blockDim.x) {
+            if (sym && c0 + jj <= i) continue;
             int32_t n;
             double s = sim_of<A, NS>(sp, acc, C, jj, &n);
             if (c0 + jj == i) s = 0.0;
@@ -103,6 +119,34 @@ __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ i
             Nrow[c0 + jj] = n;
         }
         __syncthreads();
+    }
+}
+
+// The lower triangle of a symmetric tile from its upper triangle (through
+// shared memory, so that reads and writes are both along rows); the
+// diagonal is 0 (an item is never its own neighbour).
+constexpr int kMirror = 32;
+__global__ void k_mirror(double *__restrict__ S, int32_t *__restrict__ N, int32_t n)
+{
+    __shared__ double ts[kMirror][kMirror + 1];
+    __shared__ int32_t tn[kMirror][kMirror + 1];
+    const int32_t bx = blockIdx.x, by = blockIdx.y; // block column, block row
+    if (by < bx) return;
+    const int32_t tx = threadIdx.x, ty0 = threadIdx.y;
+    for (int32_t ty = ty0; ty < kMirror; ty += blockDim.y) {
+        const int32_t r = bx * kMirror + ty, c = by * kMirror + tx; // source (upper): row r < column c
+        if (r < n && c < n && r < c) {
+            ts[ty][tx] = S[(int64_t)r * n + c];
+            tn[ty][tx] = N[(int64_t)r * n + c];
+        }
+    }
+    __syncthreads();
+    for (int32_t ty = ty0; ty < kMirror; ty += blockDim.y) {
+        const int32_t r = by * kMirror + ty, c = bx * kMirror + tx; // target (lower): column c <= row r
+        if (r < n && c < n && c <= r) {
+            S[(int64_t)r * n + c] = c < r ? ts[tx][ty] : 0.0;
+            N[(int64_t)r * n + c] = c < r ? tn[tx][ty] : 0;
+        }
     }
 }
 
@@ -134,8 +178,13 @@ rk_status launch(const rk_sims_args *a, const V *ival, const V *uval, size_t sme
     RK_CUDA_CHECK(err, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     kern<<<a->tile_rows, kThreads, smem, st>>>(a->by_item.ptr, a->by_item.idx, ival, a->by_user.ptr, a->by_user.idx,
                                                uval, a->seg, a->n_chunks, a->chunk, a->by_item.n_rows,
-                                               a->tile_items, a->sp, a->S, a->N);
+                                               a->tile_items, a->sym, a->sp, a->S, a->N);
     RK_LAUNCH_CHECK(err, "k_sims");
+    if (a->sym) {
+        const int32_t n = a->by_item.n_rows, nb = (n + kMirror - 1) / kMirror;
+        k_mirror<<<dim3(nb, nb), dim3(kMirror, 8), 0, st>>>(a->S, a->N, n);
+        RK_LAUNCH_CHECK(err, "k_mirror");
+    }
     return RK_OK;
 }
 

@@ -78,7 +78,7 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
         ug[a] = -7;
     }
     rk_queries qc = {nq, qu, qi, pc, uc}, qg = {nq, qu, qi, pg, ug};
-    rk_gpu_opts g = {0, tile};
+    rk_gpu_opts g = {0, tile, 0};
     CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, &lc, &qc, NULL, &err) == RK_OK);
     rk_status st = rk_gpu_knn(&m, &o, &g, &lg, &qg, NULL, &err);
     if (st != RK_OK) fprintf(stderr, "rk_gpu_knn: %s\n", err.msg);
@@ -165,6 +165,75 @@ static void test_many_items(void)
     compare(300, 12000, 0.006, VAL_REAL, RK_METRIC_COSINE, 20, RK_PREDICT_BASELINE, 1, 0.0, 1, 0, 601);
 }
 
+/* Each pair summed once (one tile, the default) against every row in full:
+ * on a rating grid the sums are exact, so lists and predictions must be the
+ * same bits; with real values within rounding. */
+static void sym_vs_full(int nu, int ni, double density, value_kind vk, rk_metric metric, unsigned long long seed)
+{
+    rk_triples t;
+    rk_error err;
+    make_data(&t, nu, ni, density, vk, seed);
+    rk_model m;
+    CU_ASSERT_FATAL(rk_model_build(&m, &t, nu, ni, 0, 0, 0, 1, &err) == RK_OK);
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    o.sim.metric = metric;
+    o.sim.shrinkage = rk_sim_default_shrinkage(metric);
+    o.k = 15;
+    rk_lists a, b;
+    CU_ASSERT_FATAL(rk_lists_alloc(&a, ni, o.k, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_lists_alloc(&b, ni, o.k, &err) == RK_OK);
+    int64_t nq = 3 * (int64_t)nu;
+    int32_t *qu = malloc(sizeof(int32_t) * (size_t)nq), *qi = malloc(sizeof(int32_t) * (size_t)nq);
+    double *pa = malloc(sizeof(double) * (size_t)nq), *pb = malloc(sizeof(double) * (size_t)nq);
+    int32_t *ua = malloc(sizeof(int32_t) * (size_t)nq), *ub = malloc(sizeof(int32_t) * (size_t)nq);
+    unsigned long long s = seed ^ 0x77ULL;
+    for (int64_t q = 0; q < nq; q++) {
+        qu[q] = (int32_t)(rk_test_rand(&s) % (unsigned)nu);
+        qi[q] = (int32_t)(rk_test_rand(&s) % (unsigned)ni);
+    }
+    rk_queries qa = {nq, qu, qi, pa, ua}, qb = {nq, qu, qi, pb, ub};
+    rk_gpu_opts ga = {0, 0, 0}, gb = {0, 0, 1};
+    rk_knn_stats sa, sb;
+    CU_ASSERT_FATAL(rk_gpu_knn(&m, &o, &ga, &a, &qa, &sa, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_gpu_knn(&m, &o, &gb, &b, &qb, &sb, &err) == RK_OK);
+    CU_ASSERT(strstr(sa.path, "symmetric") != NULL);
+    CU_ASSERT(strstr(sb.path, "symmetric") == NULL);
+    CU_ASSERT(sa.pair_updates < sb.pair_updates);
+    /* real values: double sums added in another order, stored as float */
+    const double tol = vk == VAL_REAL || metric == RK_METRIC_PEARSON_BASELINE ? 1e-6 : 0.0;
+    for (int i = 0; i < ni; i++) {
+        CU_ASSERT_EQUAL(a.len[i], b.len[i]);
+        for (int r = 0; r < a.len[i] && r < b.len[i]; r++) {
+            size_t at = (size_t)i * o.k + r;
+            CU_ASSERT(fabsf(a.sim[at] - b.sim[at]) <= (float)tol);
+            if (tol == 0.0) {
+                CU_ASSERT_EQUAL(a.nbr[at], b.nbr[at]);
+                CU_ASSERT_EQUAL(a.support[at], b.support[at]);
+            }
+        }
+    }
+    for (int64_t q = 0; q < nq; q++) {
+        CU_ASSERT(fabs(pa[q] - pb[q]) <= tol * 1e-3);
+        if (tol == 0.0) CU_ASSERT_EQUAL(ua[q], ub[q]);
+    }
+    free(qu); free(qi); free(pa); free(pb); free(ua); free(ub);
+    rk_lists_free(&a);
+    rk_lists_free(&b);
+    rk_model_free(&m);
+    rk_triples_free(&t);
+}
+
+static void test_symmetric_tile(void)
+{
+    for (int m = 0; m < 5; m++) {
+        sym_vs_full(200, 150, 0.1, VAL_HALF, metrics[m], 700 + m);
+        sym_vs_full(120, 90, 0.2, VAL_REAL, metrics[m], 710 + m);
+    }
+    sym_vs_full(300, 12000, 0.006, VAL_HALF, RK_METRIC_PEARSON, 720); /* several column chunks */
+    sym_vs_full(50, 2, 0.9, VAL_INT, RK_METRIC_COSINE, 721);           /* two items */
+}
+
 /* selection kernel against a sort, rows with many ties and k from 1 to > n */
 static const double *g_row;
 static int cmp_rank(const void *a, const void *b)
@@ -220,6 +289,7 @@ int main(void)
         {"selection kernel against a sort", test_select_against_sort},
         {"tiles smaller than the data", test_tiles_smaller_than_data},
         {"edge cases", test_edges},
+        {"each pair once in a symmetric tile", test_symmetric_tile},
         {NULL, NULL},
     };
     if (getenv("RK_GPU_TEST_QUICK") != NULL) return rk_test_main("gpu-quick", quick);
@@ -230,6 +300,7 @@ int main(void)
         {"edge cases", test_edges},
         {"random shapes", test_random_shapes},
         {"several column chunks", test_many_items},
+        {"each pair once in a symmetric tile", test_symmetric_tile},
         {NULL, NULL},
     };
     return rk_test_main("gpu", cases);
