@@ -7,6 +7,7 @@
 #   test         make check after build (no sanitizers)
 #   bench        bench/bench_recknn.sh with $RUNS (default ml20m-gpu ml20m-job netflix-gpu netflix-16g)
 #   peers        bench/run_peers.sh on the same data ($PEERS, default "torch cupy"; $SETS)
+#   paths        bench/gpu_paths on the bench data: symmetric against full-row tiles, per metric
 #   e2e          bench/gpu_vs_cpu.sh: whole jobs on both engines, every metric and mode
 # DATA (default /tmp/rkdata) holds the generated data sets.
 set -u
@@ -37,6 +38,10 @@ for step in "$@"; do
     peers) PEERS=${PEERS:-torch cupy} timeout "${PEERS_TIMEOUT:-300}" sh bench/run_peers.sh "$data" \
                "$logs/peers.jsonl" >"$logs/peers.txt" 2>&1
            echo "peers: exit $? ($(($(date +%s) - t0)) s)" >>"$summary"; cat "$logs/peers.txt" >>"$summary" ;;
+    paths) for f in ml20m netflix; do
+               [ -f "$data/$f.csv" ] && { echo "== $f"; timeout 120 ./bench/gpu_paths "$data/$f.csv"; }
+           done >"$logs/paths.txt" 2>&1
+           echo "paths: ($(($(date +%s) - t0)) s)" >>"$summary"; cat "$logs/paths.txt" >>"$summary" ;;
     e2e) timeout "${E2E_TIMEOUT:-200}" sh bench/gpu_vs_cpu.sh /tmp/rke2e >"$logs/e2e.txt" 2>&1
            echo "e2e: exit $? ($(($(date +%s) - t0)) s)" >>"$summary"; cat "$logs/e2e.txt" >>"$summary" ;;
     *) echo "unknown step $step" >>"$summary" ;;

@@ -403,6 +403,11 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     const int sym = n_tiles == 1 && n_items > 1 && !(g != NULL && g->full_rows);
     std::vector<int32_t> row_of;
     if (sym) {
+        // its rows' work differs from the full rows': heaviest first again
+        unsigned char *scratch;
+        const size_t sb = rk_gpu_sym_order_bytes(n_items);
+        RK_FORWARD(mem.alloc(&scratch, sb, err));
+        RK_FORWARD(rk_gpu_sym_order_launch(&acc_user, n_items, scratch, sb, d_order, s, err));
         row_of.resize((size_t)n_items);
         for (int32_t i = 0; i < n_items; i++) row_of[(size_t)i] = i;
         st->pair_updates = (work - m->by_user.nnz) / 2;

@@ -86,6 +86,13 @@ size_t rk_gpu_sims_col_bytes(int kind, int grid);
 rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t smem_bytes,
                              cudaStream_t st, rk_error *err);
 
+// The order of a symmetric tile's rows: items by descending work when each
+// pair is summed once (ties by index), so that the longest rows start
+// first.  scratch: rk_gpu_sym_order_bytes(n_items) bytes of device memory.
+size_t rk_gpu_sym_order_bytes(int32_t n_items);
+rk_status rk_gpu_sym_order_launch(const rk_dev_csr *by_user, int32_t n_items, void *scratch, size_t bytes,
+                                  int32_t *order, cudaStream_t st, rk_error *err);
+
 // seg[u][c] = first position in user u's row whose item is >= c * chunk.
 rk_status rk_gpu_segments_launch(const rk_dev_csr *by_user, int32_t n_chunks, int32_t chunk,
                                  int64_t *seg, cudaStream_t st, rk_error *err);

@@ -12,6 +12,7 @@
 // k_mirror fills the rest.  On a rating grid the sums are exact int32, so CPU and
 // GPU agree bit for bit; otherwise they are doubles.
 #include "rk_gpu_internal.h"
+#include <cub/device/device_radix_sort.cuh>
 
 namespace {
 
@@ -57,6 +58,27 @@ __device__ __forceinline__ double sim_of(const rk_sim_params &sp, const A *acc, 
     return rk_sim_value(&sp, n, 0.0, 0.0, (double)acc[1 * C + jj], 0.0, 0.0);
 }
 
+// The first position p in [lo, hi) of a sorted row with idx[p] > i, found by
+// the whole warp: 32 evenly spaced probes narrow the range 32-fold a step
+// (two steps for rows of up to a thousand items), so there is no chain of
+// dependent loads as in a binary search.
+__device__ __forceinline__ int64_t warp_first_after(const int32_t *__restrict__ idx, int64_t lo, int64_t hi,
+                                                    int32_t i, int lane)
+{
+    while (hi - lo > kWarp) {
+        const int64_t step = (hi - lo + kWarp - 1) / kWarp;
+        const int64_t p = lo + lane * step;
+        const unsigned at_or_before = __ballot_sync(0xffffffffu, p < hi && idx[p] <= i);
+        const int cnt = __popc(at_or_before); // probes 0..cnt-1 are <= i, the rest > i
+        const int64_t nlo = cnt > 0 ? lo + (int64_t)(cnt - 1) * step + 1 : lo;
+        const int64_t nhi = lo + (int64_t)cnt * step < hi ? lo + (int64_t)cnt * step : hi;
+        lo = nlo;
+        hi = nhi;
+    }
+    const int64_t p = lo + lane;
+    return lo + __popc(__ballot_sync(0xffffffffu, p < hi && idx[p] <= i));
+}
+
 // V: value type of the matrices (int32 grid units or double); A: accumulator.
 template <typename V, typename A, int NS>
 __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ iptr, const int32_t *__restrict__ iidx,
@@ -99,13 +121,7 @@ __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ i
             const A x = (A)ival[p];
             int64_t lo = seg[(int64_t)u * (n_chunks + 1) + c];
             const int64_t hi = seg[(int64_t)u * (n_chunks + 1) + c + 1];
-            if (sym && c0 <= i) { // the chunk of i: u's items after i (the row is sorted)
-                int64_t b = hi;
-                while (lo < b) {
-                    const int64_t mid = lo + (b - lo) / 2;
-                    if (uidx[mid] <= i) lo = mid + 1; else b = mid;
-                }
-            }
+            if (sym && c0 <= i) lo = warp_first_after(uidx, lo, hi, i, lane);
             for (int64_t pp = lo + lane; pp < hi; pp += kWarp)
                 add_pair<A, NS>(acc, C, uidx[pp] - c0, x, (A)uval[pp]);
         }
@@ -148,6 +164,24 @@ __global__ void k_mirror(double *__restrict__ S, int32_t *__restrict__ N, int32_
             N[(int64_t)r * n + c] = c < r ? tn[tx][ty] : 0;
         }
     }
+}
+
+// Work of item i's row when each pair is summed once: Σ over raters u of
+// the number of u's items after i.  One warp per user.
+__global__ void k_sym_cost(const int64_t *__restrict__ uptr, const int32_t *__restrict__ uidx, int32_t n_users,
+                           unsigned long long *__restrict__ cost)
+{
+    const int lane = threadIdx.x % kWarp;
+    const int32_t warps = (int32_t)(gridDim.x * blockDim.x / kWarp);
+    for (int32_t u = (int32_t)((blockIdx.x * blockDim.x + threadIdx.x) / kWarp); u < n_users; u += warps) {
+        const int64_t lo = uptr[u], hi = uptr[u + 1];
+        for (int64_t p = lo + lane; p < hi; p += kWarp) atomicAdd(&cost[uidx[p]], (unsigned long long)(hi - p - 1));
+    }
+}
+
+__global__ void k_iota(int32_t *v, int32_t n)
+{
+    for (int32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) v[t] = t;
 }
 
 __global__ void k_segments(const int64_t *__restrict__ uptr, const int32_t *__restrict__ uidx, int32_t n_users,
@@ -212,6 +246,45 @@ rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t s
     case RK_SUMS_PRODUCTS: return launch<double, double, RK_SUMS_PRODUCTS>(a, iv, uv, smem, st, err);
     default: return launch<double, double, RK_SUMS_DIFF>(a, iv, uv, smem, st, err);
     }
+}
+
+// scratch: cost keys in and out, values in, then cub's own
+static size_t sym_order_parts(int32_t n, size_t *cub_bytes)
+{
+    *cub_bytes = 0;
+    cub::DeviceRadixSort::SortPairsDescending(NULL, *cub_bytes, (const unsigned long long *)NULL,
+                                              (unsigned long long *)NULL, (const int32_t *)NULL, (int32_t *)NULL, n);
+    return 2 * (size_t)n * sizeof(unsigned long long) + (size_t)n * sizeof(int32_t) + 256;
+}
+
+size_t rk_gpu_sym_order_bytes(int32_t n_items)
+{
+    size_t cub_bytes;
+    size_t own = sym_order_parts(n_items, &cub_bytes);
+    return own + cub_bytes;
+}
+
+rk_status rk_gpu_sym_order_launch(const rk_dev_csr *by_user, int32_t n_items, void *scratch, size_t bytes,
+                                  int32_t *order, cudaStream_t st, rk_error *err)
+{
+    if (n_items <= 0) return RK_OK;
+    size_t cub_bytes;
+    size_t own = sym_order_parts(n_items, &cub_bytes);
+    if (bytes < own + cub_bytes) return rk_error_set(err, RK_E_INTERNAL, "sym order: %zu bytes of scratch, %zu needed", bytes, own + cub_bytes);
+    unsigned long long *key_in = (unsigned long long *)scratch, *key_out = key_in + n_items;
+    int32_t *val_in = (int32_t *)(key_out + n_items);
+    void *cub_tmp = (void *)(((uintptr_t)(val_in + n_items) + 255) & ~(uintptr_t)255);
+    RK_CUDA_CHECK(err, cudaMemsetAsync(key_in, 0, (size_t)n_items * sizeof *key_in, st));
+    if (by_user->n_rows > 0) {
+        k_sym_cost<<<1024, 256, 0, st>>>(by_user->ptr, by_user->idx, by_user->n_rows, key_in);
+        RK_LAUNCH_CHECK(err, "k_sym_cost");
+    }
+    k_iota<<<(n_items + 255) / 256, 256, 0, st>>>(val_in, n_items);
+    RK_LAUNCH_CHECK(err, "k_iota");
+    // stable: equal costs keep ascending item order
+    RK_CUDA_CHECK(err, cub::DeviceRadixSort::SortPairsDescending(cub_tmp, cub_bytes, key_in, key_out, val_in, order,
+                                                                 n_items, 0, 64, st));
+    return RK_OK;
 }
 
 rk_status rk_gpu_segments_launch(const rk_dev_csr *by_user, int32_t n_chunks, int32_t chunk, int64_t *seg,
