@@ -1,6 +1,7 @@
 /* gpu_paths — time the GPU engine's two ways of filling a tile that holds every
  * item: each pair summed once (symmetric, the default) and every row in full,
- * for each metric, on one rating file.  Lists only (k = 20), three runs each,
+ * for each metric, on one rating file.  Its measurements made msd and
+ * euclidean keep full rows: for them both lines now time the same path.  Lists only (k = 20), three runs each,
  * the best run printed.  Benchmark tool, not a test:
  *     bench/gpu_paths RATINGS [METRIC...]
  */

@@ -398,9 +398,13 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     if (tile_rows < 1) tile_rows = 1;
     const int32_t T = (int32_t)tile_rows;
     const int32_t n_tiles = n_items > 0 ? (n_items + T - 1) / T : 0;
-    // one tile holds every row: the matrix is symmetric, each pair is summed
-    // once and its rows are indexed by item
-    const int sym = n_tiles == 1 && n_items > 1 && !(g != NULL && g->full_rows);
+    // one tile holds every row: the matrix is symmetric, each pair can be
+    // summed once and the rows indexed by item.  Measured (bench/gpu_paths,
+    // H100): it pays where a pair costs four or six atomics (Pearson -25% at
+    // ML-20M size, -30% at Netflix size; cosine -14%/-16%; pearson-baseline
+    // -44%/-47%), not for the two of msd and euclidean (+12%/+23%), whose
+    // rows stay full.
+    const int sym = n_tiles == 1 && n_items > 1 && kind != RK_SUMS_DIFF && !(g != NULL && g->full_rows);
     std::vector<int32_t> row_of;
     if (sym) {
         // its rows' work differs from the full rows': heaviest first again

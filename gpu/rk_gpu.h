@@ -35,7 +35,8 @@ typedef struct rk_gpu_opts {
     size_t memory_cap;   /* bytes of device memory the engine may use (0 = free memory) */
     int32_t tile_items;  /* force the tile height in items (0 = sized from memory); tests */
     int full_rows;       /* sum every row in full even when one tile holds all the items
-                            (by default each pair is then summed once); tests */
+                            (by default each pair is then summed once, for the metrics
+                            with four or six sums); tests */
 } rk_gpu_opts;
 
 /*! rk_gpu_knn() : the engine of rk_knn_cpu on the GPU. */
