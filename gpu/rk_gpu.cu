@@ -6,20 +6,13 @@
 // k_predict the answers of the queries whose item is in the tile.  Only the
 // lists and the predictions come back.
 #include "rk_gpu_internal.h"
+#include "rk_omp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <algorithm>
 #include <vector>
-
-static double host_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 rk_status rk_gpu_fail(rk_error *err, const char *call, const char *why, const char *file, int line)
 {
@@ -297,7 +290,7 @@ void plan_queries(const rk_model *m, const rk_knn_opts *o, rk_queries *q, const 
 rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_lists *lists, rk_queries *q,
               rk_knn_stats *st, rk_error *err)
 {
-    const double t_call = host_now();
+    const double t_call = rk_omp_wtime();
     dev_mem mem;
     stream_events se;
     stager sg; // after mem and se: destroyed first, once its copies are done
@@ -309,10 +302,10 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     RK_CUDA_CHECK(err, cudaStreamCreate(&se.st));
     for (cudaEvent_t &e : se.ev) RK_CUDA_CHECK(err, cudaEventCreate(&e));
     cudaStream_t s = se.st;
-    const double t_init = host_now();
+    const double t_init = rk_omp_wtime();
     st->init_s = t_init - t_call;
     RK_FORWARD(sg.init(err));
-    const double t_pinned = host_now();
+    const double t_pinned = rk_omp_wtime();
 
     const int32_t n_items = m->by_item.n_rows, n_users = m->by_user.n_rows;
     const int32_t k = o->k;
@@ -338,7 +331,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     RK_FORWARD(acc_values(&by_user, by_user.v, scale, pb ? &res_u : NULL, mem, s, err));
     RK_FORWARD(acc_values(&by_item, by_item.v, scale, pb ? &res_i : NULL, mem, s, err));
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
-    const double t_h2d = host_now();
+    const double t_h2d = rk_omp_wtime();
     const float *ratings_by_user = by_user.v; // real ratings for the predictions
     const rk_dev_csr &acc_user = by_user;
 
@@ -419,10 +412,10 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     }
     double *d_S;
     int32_t *d_N;
-    const double t_tile0 = host_now();
+    const double t_tile0 = rk_omp_wtime();
     RK_FORWARD(mem.alloc(&d_S, (size_t)T * (size_t)(n_items > 0 ? n_items : 1), err));
     RK_FORWARD(mem.alloc(&d_N, (size_t)T * (size_t)(n_items > 0 ? n_items : 1), err));
-    const double t_tile1 = host_now();
+    const double t_tile1 = rk_omp_wtime();
 
     // queries
     host_queries hq;
@@ -437,7 +430,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     RK_FORWARD(mem.alloc(&d_used, nq, err));
 
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
-    const double t_upload = host_now();
+    const double t_upload = rk_omp_wtime();
     st->upload_s = t_upload - t_init;
     snprintf(st->detail, sizeof st->detail, "pinned buffers %.4f s, matrices up %.4f s, tile alloc %.4f s, rest %.4f s",
              t_pinned - t_init, t_h2d - t_pinned, t_tile1 - t_tile0, (t_upload - t_h2d) - (t_tile1 - t_tile0));
@@ -513,7 +506,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     }
 
     // results
-    const double t_tiles = host_now();
+    const double t_tiles = rk_omp_wtime();
     if (lists != NULL && n_items > 0) {
         RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->len, d_len, (size_t)n_items * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
         RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->nbr, d_nbr, (size_t)n_items * k * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
@@ -531,8 +524,8 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         q->pred[hq.orig[t]] = pred[t];
         q->used[hq.orig[t]] = used[t];
     }
-    st->download_s = host_now() - t_tiles;
-    st->wall_s = host_now() - t_call;
+    st->download_s = rk_omp_wtime() - t_tiles;
+    st->wall_s = rk_omp_wtime() - t_call;
     st->select_s = t_sel / 1000.0;
     st->predict_s = t_pred / 1000.0;
     st->sim_s = t_sims / 1000.0;
@@ -587,14 +580,9 @@ extern "C" rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const r
     rk_knn_stats local;
     if (st == NULL) st = &local;
     memset(st, 0, sizeof *st);
-    if (o->k < 1) return rk_error_set(err, RK_E_ARG, "k must be at least 1 (got %d)", o->k);
+    RK_FORWARD(rk_knn_check_args(m, o, lists, err));
     if (o->k > RK_GPU_MAX_K)
         return rk_error_set(err, RK_E_ARG, "k = %d is above the GPU's limit of %d", o->k, RK_GPU_MAX_K);
-    if (lists != NULL && (lists->n_items != m->by_item.n_rows || lists->k != o->k))
-        return rk_error_set(err, RK_E_ARG, "neighbour lists of shape %d x %d for %d items and k = %d", lists->n_items,
-                            lists->k, m->by_item.n_rows, o->k);
-    if (rk_knn_needs_baselines(o) && !m->have_baselines)
-        return rk_error_set(err, RK_E_ARG, "these options need the model's baselines, and it was built without them");
     char why[256];
     if (!rk_gpu_available(why, sizeof why)) return rk_error_set(err, RK_E_GPU, "no usable GPU: %s", why);
     if (q != NULL && q->n == 0) q = NULL;

@@ -35,6 +35,17 @@ int rk_knn_needs_baselines(const rk_knn_opts *o)
     return o->mode == RK_PREDICT_BASELINE || o->sim.metric == RK_METRIC_PEARSON_BASELINE;
 }
 
+rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_lists *lists, rk_error *err)
+{
+    if (o->k < 1) return rk_error_set(err, RK_E_ARG, "k must be at least 1 (got %d)", o->k);
+    if (lists != NULL && (lists->n_items != m->by_item.n_rows || lists->k != o->k))
+        return rk_error_set(err, RK_E_ARG, "neighbour lists of shape %d x %d for %d items and k = %d",
+                            lists->n_items, lists->k, m->by_item.n_rows, o->k);
+    if (rk_knn_needs_baselines(o) && !m->have_baselines)
+        return rk_error_set(err, RK_E_ARG, "these options need the model's baselines, and it was built without them");
+    return RK_OK;
+}
+
 rk_status rk_lists_alloc(rk_lists *l, int32_t n_items, int32_t k, rk_error *err)
 {
     memset(l, 0, sizeof *l);
@@ -462,12 +473,7 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
     if (st == NULL) st = &local;
     memset(st, 0, sizeof *st);
     snprintf(st->device, sizeof st->device, "cpu");
-    if (o->k < 1) return rk_error_set(err, RK_E_ARG, "k must be at least 1 (got %d)", o->k);
-    if (lists != NULL && (lists->n_items != m->by_item.n_rows || lists->k != o->k))
-        return rk_error_set(err, RK_E_ARG, "neighbour lists of shape %d x %d for %d items and k = %d",
-                            lists->n_items, lists->k, m->by_item.n_rows, o->k);
-    if (rk_knn_needs_baselines(o) && !m->have_baselines)
-        return rk_error_set(err, RK_E_ARG, "these options need the model's baselines, and it was built without them");
+    RK_FORWARD(rk_knn_check_args(m, o, lists, err));
     memset(&c, 0, sizeof c);
     c.m = m;
     c.o = o;

@@ -100,6 +100,11 @@ int64_t rk_knn_item_order(const rk_model *m, int32_t *order, int64_t *cost);
  *  refuse such options on a model built without them (RK_E_ARG). */
 int rk_knn_needs_baselines(const rk_knn_opts *o);
 
+/*! rk_knn_check_args() : the checks every engine makes before it starts:
+ *  k >= 1, lists (may be NULL) shaped for m's items and k, baselines present
+ *  when the options read them.  @return RK_OK or RK_E_ARG. */
+rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_lists *lists, rk_error *err);
+
 /*! rk_knn_opts_default() : pearson, k 20, support 1, shrinkage 0, means, min_k 1. */
 void rk_knn_opts_default(rk_knn_opts *o);
 
