@@ -54,11 +54,12 @@ int main(int argc, char **argv)
         rk_lists l;
         if (rk_lists_alloc(&l, m.by_item.n_rows, o.k, &err) != RK_OK) return 5;
         for (int full = 0; full < 2; full++) {
-            rk_gpu_opts g = {0, 0, full};
+            rk_gpu_opts g = {0};
+            g.full_rows = full;
             rk_knn_stats best, st;
             memset(&best, 0, sizeof best);
             for (int rep = 0; rep < 3; rep++) {
-                if (rk_gpu_knn(&m, &o, &g, &l, NULL, &st, &err) != RK_OK) {
+                if (rk_gpu_knn(&m, &o, &g, &l, NULL, NULL, NULL, &st, &err) != RK_OK) {
                     fprintf(stderr, "gpu_paths: %s\n", err.msg);
                     return 5;
                 }

@@ -63,101 +63,6 @@ extern "C" int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap)
 
 namespace {
 
-// Every device allocation of one run, freed together.
-struct dev_mem {
-    std::vector<void *> ptrs;
-    size_t bytes = 0;
-    ~dev_mem()
-    {
-        for (void *p : ptrs) cudaFree(p);
-    }
-    template <typename T> rk_status alloc(T **p, size_t count, rk_error *err)
-    {
-        *p = NULL;
-        size_t bytes = (count > 0 ? count : 1) * sizeof(T);
-        cudaError_t e = cudaMalloc((void **)p, bytes);
-        if (e != cudaSuccess) {
-            cudaGetLastError();
-            char what[96];
-            snprintf(what, sizeof what, "cudaMalloc(%zu bytes)", bytes);
-            return rk_gpu_fail(err, what, cudaGetErrorString(e), __FILE__, __LINE__);
-        }
-        ptrs.push_back(*p);
-        this->bytes += bytes;
-        return RK_OK;
-    }
-};
-
-struct stream_events {
-    cudaStream_t st = NULL;
-    cudaEvent_t ev[4] = {NULL, NULL, NULL, NULL};
-    ~stream_events()
-    {
-        for (cudaEvent_t e : ev)
-            if (e != NULL) cudaEventDestroy(e);
-        if (st != NULL) cudaStreamDestroy(st);
-    }
-};
-
-// Host-to-device copies through two pinned buffers: the CPU threads copy one
-// piece into a pinned buffer while the copy engine moves the other.  From
-// pageable memory the driver stages through a buffer of its own, one thread,
-// at about 3 GB/s on the GPU machine.
-struct stager {
-    static constexpr size_t kPiece = (size_t)8 << 20;
-    char *buf[2] = {NULL, NULL};
-    cudaEvent_t done[2] = {NULL, NULL};
-    int next = 0;
-    ~stager()
-    {
-        for (int b = 0; b < 2; b++) {
-            if (done[b] != NULL) {
-                cudaEventSynchronize(done[b]);
-                cudaEventDestroy(done[b]);
-            }
-            if (buf[b] != NULL) cudaFreeHost(buf[b]);
-        }
-    }
-    rk_status init(rk_error *err)
-    {
-        for (int b = 0; b < 2; b++) {
-            RK_CUDA_CHECK(err, cudaHostAlloc((void **)&buf[b], kPiece, cudaHostAllocDefault));
-            RK_CUDA_CHECK(err, cudaEventCreateWithFlags(&done[b], cudaEventDisableTiming));
-        }
-        return RK_OK;
-    }
-    rk_status copy(void *d, const void *h, size_t bytes, cudaStream_t st, rk_error *err)
-    {
-        if (buf[0] == NULL) { // not initialised: a plain copy
-            if (bytes > 0) RK_CUDA_CHECK(err, cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, st));
-            return RK_OK;
-        }
-        for (size_t off = 0; off < bytes; off += kPiece) {
-            const size_t len = std::min(kPiece, bytes - off);
-            const int b = next;
-            next ^= 1;
-            RK_CUDA_CHECK(err, cudaEventSynchronize(done[b]));
-            const char *src = (const char *)h + off;
-            char *dst = buf[b];
-            const int64_t parts = (int64_t)((len + ((size_t)1 << 20) - 1) >> 20);
-#pragma omp parallel for schedule(static) if (parts > 1)
-            for (int64_t q = 0; q < parts; q++) {
-                size_t a = (size_t)q << 20, e = std::min(len, a + ((size_t)1 << 20));
-                memcpy(dst + a, src + a, e - a);
-            }
-            RK_CUDA_CHECK(err, cudaMemcpyAsync((char *)d + off, dst, len, cudaMemcpyHostToDevice, st));
-            RK_CUDA_CHECK(err, cudaEventRecord(done[b], st));
-        }
-        return RK_OK;
-    }
-};
-
-template <typename T>
-rk_status upload(T **d, const T *h, size_t n, dev_mem &mem, stager &sg, cudaStream_t st, rk_error *err)
-{
-    RK_FORWARD(mem.alloc(d, n, err));
-    return sg.copy(*d, h, n * sizeof(T), st, err);
-}
 
 __global__ void k_to_grid(const float *__restrict__ v, int64_t n, double scale, int32_t *__restrict__ q)
 {
@@ -502,7 +407,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         t_sims += a;
         t_sel += b;
         t_pred += c;
-        if (o->progress != NULL) o->progress(o->progress_ud, "similarity", (double)(tile + 1) / n_tiles);
+        RK_PROGRESS(o->progress, o->progress_ud, "similarity", tile + 1, n_tiles, "tiles");
     }
 
     // results
@@ -575,8 +480,11 @@ extern "C" rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int3
 }
 
 extern "C" rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_lists *lists,
-                                rk_queries *q, rk_knn_stats *st, rk_error *err)
+                                rk_queries *q, const rk_topn_opts *topn, rk_topn_stats *tst, rk_knn_stats *st,
+                                rk_error *err)
 {
+    (void)tst;
+    if (topn != NULL) return rk_error_set(err, RK_E_INTERNAL, "GPU top-N: not built yet");
     rk_knn_stats local;
     if (st == NULL) st = &local;
     memset(st, 0, sizeof *st);
@@ -587,4 +495,18 @@ extern "C" rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const r
     if (!rk_gpu_available(why, sizeof why)) return rk_error_set(err, RK_E_GPU, "no usable GPU: %s", why);
     if (q != NULL && q->n == 0) q = NULL;
     return run(m, o, g, lists, q, st, err);
+}
+
+// Filled in by the top-N and transpose work of this change.
+extern "C" rk_status rk_gpu_topn(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, const rk_gpu_opts *g,
+                                 rk_topn_stats *st, rk_error *err)
+{
+    (void)m; (void)l; (void)o; (void)g; (void)st;
+    return rk_error_set(err, RK_E_INTERNAL, "GPU top-N: not built yet");
+}
+
+extern "C" rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, rk_error *err)
+{
+    (void)by_user; (void)out;
+    return rk_error_set(err, RK_E_INTERNAL, "GPU transpose: not built yet");
 }

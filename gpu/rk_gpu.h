@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include "rk_status.h"
 #include "rk_knn.h"
+#include "rk_topn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,17 +32,52 @@ int rk_gpu_warmup(void);
  *  (k at most its selection limit), else 0 with the reason in why. */
 int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap);
 
+/* How the GPU computes top-N scores (SPEC §5). */
+typedef enum rk_gpu_topn_route {
+    RK_GPU_TOPN_AUTO = 0,   /* the faster one measured (BENCHMARKS.md): the kernel */
+    RK_GPU_TOPN_KERNEL,     /* one block per user, fixed-point sums in shared memory */
+    RK_GPU_TOPN_SPGEMM      /* cuSPARSE SpGEMM of the rating pattern with the lists */
+} rk_gpu_topn_route;
+
+/*! rk_gpu_topn_route_parse() : "auto", "kernel", "spgemm". @return RK_OK or RK_E_ARG. */
+rk_status rk_gpu_topn_route_parse(const char *name, rk_gpu_topn_route *out);
+const char *rk_gpu_topn_route_name(rk_gpu_topn_route r);
+
+/* Largest N the GPU top-N selection takes (the CPU engine has no limit). */
+#define RK_GPU_MAX_TOPN 2048
+
 typedef struct rk_gpu_opts {
     size_t memory_cap;   /* bytes of device memory the engine may use (0 = free memory) */
     int32_t tile_items;  /* force the tile height in items (0 = sized from memory); tests */
     int full_rows;       /* sum every row in full even when one tile holds all the items
                             (by default each pair is then summed once, for the metrics
                             with four or six sums); tests */
+    rk_gpu_topn_route topn_route;
+    int64_t topn_batch;  /* force the users per top-N batch (0 = sized from memory); tests */
+    int host_transpose;  /* upload both orientations instead of transposing on the device; tests */
 } rk_gpu_opts;
 
-/*! rk_gpu_knn() : the engine of rk_knn_cpu on the GPU. */
+/*! rk_gpu_knn() : the engine of rk_knn_cpu on the GPU, and, when topn is
+ *  not NULL, the top-N of rk_topn_cpu from the lists while they are still on
+ *  the device (lists may then be NULL; the batches reach topn->sink as on the
+ *  CPU, byte for byte the same).  tst (may be NULL) gets the top-N stage's
+ *  statistics.  @return RK_OK, RK_E_ARG, RK_E_GPU, RK_E_NOMEM, or the sink's
+ *  status. */
 rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g,
-                     rk_lists *lists, rk_queries *q, rk_knn_stats *st, rk_error *err);
+                     rk_lists *lists, rk_queries *q, const rk_topn_opts *topn,
+                     rk_topn_stats *tst, rk_knn_stats *st, rk_error *err);
+
+/*! rk_gpu_topn() : top-N on the GPU from lists computed elsewhere (uploaded
+ *  first): the same results as rk_topn_cpu.  For tests and for lists read
+ *  from a file. */
+rk_status rk_gpu_topn(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, const rk_gpu_opts *g,
+                      rk_topn_stats *st, rk_error *err);
+
+/*! rk_gpu_transpose_check() : the item-major matrix of m->by_user built on
+ *  the device (cusparseCsr2cscEx2, as the engine does) and copied back into
+ *  *out (allocated here; free with rk_csr_free), for tests against the
+ *  host's rk_csr_transpose.  @return RK_OK, RK_E_GPU, RK_E_NOMEM. */
+rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, rk_error *err);
 
 /*! rk_gpu_select_rows() : the GPU's list selection alone, for tests: the
  *  top out->k positive entries of each of the n_rows rows of rows[n_rows *

@@ -6,7 +6,11 @@
 #include <cuda_runtime.h>
 #include <cusparse.h>
 #include <stdint.h>
+#include <string.h>
+#include <algorithm>
+#include <vector>
 #include "rk_gpu.h"
+#include "rk_omp.h"
 #include "rk_sim.h"
 
 // Largest k the GPU selection kernels take (the CPU engine has no limit).
@@ -44,6 +48,104 @@ rk_status rk_gpu_fail(rk_error *err, const char *call, const char *why, const ch
             return rk_gpu_fail((err), what, cudaGetErrorString(rk_launch_), __FILE__, __LINE__); \
     } while (0)
 #endif
+
+// ---- device memory and uploads ------------------------------------------------
+
+// Every device allocation of one run, freed together.
+struct dev_mem {
+    std::vector<void *> ptrs;
+    size_t bytes = 0;
+    ~dev_mem()
+    {
+        for (void *p : ptrs) cudaFree(p);
+    }
+    template <typename T> rk_status alloc(T **p, size_t count, rk_error *err)
+    {
+        *p = NULL;
+        size_t bytes = (count > 0 ? count : 1) * sizeof(T);
+        cudaError_t e = cudaMalloc((void **)p, bytes);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            char what[96];
+            snprintf(what, sizeof what, "cudaMalloc(%zu bytes)", bytes);
+            return rk_gpu_fail(err, what, cudaGetErrorString(e), __FILE__, __LINE__);
+        }
+        ptrs.push_back(*p);
+        this->bytes += bytes;
+        return RK_OK;
+    }
+};
+
+struct stream_events {
+    cudaStream_t st = NULL;
+    cudaEvent_t ev[4] = {NULL, NULL, NULL, NULL};
+    ~stream_events()
+    {
+        for (cudaEvent_t e : ev)
+            if (e != NULL) cudaEventDestroy(e);
+        if (st != NULL) cudaStreamDestroy(st);
+    }
+};
+
+// Host-to-device copies through two pinned buffers: the CPU threads copy one
+// piece into a pinned buffer while the copy engine moves the other.  From
+// pageable memory the driver stages through a buffer of its own, one thread,
+// at about 3 GB/s on the GPU machine.
+struct stager {
+    static constexpr size_t kPiece = (size_t)8 << 20;
+    char *buf[2] = {NULL, NULL};
+    cudaEvent_t done[2] = {NULL, NULL};
+    int next = 0;
+    ~stager()
+    {
+        for (int b = 0; b < 2; b++) {
+            if (done[b] != NULL) {
+                cudaEventSynchronize(done[b]);
+                cudaEventDestroy(done[b]);
+            }
+            if (buf[b] != NULL) cudaFreeHost(buf[b]);
+        }
+    }
+    rk_status init(rk_error *err)
+    {
+        for (int b = 0; b < 2; b++) {
+            RK_CUDA_CHECK(err, cudaHostAlloc((void **)&buf[b], kPiece, cudaHostAllocDefault));
+            RK_CUDA_CHECK(err, cudaEventCreateWithFlags(&done[b], cudaEventDisableTiming));
+        }
+        return RK_OK;
+    }
+    rk_status copy(void *d, const void *h, size_t bytes, cudaStream_t st, rk_error *err)
+    {
+        if (buf[0] == NULL) { // not initialised: a plain copy
+            if (bytes > 0) RK_CUDA_CHECK(err, cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, st));
+            return RK_OK;
+        }
+        for (size_t off = 0; off < bytes; off += kPiece) {
+            const size_t len = std::min(kPiece, bytes - off);
+            const int b = next;
+            next ^= 1;
+            RK_CUDA_CHECK(err, cudaEventSynchronize(done[b]));
+            const char *src = (const char *)h + off;
+            char *dst = buf[b];
+            const int64_t parts = (int64_t)((len + ((size_t)1 << 20) - 1) >> 20);
+#pragma omp parallel for schedule(static) if (parts > 1)
+            for (int64_t q = 0; q < parts; q++) {
+                size_t a = (size_t)q << 20, e = std::min(len, a + ((size_t)1 << 20));
+                memcpy(dst + a, src + a, e - a);
+            }
+            RK_CUDA_CHECK(err, cudaMemcpyAsync((char *)d + off, dst, len, cudaMemcpyHostToDevice, st));
+            RK_CUDA_CHECK(err, cudaEventRecord(done[b], st));
+        }
+        return RK_OK;
+    }
+};
+
+template <typename T>
+rk_status upload(T **d, const T *h, size_t n, dev_mem &mem, stager &sg, cudaStream_t st, rk_error *err)
+{
+    RK_FORWARD(mem.alloc(d, n, err));
+    return sg.copy(*d, h, n * sizeof(T), st, err);
+}
 
 // ---- the matrices on the device -----------------------------------------------
 

@@ -15,9 +15,24 @@ int rk_gpu_warmup(void)
 }
 
 rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g,
-                     rk_lists *lists, rk_queries *q, rk_knn_stats *st, rk_error *err)
+                     rk_lists *lists, rk_queries *q, const rk_topn_opts *topn,
+                     rk_topn_stats *tst, rk_knn_stats *st, rk_error *err)
 {
-    (void)m; (void)o; (void)g; (void)lists; (void)q; (void)st;
+    (void)m; (void)o; (void)g; (void)lists; (void)q; (void)topn; (void)tst; (void)st;
+    return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
+}
+
+rk_status rk_gpu_topn(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, const rk_gpu_opts *g,
+                      rk_topn_stats *st, rk_error *err)
+{
+    (void)m; (void)l; (void)o; (void)g; (void)st;
+    return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
+}
+
+rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, rk_error *err)
+{
+    (void)by_user;
+    (void)out;
     return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
 }
 

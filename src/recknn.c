@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Exit codes of SPEC §1 (rk_status_exit_code maps library failures). */
@@ -142,8 +143,17 @@ typedef struct cli {
     int tty;          /* stderr is a terminal: one updating line */
     int drawn;        /* a progress line is on screen */
     char stage[64];
+    double t_stage;   /* when the stage started (monotonic seconds) */
+    double t_last;    /* when the line was last drawn */
     int pct;
 } cli;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static void usage_error(const char *fmt, ...)
 #if defined(__GNUC__)
@@ -176,26 +186,57 @@ static void on_note(void *ud, const char *msg)
     fprintf(stderr, "recknn: note: %s\n", msg);
 }
 
-static void on_progress(void *ud, const char *stage, double done)
+/* An amount with a decimal prefix: "2.5 G", "180 k". */
+static void human(char *buf, size_t cap, double x)
+{
+    static const char *const pre[] = {"", " k", " M", " G", " T"};
+    int p = 0;
+    while (x >= 999.5 && p < 4) {
+        x /= 1000.0;
+        p++;
+    }
+    snprintf(buf, cap, x < 9.95 && p > 0 ? "%.1f%s" : "%.0f%s", x, pre[p]);
+}
+
+/* One line per stage, redrawn at most ten times a second on a terminal:
+ * "recknn: parse  43%  1.2 G/2.7 G bytes  2.1 G bytes/s  0.7 s left". */
+static void on_progress(void *ud, const char *stage, double done, double total, const char *unit)
 {
     cli *c = ud;
     if (!c->progress) return;
     if (stage == NULL) stage = "";
-    if (!(done >= 0.0)) done = 0.0;
-    if (done > 1.0) done = 1.0;
-    int pct = (int)(done * 100.0);
-    int same_stage = strncmp(c->stage, stage, sizeof c->stage - 1) == 0;
-    if (c->tty) {
-        if (same_stage && pct == c->pct && c->drawn) return;
-        fprintf(stderr, "\rrecknn: %s %3d%%\033[K", stage, pct);
-        c->drawn = 1;
-    } else {
-        /* Not a terminal (forced with --progress): a line per stage and per 10%. */
-        if (same_stage && pct / 10 == c->pct / 10) return;
-        fprintf(stderr, "recknn: progress: %s %d%%\n", stage, pct);
+    if (unit == NULL) unit = "";
+    double t = now_s();
+    if (strncmp(c->stage, stage, sizeof c->stage - 1) != 0) {
+        snprintf(c->stage, sizeof c->stage, "%s", stage);
+        c->t_stage = t;
+        c->t_last = 0.0;
+        c->pct = -1;
     }
+    double frac = total > 0.0 ? done / total : 0.0;
+    if (!(frac >= 0.0)) frac = 0.0;
+    if (frac > 1.0) frac = 1.0;
+    int pct = (int)(frac * 100.0);
+    if (c->tty) {
+        if (t - c->t_last < 0.1 && pct < 100) return;
+    } else if (pct / 10 == c->pct / 10) {
+        return; /* not a terminal (forced with --progress): a line per 10% */
+    }
+    double el = t - c->t_stage;
+    char d[32], tot[32], rate[32], left[48] = "";
+    human(d, sizeof d, done);
+    human(tot, sizeof tot, total);
+    human(rate, sizeof rate, el > 0.0 ? done / el : 0.0);
+    if (frac > 0.0 && frac < 1.0 && el > 0.2) snprintf(left, sizeof left, ", %.1f s left", el * (1.0 - frac) / frac);
+    if (c->tty) fputs("\r", stderr);
+    if (total > 0.0)
+        fprintf(stderr, "recknn: %s %3d%% (%s of %s %s, %s %s/s%s)", stage, pct, d, tot, unit, rate, unit, left);
+    else
+        fprintf(stderr, "recknn: %s %s %s (%s %s/s)", stage, d, unit, rate, unit);
+    fputs(c->tty ? "\033[K" : "\n", stderr);
     fflush(stderr);
-    snprintf(c->stage, sizeof c->stage, "%s", stage);
+    c->drawn = 1;
+    c->t_last = t;
     c->pct = pct;
 }
 

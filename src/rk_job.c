@@ -1,6 +1,7 @@
 /* The batch job: load → duplicates → split → model → engine → evaluate → write. */
 #include "config.h"
 #include "rk_job.h"
+#include "rk_data.h"
 #include "rk_model.h"
 #include "rk_output.h"
 #include "rk_omp.h"
@@ -215,10 +216,7 @@ static void write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
 /* ---- the job ---------------------------------------------------------------- */
 
 typedef struct job_state {
-    rk_dataset ds;
-    rk_triples train, test; /* after duplicates and split (may alias ds arrays) */
-    int own_split;          /* train/test were allocated by the holdout split */
-    rk_model model;
+    rk_data data;           /* ids, training and test ratings, model */
     rk_lists lists;
     double *pred;
     int32_t *used;
@@ -255,33 +253,11 @@ static void warm_join(job_state *j)
 static void job_free(job_state *j)
 {
     warm_join(j);
-    if (j->own_split) {
-        rk_triples_free(&j->train);
-        rk_triples_free(&j->test);
-    }
-    rk_dataset_free(&j->ds);
-    rk_model_free(&j->model);
+    rk_data_free(&j->data);
     rk_lists_free(&j->lists);
     free(j->pred);
     free(j->used);
     rk_out_free(j->out);
-}
-
-static rk_status dedupe(const rk_job_opts *o, rk_triples *t, const rk_dataset *ds,
-                        const char *what, int64_t *removed, rk_error *err)
-{
-    rk_dup_report rep;
-    rk_status s = rk_triples_dedupe(t, rk_ids_count(ds->users), rk_ids_count(ds->items),
-                                    o->duplicates, &rep, err);
-    if (s == RK_E_DUPLICATE) {
-        char ub[RK_ID_MAX + 1], ib[RK_ID_MAX + 1];
-        rk_ids_format(ds->users, rep.first_user, ub, sizeof ub);
-        rk_ids_format(ds->items, rep.first_item, ib, sizeof ib);
-        return rk_error_set(err, RK_E_DUPLICATE, "%s: user %s rated item %s more than once (--duplicates error)",
-                            what, ub, ib);
-    }
-    if (s == RK_OK) *removed += rep.n_removed;
-    return s;
 }
 
 /* --device gpu: fail before loading when no usable GPU takes these options,
@@ -343,35 +319,38 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     s = start_device(o, &ko, &j, err);
     if (s != RK_OK) return s;
 
-    /* load (files → triples → CSR) */
-    rk_load_opts lo = o->load;
-    if (lo.threads == 0) lo.threads = ko.threads;
-    s = rk_load_dataset(o->inputs, o->n_inputs, o->test_path, &lo, &j.ds, err);
+    /* data: files → ratings → split → model */
+    rk_data_opts dop;
+    memset(&dop, 0, sizeof dop);
+    dop.inputs = o->inputs;
+    dop.n_inputs = o->n_inputs;
+    dop.test_path = o->test_path;
+    dop.holdout = o->holdout;
+    dop.seed = o->seed;
+    dop.load = o->load;
+    if (dop.load.threads == 0) dop.load.threads = ko.threads;
+    dop.duplicates = o->duplicates;
+    dop.with_baselines = rk_knn_needs_baselines(&ko);
+    dop.progress = o->progress;
+    dop.progress_ud = o->ud;
+    s = rk_data_load(&dop, &j.data, err);
     if (s != RK_OK) goto fail;
-    rep->t_read_parse = j.ds.train_report.read_parse_s + j.ds.test_report.read_parse_s;
-    rep->t_ids = j.ds.ids_s;
-    double t_dd = rk_omp_wtime();
-    s = dedupe(o, &j.ds.train, &j.ds, o->n_inputs == 1 ? o->inputs[0] : "input", &rep->duplicates_removed, err);
-    if (s == RK_OK && j.ds.test.n > 0) s = dedupe(o, &j.ds.test, &j.ds, o->test_path, &rep->duplicates_removed, err);
-    if (s != RK_OK) goto fail;
-    double t_split = rk_omp_wtime();
-    rep->t_dedupe = t_split - t_dd;
-    if (o->holdout > 0.0) {
-        s = rk_eval_holdout(&j.ds.train, o->holdout, o->seed, &j.train, &j.test, err);
-        if (s != RK_OK) goto fail;
-        j.own_split = 1;
-    } else {
-        j.train = j.ds.train;
-        j.test = j.ds.test;
-    }
-    rep->users = rk_ids_count(j.ds.users);
-    rep->items = rk_ids_count(j.ds.items);
-    rep->train_ratings = j.train.n;
-    rep->test_ratings = j.test.n;
-    rep->ratings = j.train.n + j.test.n;
-    rep->skipped_lines = j.ds.train_report.skipped_lines + j.ds.test_report.skipped_lines;
+    const rk_dataset *ds = &j.data.ds;
+    const rk_triples *train = &j.data.train, *test = &j.data.test;
+    rep->t_read_parse = j.data.t_read_parse;
+    rep->t_ids = j.data.t_ids;
+    rep->t_dedupe = j.data.t_dedupe;
+    rep->t_split = j.data.t_split;
+    rep->t_model = j.data.t_model;
+    rep->duplicates_removed = j.data.duplicates_removed;
+    rep->users = rk_ids_count(ds->users);
+    rep->items = rk_ids_count(ds->items);
+    rep->train_ratings = train->n;
+    rep->test_ratings = test->n;
+    rep->ratings = train->n + test->n;
+    rep->skipped_lines = ds->train_report.skipped_lines + ds->test_report.skipped_lines;
     for (int which = 0; which < 2; which++) {
-        const rk_load_report *lr = which == 0 ? &j.ds.train_report : &j.ds.test_report;
+        const rk_load_report *lr = which == 0 ? &ds->train_report : &ds->test_report;
         for (int b = 0; b < lr->n_bad_kept && rep->n_bad < RK_LOAD_BAD_KEPT; b++) {
             const rk_bad_line *bl = &lr->bad[b];
             rep->bad[rep->n_bad].file = which == 0 ? (bl->file < o->n_inputs ? o->inputs[bl->file] : "?") : o->test_path;
@@ -381,16 +360,9 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
         if (rep->first_bad_reason[0] == '\0' && lr->skipped_lines > 0)
             snprintf(rep->first_bad_reason, sizeof rep->first_bad_reason, "%s", lr->first_bad_reason);
     }
-    double t_model = rk_omp_wtime();
-    rep->t_split = t_model - t_split;
-    s = rk_model_build(&j.model, &j.train, (int32_t)rep->users, (int32_t)rep->items,
-                       o->load.have_scale, o->load.scale_min, o->load.scale_max,
-                       rk_knn_needs_baselines(&ko), err);
-    if (s != RK_OK) goto fail;
     t = rk_omp_wtime();
-    rep->t_model = t - t_model;
     rep->t_load = t - t0;
-    int64_t bytes = j.ds.train_report.bytes + j.ds.test_report.bytes;
+    int64_t bytes = ds->train_report.bytes + ds->test_report.bytes;
     rep->load_mb_s = rep->t_load > 0 ? (double)bytes / 1e6 / rep->t_load : 0.0;
 
     /* engine */
@@ -398,25 +370,25 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     s = rk_lists_alloc(&j.lists, (int32_t)rep->items, ko.k, err);
     if (s != RK_OK) goto fail;
     rk_queries q = {0};
-    if (j.test.n > 0) {
-        j.pred = malloc((size_t)j.test.n * sizeof *j.pred);
-        j.used = malloc((size_t)j.test.n * sizeof *j.used);
+    if (test->n > 0) {
+        j.pred = malloc((size_t)test->n * sizeof *j.pred);
+        j.used = malloc((size_t)test->n * sizeof *j.used);
         if (j.pred == NULL || j.used == NULL) {
-            s = rk_error_set(err, RK_E_NOMEM, "out of memory for %lld predictions", (long long)j.test.n);
+            s = rk_error_set(err, RK_E_NOMEM, "out of memory for %lld predictions", (long long)test->n);
             goto fail;
         }
-        q.n = j.test.n;
-        q.user = j.test.user;
-        q.item = j.test.item;
+        q.n = test->n;
+        q.user = test->user;
+        q.item = test->item;
         q.pred = j.pred;
         q.used = j.used;
     }
     if (use_gpu) {
         rk_gpu_opts g = {0};
         g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
-        s = rk_gpu_knn(&j.model, &ko, &g, &j.lists, q.n > 0 ? &q : NULL, &st, err);
+        s = rk_gpu_knn(&j.data.model, &ko, &g, &j.lists, q.n > 0 ? &q : NULL, NULL, NULL, &st, err);
     } else {
-        s = rk_knn_cpu(&j.model, &ko, &j.lists, q.n > 0 ? &q : NULL, &st, err);
+        s = rk_knn_cpu(&j.data.model, &ko, &j.lists, q.n > 0 ? &q : NULL, &st, err);
     }
     if (s != RK_OK) goto fail;
     rep->t_similarity = st.sim_s;
@@ -425,8 +397,8 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     snprintf(rep->device, sizeof rep->device, "%s", st.device);
     snprintf(rep->path, sizeof rep->path, "%s", st.path);
     for (int32_t i = 0; i < j.lists.n_items; i++) rep->list_entries += j.lists.len[i];
-    if (j.test.n > 0) {
-        rk_eval_ratings(&j.model, j.test.n, j.test.user, j.test.item, j.test.rating, j.pred, j.used, &rep->eval);
+    if (test->n > 0) {
+        rk_eval_ratings(&j.data.model, test->n, test->user, test->item, test->rating, j.pred, j.used, &rep->eval);
         rep->have_eval = 1;
     }
     double t_engine_end = rk_omp_wtime();
@@ -436,20 +408,20 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     s = rk_out_open(&j.out, o->out_dir, err);
     if (s == RK_OK && o->write_neighbors) {
         s = rk_out_file(j.out, "neighbors.csv", &fp, err);
-        if (s == RK_OK) s = rk_out_neighbors(fp, &j.lists, j.ds.items, err);
+        if (s == RK_OK) s = rk_out_neighbors(fp, &j.lists, ds->items, err);
     }
-    if (s == RK_OK && j.test.n > 0) {
+    if (s == RK_OK && test->n > 0) {
         s = rk_out_file(j.out, "predictions.csv", &fp, err);
         if (s == RK_OK)
-            s = rk_out_predictions(fp, j.test.n, j.test.user, j.test.item, j.test.rating, j.pred, j.used,
-                                   j.ds.users, j.ds.items, err);
+            s = rk_out_predictions(fp, test->n, test->user, test->item, test->rating, j.pred, j.used,
+                                   ds->users, ds->items, err);
     }
     if (s == RK_OK) s = rk_out_file(j.out, "metrics.json", &fp, err);
     if (s != RK_OK) goto fail;
     t = rk_omp_wtime();
     rep->t_write = t - t_engine_end;
     rep->t_total = t - t0;
-    write_metrics(fp, o, rep, &j.ds, &j.model, &st);
+    write_metrics(fp, o, rep, ds, &j.data.model, &st);
     s = rk_out_commit(j.out, err);
     if (s != RK_OK) goto fail;
     job_free(&j);

@@ -521,8 +521,8 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
                     since_report += cst;
                     if (rk_omp_thread_num() == 0 && since_report > total_cost / 200) {
                         since_report = 0;
-                        o->progress(o->progress_ud, "similarity",
-                                    total_cost > 0 ? (double)now_done / (double)total_cost : 1.0);
+                        o->progress(o->progress_ud, "similarity", (double)now_done, (double)total_cost,
+                                    "pairs");
                     }
                 }
             }
@@ -535,7 +535,7 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
         s = rk_error_set(err, RK_E_NOMEM, "out of memory for the per-thread rows (%d items)", n_items);
         goto done;
     }
-    if (o->progress != NULL) o->progress(o->progress_ud, "similarity", 1.0);
+    RK_PROGRESS(o->progress, o->progress_ud, "similarity", total_cost, total_cost, "pairs");
     double wall = wall_now() - t_begin;
     st->select_s = sel_sum / nthreads;
     st->predict_s = pred_sum / nthreads;

@@ -19,13 +19,11 @@
 #include "rk_model.h"
 #include "rk_sim.h"
 #include "rk_predict.h"
+#include "rk_progress.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Progress callback: `done` in [0, 1].  Called from one thread only. */
-typedef void (*rk_progress_fn)(void *ud, const char *stage, double done);
 
 typedef struct rk_knn_opts {
     rk_sim_params sim;    /* metric, min_support, shrinkage (unit: ignored, the engine sets it) */

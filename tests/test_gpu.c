@@ -78,9 +78,10 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
         ug[a] = -7;
     }
     rk_queries qc = {nq, qu, qi, pc, uc}, qg = {nq, qu, qi, pg, ug};
-    rk_gpu_opts g = {0, tile, 0};
+    rk_gpu_opts g = {0};
+    g.tile_items = tile;
     CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, &lc, &qc, NULL, &err) == RK_OK);
-    rk_status st = rk_gpu_knn(&m, &o, &g, &lg, &qg, NULL, &err);
+    rk_status st = rk_gpu_knn(&m, &o, &g, &lg, &qg, NULL, NULL, NULL, &err);
     if (st != RK_OK) fprintf(stderr, "rk_gpu_knn: %s\n", err.msg);
     CU_ASSERT_FATAL(st == RK_OK);
     for (int i = 0; i < ni; i++) {
@@ -193,10 +194,11 @@ static void sym_vs_full(int nu, int ni, double density, value_kind vk, rk_metric
         qi[q] = (int32_t)(rk_test_rand(&s) % (unsigned)ni);
     }
     rk_queries qa = {nq, qu, qi, pa, ua}, qb = {nq, qu, qi, pb, ub};
-    rk_gpu_opts ga = {0, 0, 0}, gb = {0, 0, 1};
+    rk_gpu_opts ga = {0}, gb = {0};
+    gb.full_rows = 1;
     rk_knn_stats sa, sb;
-    CU_ASSERT_FATAL(rk_gpu_knn(&m, &o, &ga, &a, &qa, &sa, &err) == RK_OK);
-    CU_ASSERT_FATAL(rk_gpu_knn(&m, &o, &gb, &b, &qb, &sb, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_gpu_knn(&m, &o, &ga, &a, &qa, NULL, NULL, &sa, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_gpu_knn(&m, &o, &gb, &b, &qb, NULL, NULL, &sb, &err) == RK_OK);
     /* msd and euclidean (two sums) keep full rows: symmetry did not pay there */
     const int sym = metric != RK_METRIC_MSD && metric != RK_METRIC_EUCLIDEAN;
     CU_ASSERT_EQUAL(strstr(sa.path, "symmetric") != NULL, sym);

@@ -1,0 +1,58 @@
+/* rk_data.h — the job's data stage: files → ratings without duplicates →
+ * training and test parts → model (prefix rk_data_).
+ *
+ * load (rk_load) → duplicates resolved (SPEC §1) in the training and the
+ * test ratings → the split (a --test file, or a --holdout fraction of the
+ * ratings) → the model (both CSR orientations, means, baselines when
+ * asked for).  Wall times per part are kept for metrics.json.
+ */
+#ifndef RK_DATA_H
+#define RK_DATA_H
+
+#include <stdint.h>
+#include "rk_status.h"
+#include "rk_progress.h"
+#include "rk_load.h"
+#include "rk_model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rk_data_opts {
+    const char *const *inputs;  /* RATINGS paths (netflix: files or a directory) */
+    int n_inputs;
+    const char *test_path;      /* --test FILE or NULL */
+    double holdout;             /* --holdout F in (0,1), 0 = none */
+    uint64_t seed;              /* --seed of the holdout */
+    rk_load_opts load;          /* format, delimiter, header, columns, scale, bad lines, threads */
+    rk_dup_policy duplicates;
+    int with_baselines;         /* compute the ALS baselines (pearson-baseline, --predict baseline) */
+    rk_progress_fn progress;    /* may be NULL */
+    void *progress_ud;
+} rk_data_opts;
+
+typedef struct rk_data {
+    rk_dataset ds;              /* id maps, load reports (its triples may be moved out) */
+    rk_triples train, test;     /* without duplicates, after the split; test.n == 0 when none */
+    rk_model model;             /* from train */
+    int64_t duplicates_removed;
+    /* wall seconds: reading and parsing, id maps, duplicates, split, model */
+    double t_read_parse, t_ids, t_dedupe, t_split, t_model, t_total;
+    int own_split_;             /* internal: train/test were allocated by the split */
+} rk_data;
+
+/*! rk_data_load() : run the data stage.  On success *d holds everything
+ *  (free with rk_data_free).  @return RK_OK, or the status of the failing
+ *  part (RK_E_IO, RK_E_PARSE, RK_E_EMPTY, RK_E_DUPLICATE, RK_E_ARG,
+ *  RK_E_NOMEM) with err naming the file and line where there is one; *d then
+ *  holds nothing. */
+rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err);
+
+/*! rk_data_free() : free what rk_data_load made (NULL and zeroed are fine). */
+void rk_data_free(rk_data *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RK_DATA_H */
