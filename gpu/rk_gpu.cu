@@ -504,9 +504,3 @@ extern "C" rk_status rk_gpu_topn(const rk_model *m, const rk_lists *l, const rk_
     (void)m; (void)l; (void)o; (void)g; (void)st;
     return rk_error_set(err, RK_E_INTERNAL, "GPU top-N: not built yet");
 }
-
-extern "C" rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, rk_error *err)
-{
-    (void)by_user; (void)out;
-    return rk_error_set(err, RK_E_INTERNAL, "GPU transpose: not built yet");
-}

@@ -229,4 +229,59 @@ struct rk_predict_args {
 };
 rk_status rk_gpu_predict_launch(const rk_predict_args *a, cudaStream_t st, rk_error *err);
 
+// ---- the item-major matrix built on the device (rk_gpu_transpose.cu) -----------
+
+// by_item = by_userᵀ on the device with cusparseCsr2cscEx2 (CSR2CSC_ALG1):
+// ptr (int64), idx and the float ratings v, rows sorted by user, exactly as
+// the host's rk_csr_transpose makes them; q and d are left NULL (acc_values
+// fills them).  cusparseCsr2cscEx2 counts entries in int: nnz must be below
+// 2^31 (rk_gpu_transpose_fits), else the caller uploads the host's matrix.
+// Allocations go to mem and live as long as it.
+int rk_gpu_transpose_fits(int64_t nnz);
+rk_status rk_gpu_transpose(cusparseHandle_t h, const rk_dev_csr *by_user, rk_dev_csr *by_item, dev_mem &mem,
+                           cudaStream_t st, rk_error *err);
+
+// ---- top-N on the device (rk_gpu_topn.cu, rk_gpu_spgemm.cu) ----------------------
+
+// The neighbour lists on the device: list i is nbr/q[i * k .. i * k + len[i]),
+// best first; q[] are the fixed-point weights rk_topn_fixed(sim).
+struct rk_dev_lists {
+    int32_t n_items, k;
+    const int32_t *len, *nbr;
+    const uint64_t *q;
+};
+
+// A batch's scores as a CSR matrix on the device, one row per user of the
+// batch (in batch order), int32 offsets; val[p] = Σ q of SPEC §5 as an exact
+// double (an integer below 2^53).  Items the user rated may be present: the
+// selection drops them.
+struct rk_dev_scores {
+    int32_t rows;
+    int64_t nnz;
+    const int32_t *ptr;   // rows + 1
+    const int32_t *col;   // nnz
+    const double *val;    // nnz
+};
+
+// cuSPARSE SpGEMM route: scores = pattern(R[users of the batch]) · L, with L
+// the n_items x n_items CSR of the lists (columns sorted within each row,
+// values double(q)).  rk_spgemm_create builds L once; rk_spgemm_scores
+// gathers the batch's rows of R (values 1.0) and multiplies.  The buffers of
+// a batch (its A, C and cuSPARSE's work buffers) are kept and reused while
+// they are large enough; the returned matrix stays valid until the next call.
+// The caller sizes batches so that `products` (Σ over the batch's users of
+// Σ len[j] over their items: cuSPARSE's intermediate products) stays below
+// RK_SPGEMM_MAX_PRODUCTS and the memory cap.  Every cuSPARSE status is
+// checked (RK_CUSPARSE_CHECK).
+#define RK_SPGEMM_MAX_PRODUCTS ((int64_t)1 << 30)
+struct rk_spgemm;
+rk_status rk_spgemm_create(cusparseHandle_t h, const rk_dev_lists *L, cudaStream_t st, rk_spgemm **out,
+                           rk_error *err);
+rk_status rk_spgemm_scores(rk_spgemm *c, const rk_dev_csr *R, const int32_t *d_users, int32_t count,
+                           int64_t products, rk_dev_scores *out, rk_error *err);
+// Device bytes rk_spgemm_scores may hold for a batch of `products`
+// intermediate products and `rows` users (for sizing batches).
+size_t rk_spgemm_bytes(int64_t products, int32_t rows, int32_t n_items);
+void rk_spgemm_free(rk_spgemm *c);
+
 #endif // RK_GPU_INTERNAL_H
