@@ -29,7 +29,8 @@ enum {
 static const char usage_text[] =
     "Usage: recknn RATINGS... [options]\n"
     "Item-based k-nearest-neighbour recommender: item-item similarities, neighbour\n"
-    "lists and rating predictions for held-out data.  RATINGS are rating files\n"
+    "lists, top-N recommendations for every user and rating predictions for\n"
+    "held-out data.  RATINGS are rating files\n"
     "(\"-\" reads standard input; for netflix also a directory of per-movie files).\n"
     "\n"
     "Input:\n"
@@ -60,6 +61,12 @@ static const char usage_text[] =
     "      --min-k N           fallback estimate with fewer than N candidates\n"
     "                          (default 1)\n"
     "\n"
+    "Recommendation:\n"
+    "      --top-n N           recommend the N best unrated items of every user\n"
+    "                          into recommendations.csv (default 10; 0: none)\n"
+    "      --users FILE        recommend only for the users of FILE (one id a\n"
+    "                          line; unknown ids are counted, not fatal)\n"
+    "\n"
     "Evaluation:\n"
     "      --test FILE         held-out ratings to predict (same formats)\n"
     "      --holdout F         hold out a random fraction 0 < F < 1 of the ratings\n"
@@ -67,13 +74,16 @@ static const char usage_text[] =
     "\n"
     "Output:\n"
     "      --out DIR           output directory (default recknn-out): neighbors.csv,\n"
-    "                          predictions.csv (with a test set), metrics.json\n"
+    "                          recommendations.csv, predictions.csv (with a test\n"
+    "                          set), metrics.json\n"
     "      --no-neighbors      do not write neighbors.csv\n"
     "\n"
     "Device and performance:\n"
     "      --device D          auto (default: the GPU when usable, else the CPU),\n"
     "                          cpu, gpu (exit 5 without a usable GPU)\n"
     "      --gpu-memory GB     cap on the GPU memory used, GB > 0 (default: free)\n"
+    "      --gpu-topn R        GPU top-N route: auto (default: kernel), kernel,\n"
+    "                          spgemm (cuSPARSE)\n"
     "      --threads N         CPU threads, N >= 1 (default: OpenMP's)\n"
     "\n"
     "Miscellaneous:\n"
@@ -92,7 +102,7 @@ enum {
     OPT_RATING_SCALE, OPT_DUPLICATES, OPT_SKIP_BAD, OPT_METRIC, OPT_MIN_SUPPORT,
     OPT_SHRINKAGE, OPT_PREDICT, OPT_MIN_K, OPT_TEST, OPT_HOLDOUT, OPT_SEED,
     OPT_OUT, OPT_NO_NEIGHBORS, OPT_DEVICE, OPT_GPU_MEMORY, OPT_THREADS,
-    OPT_PROGRESS, OPT_NO_PROGRESS,
+    OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TOP_N, OPT_USERS, OPT_GPU_TOPN,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -120,6 +130,9 @@ static const struct option long_opts[] = {
     {"device", required_argument, NULL, OPT_DEVICE},
     {"gpu-memory", required_argument, NULL, OPT_GPU_MEMORY},
     {"threads", required_argument, NULL, OPT_THREADS},
+    {"top-n", required_argument, NULL, OPT_TOP_N},
+    {"users", required_argument, NULL, OPT_USERS},
+    {"gpu-topn", required_argument, NULL, OPT_GPU_TOPN},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -431,6 +444,15 @@ int main(int argc, char **argv)
             if (!(o.gpu_memory_gb > 0.0)) usage_error("--gpu-memory: must be above 0, got '%s'", a);
             break;
         case OPT_THREADS: o.knn.threads = (int)parse_ll("--threads", a, 1, INT_MAX); break;
+        case OPT_TOP_N: o.top_n = (int32_t)parse_ll("--top-n", a, 0, INT32_MAX); break;
+        case OPT_USERS:
+            if (a[0] == '\0') usage_error("--users: empty file name");
+            o.users_path = a;
+            break;
+        case OPT_GPU_TOPN:
+            if (rk_gpu_topn_route_parse(a, &o.gpu_topn) != RK_OK)
+                usage_error("--gpu-topn: unknown route '%s' (auto, kernel, spgemm)", a);
+            break;
         case OPT_PROGRESS: progress_opt = 1; break;
         case OPT_NO_PROGRESS: progress_opt = 0; break;
         case 'q':
@@ -458,6 +480,7 @@ int main(int argc, char **argv)
         if (argv[i][0] == '\0') usage_error("empty RATINGS file name");
     if (o.test_path != NULL && o.holdout > 0.0)
         usage_error("--test and --holdout cannot be used together");
+    if (o.users_path != NULL && o.top_n == 0) usage_error("--users needs recommendations (--top-n N with N >= 1)");
 
     o.inputs = (const char *const *)(argv + optind);
     o.n_inputs = argc - optind;
@@ -490,6 +513,8 @@ int main(int argc, char **argv)
                 (long long)rep.users, (long long)rep.items, (long long)rep.ratings,
                 (long long)rep.train_ratings, (long long)rep.test_ratings,
                 rk_metric_name(o.knn.sim.metric), o.knn.k, rep.device[0] ? rep.device : "cpu");
+        if (rep.top_n > 0)
+            fprintf(stderr, "top-%d for %lld users; ", rep.top_n, (long long)rep.topn.users);
         if (rep.have_eval)
             fprintf(stderr, "RMSE %.4f MAE %.4f; ", rep.eval.rmse, rep.eval.mae);
         fprintf(stderr, "%.2f s; wrote %s%s\n", rep.t_total, o.out_dir, slash);

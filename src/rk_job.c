@@ -2,6 +2,8 @@
 #include "config.h"
 #include "rk_job.h"
 #include "rk_data.h"
+#include "rk_idlist.h"
+#include "rk_job_internal.h"
 #include "rk_model.h"
 #include "rk_output.h"
 #include "rk_omp.h"
@@ -41,6 +43,8 @@ void rk_job_opts_default(rk_job_opts *o)
     o->device = RK_DEVICE_AUTO;
     o->out_dir = "recknn-out";
     o->write_neighbors = 1;
+    o->top_n = 10;
+    o->gpu_topn = RK_GPU_TOPN_AUTO;
 }
 
 static void note(const rk_job_opts *o, const char *fmt, const char *a)
@@ -51,168 +55,6 @@ static void note(const rk_job_opts *o, const char *fmt, const char *a)
     o->note(o->ud, buf);
 }
 
-/* ---- metrics.json --------------------------------------------------------- */
-
-static void json_num(FILE *fp, double x)
-{
-    char b[40];
-    if (!isfinite(x)) {
-        fputs("null", fp); /* JSON has no nan or inf */
-        return;
-    }
-    rk_out_double(b, sizeof b, x);
-    fputs(b, fp);
-}
-
-static void json_key(FILE *fp, const char *indent, const char *key)
-{
-    fputs(indent, fp);
-    rk_out_json_string(fp, key);
-    fputs(": ", fp);
-}
-
-static void write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r,
-                          const rk_dataset *ds, const rk_model *m, const rk_knn_stats *st)
-{
-    const rk_knn_opts *k = &o->knn;
-    fputs("{\n", fp);
-    json_key(fp, "  ", "recknn_version");
-    rk_out_json_string(fp, PACKAGE_VERSION);
-    fputs(",\n", fp);
-    json_key(fp, "  ", "inputs");
-    fputs("[", fp);
-    for (int i = 0; i < o->n_inputs; i++) {
-        if (i) fputs(", ", fp);
-        rk_out_json_string(fp, o->inputs[i]);
-    }
-    fputs("],\n", fp);
-
-    json_key(fp, "  ", "counts");
-    fprintf(fp, "{\"users\": %lld, \"items\": %lld, \"ratings\": %lld, \"train_ratings\": %lld, "
-                "\"test_ratings\": %lld, \"skipped_lines\": %lld, \"duplicates_removed\": %lld, "
-                "\"neighbor_rows\": %lld},\n",
-            (long long)r->users, (long long)r->items, (long long)r->ratings,
-            (long long)r->train_ratings, (long long)r->test_ratings, (long long)r->skipped_lines,
-            (long long)r->duplicates_removed, (long long)r->list_entries);
-
-    json_key(fp, "  ", "bad_lines");
-    fputs("[", fp);
-    for (int b = 0; b < r->n_bad; b++) {
-        fputs(b ? ", {\"file\": " : "{\"file\": ", fp);
-        rk_out_json_string(fp, r->bad[b].file);
-        fprintf(fp, ", \"line\": %lld}", (long long)r->bad[b].line);
-    }
-    fputs("],\n", fp);
-    if (r->skipped_lines > 0) {
-        json_key(fp, "  ", "first_bad_reason");
-        rk_out_json_string(fp, r->first_bad_reason);
-        fputs(",\n", fp);
-    }
-
-    json_key(fp, "  ", "options");
-    fputs("{", fp);
-    fputs("\"format\": ", fp);
-    rk_out_json_string(fp, rk_format_name(ds->train_report.format));
-    if (ds->train_report.format == RK_FMT_CSV) {
-        char d[2] = {ds->train_report.delimiter, 0};
-        fputs(", \"delimiter\": ", fp);
-        rk_out_json_string(fp, d);
-        fputs(", \"columns\": ", fp);
-        if (o->load.columns != NULL) rk_out_json_string(fp, o->load.columns); else fputs("null", fp);
-    }
-    fputs(", \"duplicates\": ", fp);
-    rk_out_json_string(fp, rk_dup_policy_name(o->duplicates));
-    fprintf(fp, ", \"skip_bad_lines\": %s", o->load.skip_bad_lines ? "true" : "false");
-    fputs(", \"rating_scale\": [", fp);
-    json_num(fp, m->rmin);
-    fputs(", ", fp);
-    json_num(fp, m->rmax);
-    fprintf(fp, "], \"rating_scale_given\": %s", o->load.have_scale ? "true" : "false");
-    fputs(", \"metric\": ", fp);
-    rk_out_json_string(fp, rk_metric_name(k->sim.metric));
-    fprintf(fp, ", \"k\": %d, \"min_support\": %d, \"shrinkage\": ", k->k, k->sim.min_support);
-    json_num(fp, k->sim.shrinkage);
-    fputs(", \"predict\": ", fp);
-    rk_out_json_string(fp, rk_predict_mode_name(k->mode));
-    fprintf(fp, ", \"min_k\": %d, \"test\": ", k->min_k);
-    if (o->test_path != NULL) rk_out_json_string(fp, o->test_path); else fputs("null", fp);
-    fputs(", \"holdout\": ", fp);
-    json_num(fp, o->holdout);
-    fprintf(fp, ", \"seed\": %llu, \"device\": ", (unsigned long long)o->seed);
-    rk_out_json_string(fp, rk_device_name(o->device));
-    fputs(", \"gpu_memory_gb\": ", fp);
-    json_num(fp, o->gpu_memory_gb);
-    fprintf(fp, ", \"threads\": %d, \"out\": ", rk_omp_max_threads());
-    rk_out_json_string(fp, o->out_dir);
-    fprintf(fp, ", \"write_neighbors\": %s},\n", o->write_neighbors ? "true" : "false");
-
-    json_key(fp, "  ", "device");
-    rk_out_json_string(fp, r->device);
-    fputs(",\n", fp);
-    json_key(fp, "  ", "engine");
-    fputs("{\"path\": ", fp);
-    rk_out_json_string(fp, st->path);
-    fprintf(fp, ", \"pair_updates\": %lld, \"pair_updates_per_s\": ", (long long)st->pair_updates);
-    json_num(fp, st->sim_s > 0 ? (double)st->pair_updates / st->sim_s : 0.0);
-    fputs(", \"wall_s\": ", fp);
-    json_num(fp, st->wall_s);
-    fputs(", \"init_s\": ", fp);
-    json_num(fp, st->init_s);
-    fputs(", \"upload_s\": ", fp);
-    json_num(fp, st->upload_s);
-    fputs(", \"download_s\": ", fp);
-    json_num(fp, st->download_s);
-    fputs(", \"detail\": ", fp);
-    rk_out_json_string(fp, st->detail);
-    fputs("},\n", fp);
-
-    json_key(fp, "  ", "metrics");
-    if (r->have_eval) {
-        fputs("{\"rmse\": ", fp);
-        json_num(fp, r->eval.rmse);
-        fputs(", \"mae\": ", fp);
-        json_num(fp, r->eval.mae);
-        fprintf(fp, ", \"fallbacks\": %lld, \"test_pairs\": %lld, \"unknown_users\": %lld, "
-                    "\"unknown_items\": %lld},\n",
-                (long long)r->eval.fallbacks, (long long)r->eval.n,
-                (long long)r->eval.unknown_users, (long long)r->eval.unknown_items);
-    } else {
-        fputs("{\"rmse\": null, \"mae\": null, \"fallbacks\": null, \"test_pairs\": 0},\n", fp);
-    }
-
-    json_key(fp, "  ", "timings_s");
-    fputs("{\"load\": ", fp);
-    json_num(fp, r->t_load);
-    fputs(", \"similarity\": ", fp);
-    json_num(fp, r->t_similarity);
-    fputs(", \"select\": ", fp);
-    json_num(fp, r->t_select);
-    fputs(", \"predict\": ", fp);
-    json_num(fp, r->t_predict);
-    fputs(", \"recommend\": ", fp);
-    json_num(fp, r->t_recommend);
-    fputs(", \"write\": ", fp);
-    json_num(fp, r->t_write);
-    fputs(", \"total\": ", fp);
-    json_num(fp, r->t_total);
-    fputs("},\n", fp);
-    json_key(fp, "  ", "load_detail_s");
-    fputs("{\"read_parse\": ", fp);
-    json_num(fp, r->t_read_parse);
-    fputs(", \"ids\": ", fp);
-    json_num(fp, r->t_ids);
-    fputs(", \"duplicates\": ", fp);
-    json_num(fp, r->t_dedupe);
-    fputs(", \"split\": ", fp);
-    json_num(fp, r->t_split);
-    fputs(", \"model\": ", fp);
-    json_num(fp, r->t_model);
-    fputs("},\n", fp);
-    json_key(fp, "  ", "load_mb_per_s");
-    json_num(fp, r->load_mb_s);
-    fputs("\n}\n", fp);
-}
-
 /* ---- the job ---------------------------------------------------------------- */
 
 typedef struct job_state {
@@ -221,6 +63,9 @@ typedef struct job_state {
     double *pred;
     int32_t *used;
     rk_out *out;
+    int32_t *topn_users;    /* --users: the users to serve (NULL: every user) */
+    int64_t n_topn_users;
+    rk_out_recs *recs;      /* recommendations.csv, written batch by batch */
     pthread_t warm;         /* asks for the GPU and starts its context while the data load */
     int warming;
     int probe_gpu;          /* the thread asks whether a GPU is usable (--device auto) */
@@ -257,6 +102,8 @@ static void job_free(job_state *j)
     rk_lists_free(&j->lists);
     free(j->pred);
     free(j->used);
+    free(j->topn_users);
+    rk_out_recs_free(j->recs);
     rk_out_free(j->out);
 }
 
@@ -293,6 +140,41 @@ static int decide_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state 
         return 0;
     }
     return 1;
+}
+
+/* --users FILE: the users of the training data among its ids, in file order.
+ * Unknown ids (and users with no training rating) are counted and noted. */
+static rk_status topn_users(const rk_job_opts *o, job_state *j, rk_job_report *rep, rk_error *err)
+{
+    rk_idlist_report ir;
+    int32_t *v;
+    int64_t n;
+    RK_FORWARD(rk_idlist_read(o->users_path, j->data.ds.users, &v, &n, &ir, err));
+    int64_t kept = 0, untrained = 0;
+    for (int64_t t = 0; t < n; t++) {
+        if (rk_model_user_known(&j->data.model, v[t])) {
+            v[kept++] = v[t];
+        } else if (untrained++ == 0 && ir.unknown == 0) {
+            rk_ids_format(j->data.ds.users, v[t], ir.first_unknown, sizeof ir.first_unknown);
+            ir.first_unknown_line = 0; /* its line is not kept: name the id alone */
+        }
+    }
+    j->topn_users = v;
+    j->n_topn_users = kept;
+    rep->users_file_ids = ir.ids;
+    rep->users_unknown = ir.unknown + untrained;
+    rep->users_repeated = ir.repeated;
+    rep->users_first_unknown_line = ir.first_unknown_line;
+    snprintf(rep->users_first_unknown, sizeof rep->users_first_unknown, "%s", ir.first_unknown);
+    if (rep->users_unknown > 0 && o->note != NULL) {
+        char buf[512], where[64] = "";
+        if (ir.first_unknown_line > 0) snprintf(where, sizeof where, " at line %lld", (long long)ir.first_unknown_line);
+        snprintf(buf, sizeof buf, "%s: %lld of %lld ids are not users of the training data (first: %s%s); "
+                 "they get no recommendations", o->users_path, (long long)rep->users_unknown, (long long)ir.ids,
+                 rep->users_first_unknown, where);
+        o->note(o->ud, buf);
+    }
+    return RK_OK;
 }
 
 rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
@@ -365,7 +247,34 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     int64_t bytes = ds->train_report.bytes + ds->test_report.bytes;
     rep->load_mb_s = rep->t_load > 0 ? (double)bytes / 1e6 / rep->t_load : 0.0;
 
-    /* engine */
+    /* what top-N will serve: every user, or the known users of --users */
+    rep->top_n = o->top_n > rep->items ? (int32_t)rep->items : o->top_n;
+    if (rep->top_n > 0 && o->users_path != NULL) {
+        s = topn_users(o, &j, rep, err);
+        if (s != RK_OK) goto fail;
+    }
+
+    /* the output folder first: recommendations stream into it during the engine */
+    FILE *fp;
+    s = rk_out_open(&j.out, o->out_dir, err);
+    if (s == RK_OK && rep->top_n > 0) {
+        s = rk_out_file(j.out, "recommendations.csv", &fp, err);
+        if (s == RK_OK) s = rk_out_recs_open(&j.recs, fp, ds->users, ds->items, err);
+    }
+    if (s != RK_OK) goto fail;
+    rk_topn_opts to;
+    memset(&to, 0, sizeof to);
+    to.n = rep->top_n;
+    to.users = j.topn_users;
+    to.n_users = j.n_topn_users;
+    to.sink = rk_out_recs_write;
+    to.sink_ud = j.recs;
+    to.threads = ko.threads;
+    to.progress = o->progress;
+    to.progress_ud = o->ud;
+
+    /* engine: lists, predictions, and on the GPU the top-N while the lists are there */
+    double t_engine = rk_omp_wtime();
     int use_gpu = decide_device(o, &ko, &j);
     s = rk_lists_alloc(&j.lists, (int32_t)rep->items, ko.k, err);
     if (s != RK_OK) goto fail;
@@ -383,17 +292,32 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
         q.pred = j.pred;
         q.used = j.used;
     }
+    int topn_done = rep->top_n == 0;
     if (use_gpu) {
         rk_gpu_opts g = {0};
         g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
-        s = rk_gpu_knn(&j.data.model, &ko, &g, &j.lists, q.n > 0 ? &q : NULL, NULL, NULL, &st, err);
+        g.topn_route = o->gpu_topn;
+        int gpu_topn = !topn_done && rep->top_n <= RK_GPU_MAX_TOPN;
+        if (!topn_done && !gpu_topn) {
+            char n[32];
+            snprintf(n, sizeof n, "%d", rep->top_n);
+            note(o, "top-%s is above the GPU's limit: the CPU computes the recommendations", n);
+        }
+        s = rk_gpu_knn(&j.data.model, &ko, &g, &j.lists, q.n > 0 ? &q : NULL, gpu_topn ? &to : NULL,
+                       gpu_topn ? &rep->topn : NULL, &st, err);
+        topn_done = topn_done || gpu_topn;
     } else {
         s = rk_knn_cpu(&j.data.model, &ko, &j.lists, q.n > 0 ? &q : NULL, &st, err);
     }
     if (s != RK_OK) goto fail;
+    if (!topn_done) {
+        s = rk_topn_cpu(&j.data.model, &j.lists, &to, &rep->topn, err);
+        if (s != RK_OK) goto fail;
+    }
     rep->t_similarity = st.sim_s;
     rep->t_select = st.select_s;
     rep->t_predict = st.predict_s;
+    rep->t_recommend = rep->topn.wall_s;
     snprintf(rep->device, sizeof rep->device, "%s", st.device);
     snprintf(rep->path, sizeof rep->path, "%s", st.path);
     for (int32_t i = 0; i < j.lists.n_items; i++) rep->list_entries += j.lists.len[i];
@@ -402,10 +326,9 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
         rep->have_eval = 1;
     }
     double t_engine_end = rk_omp_wtime();
+    (void)t_engine;
 
-    /* write */
-    FILE *fp;
-    s = rk_out_open(&j.out, o->out_dir, err);
+    /* write the rest */
     if (s == RK_OK && o->write_neighbors) {
         s = rk_out_file(j.out, "neighbors.csv", &fp, err);
         if (s == RK_OK) s = rk_out_neighbors(fp, &j.lists, ds->items, err);
@@ -421,7 +344,7 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     t = rk_omp_wtime();
     rep->t_write = t - t_engine_end;
     rep->t_total = t - t0;
-    write_metrics(fp, o, rep, ds, &j.data.model, &st);
+    rk_job_write_metrics(fp, o, rep, ds, &j.data.model, &st);
     s = rk_out_commit(j.out, err);
     if (s != RK_OK) goto fail;
     job_free(&j);

@@ -1,7 +1,8 @@
 /* rk_job.h — the whole batch job behind the CLI (prefix rk_job_).
  *
- * load → resolve duplicates → split (test file or holdout) → model →
- * engine (GPU or CPU) → evaluate → write, with wall times per stage.
+ * data (load → resolve duplicates → split → model, rk_data.h) → engine
+ * (lists and predictions, GPU or CPU) → top-N recommendations (streamed into
+ * recommendations.csv) → evaluate → write, with wall times per stage.
  * The CLI only parses options into rk_job_opts, calls rk_job_run and prints:
  * this module never prints; notes and progress go through callbacks.
  */
@@ -13,6 +14,8 @@
 #include "rk_load.h"
 #include "rk_knn.h"
 #include "rk_eval.h"
+#include "rk_topn.h"
+#include "rk_gpu.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,6 +41,9 @@ typedef struct rk_job_opts {
     double gpu_memory_gb;       /* --gpu-memory cap (0 = whatever is free) */
     const char *out_dir;        /* --out, default "recknn-out" */
     int write_neighbors;        /* write neighbors.csv (default 1) */
+    int32_t top_n;              /* --top-n: recommendations per user (default 10; 0: none) */
+    const char *users_path;     /* --users FILE: recommend only for these raw ids (NULL: every user) */
+    rk_gpu_topn_route gpu_topn; /* --gpu-topn */
     /* callbacks (may be NULL) */
     void (*note)(void *ud, const char *msg);  /* one-line notes, e.g. device fallback */
     rk_progress_fn progress;
@@ -66,6 +72,14 @@ typedef struct rk_job_report {
     double t_read_parse, t_ids, t_dedupe, t_split, t_model; /* the parts of t_load */
     char device[128];                  /* "cpu" or the GPU name */
     char path[64];                     /* engine accumulation path */
+    /* top-N (top_n > 0) */
+    int32_t top_n;                     /* N used: --top-n capped at the item count */
+    rk_topn_stats topn;                /* users served, rows, times, path */
+    int64_t users_file_ids;            /* --users: ids read */
+    int64_t users_unknown;             /* ids that are no user of the training data */
+    int64_t users_repeated;            /* ids seen on an earlier line */
+    int64_t users_first_unknown_line;  /* 0 when none */
+    char users_first_unknown[RK_ID_MAX + 1];
 } rk_job_report;
 
 /*! rk_job_run() : run the job.  On success the files are in o->out_dir and

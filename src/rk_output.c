@@ -656,3 +656,102 @@ rk_status rk_out_predictions(FILE *fp, int64_t n, const int32_t *user,
     id_tab_free(&c.items);
     return s;
 }
+
+/* ---- recommendations.csv -------------------------------------------------------------- */
+
+struct rk_out_recs {
+    FILE *fp;
+    id_tab users, items;
+    int64_t rows;
+};
+
+rk_status rk_out_recs_open(rk_out_recs **wp, FILE *fp, const rk_idmap *users, const rk_idmap *items, rk_error *err)
+{
+    *wp = NULL;
+    rk_out_recs *w = calloc(1, sizeof *w);
+    RK_CHECK_ALLOC(w, err);
+    w->fp = fp;
+    rk_status s = write_header(fp, "user,rank,item,score\n", "recommendations.csv", err);
+    if (s != RK_OK) {
+        free(w);
+        return s;
+    }
+    /* every user and item may appear: the id pools pay for themselves */
+    id_tab_init(&w->users, users, INT64_MAX);
+    id_tab_init(&w->items, items, INT64_MAX);
+    *wp = w;
+    return RK_OK;
+}
+
+typedef struct rc_ctx {
+    const rk_out_recs *w;
+    const rk_topn_batch *b;
+} rc_ctx;
+
+static size_t fmt_recs(const void *vc, int64_t lo, int64_t hi, char *dst)
+{
+    const rc_ctx *c = vc;
+    const rk_topn_batch *b = c->b;
+    char *p = dst;
+    for (int64_t u = lo; u < hi; u++) {
+        const int32_t len = b->len[u];
+        if (len <= 0) continue;
+        char head[RK_ID_MAX + 2 + ID_SLACK];
+        char *h = put_id(head, &c->w->users, b->user[u]);
+        *h++ = ',';
+        const size_t hl = (size_t)(h - head);
+        const int32_t *it = b->item + u * (int64_t)b->n;
+        const uint64_t *sc = b->score + u * (int64_t)b->n;
+        for (int32_t r = 0; r < len; r++) {
+            memcpy(p, head, hl);
+            p += hl;
+            p = put_u64(p, (uint64_t)r + 1);
+            *p++ = ',';
+            p = put_id(p, &c->w->items, it[r]);
+            *p++ = ',';
+            p = put_double(p, rk_topn_score(sc[r]));
+            *p++ = '\n';
+        }
+    }
+    return (size_t)(p - dst);
+}
+
+rk_status rk_out_recs_write(void *vw, const rk_topn_batch *b, rk_error *err)
+{
+    rk_out_recs *w = vw;
+    const char *what = "recommendations.csv";
+    const int32_t nu = w->users.n, ni = w->items.n;
+    int64_t rows = 0;
+    for (int64_t u = 0; u < b->count; u++) {
+        const int32_t len = b->len[u];
+        if (len < 0 || len > b->n)
+            return rk_error_set(err, RK_E_INTERNAL, "%s: user %d has a list of %d (N %d)", what, b->user[u], len, b->n);
+        if (len > 0 && (b->user[u] < 0 || b->user[u] >= nu))
+            return rk_error_set(err, RK_E_INTERNAL, "%s: user index %d has no raw id", what, b->user[u]);
+        for (int32_t r = 0; r < len; r++) {
+            int32_t it = b->item[u * (int64_t)b->n + r];
+            if (it < 0 || it >= ni) return rk_error_set(err, RK_E_INTERNAL, "%s: item index %d has no raw id", what, it);
+        }
+        rows += len;
+    }
+    if (rows == 0) return RK_OK;
+    rc_ctx c = {w, b};
+    /* a unit is one user's list */
+    size_t row_max = (size_t)w->users.max_len + (size_t)w->items.max_len + 24 + 40 + 4;
+    RK_FORWARD(write_units(w->fp, b->count, row_max * (size_t)b->n, fmt_recs, &c, what, err));
+    w->rows += rows;
+    return RK_OK;
+}
+
+int64_t rk_out_recs_rows(const rk_out_recs *w)
+{
+    return w != NULL ? w->rows : 0;
+}
+
+void rk_out_recs_free(rk_out_recs *w)
+{
+    if (w == NULL) return;
+    id_tab_free(&w->users);
+    id_tab_free(&w->items);
+    free(w);
+}

@@ -14,6 +14,7 @@
 #include "rk_status.h"
 #include "rk_ids.h"
 #include "rk_knn.h"
+#include "rk_topn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,6 +57,26 @@ rk_status rk_out_predictions(FILE *fp, int64_t n, const int32_t *user,
                              const double *pred, const int32_t *used,
                              const rk_idmap *users, const rk_idmap *items,
                              rk_error *err);
+
+/* A recommendations.csv being written batch by batch (rk_topn_sink). */
+typedef struct rk_out_recs rk_out_recs;
+
+/*! rk_out_recs_open() : start recommendations.csv rows "user,rank,item,score"
+ *  on fp (the header is written here); the id maps must outlive the writer.
+ *  @return RK_OK, RK_E_IO, RK_E_NOMEM. */
+rk_status rk_out_recs_open(rk_out_recs **w, FILE *fp, const rk_idmap *users, const rk_idmap *items, rk_error *err);
+
+/*! rk_out_recs_write() : the rows of one batch, users in batch order, ranks
+ *  from 1, scores with 9 significant digits (rk_topn_score).  Formatted by
+ *  all threads, written in order.  Fits rk_topn_sink (ud = the writer).
+ *  @return RK_OK, RK_E_IO, RK_E_INTERNAL (an index without a raw id). */
+rk_status rk_out_recs_write(void *w, const rk_topn_batch *b, rk_error *err);
+
+/*! rk_out_recs_rows() : @return the rows written so far. */
+int64_t rk_out_recs_rows(const rk_out_recs *w);
+
+/*! rk_out_recs_free() : free the writer (NULL is fine); fp stays open. */
+void rk_out_recs_free(rk_out_recs *w);
 
 /*! rk_out_double() : format x with 9 significant digits ("%.9g"; "0" for
  *  zero, no exponent for ordinary magnitudes) into buf (cap >= 32).

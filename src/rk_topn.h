@@ -96,7 +96,7 @@ typedef struct rk_topn_stats {
 } rk_topn_stats;
 
 /*! rk_topn_check() : the checks every engine makes: n >= 1, a sink, lists
- *  shaped for m's items, user indices in range.  @return RK_OK or RK_E_ARG. */
+ *  shaped for m's items (l may be NULL: not checked), user indices in range.  @return RK_OK or RK_E_ARG. */
 rk_status rk_topn_check(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, rk_error *err);
 
 /*! rk_topn_cpu() : top-N from the neighbour lists l (rk_knn_cpu or the GPU

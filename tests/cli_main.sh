@@ -24,7 +24,7 @@ rows() { awk 'END { print NR - 1 }' "$1"; }
 # ---- the main job ---------------------------------------------------------------
 expect_status 0 "$RECKNN" "$train" --test "$test" --out "$tmp/out"
 [ -s "$tmp/stdout" ] && fail "a run printed on stdout: $(cat "$tmp/stdout")"
-for f in neighbors.csv predictions.csv metrics.json; do
+for f in neighbors.csv predictions.csv recommendations.csv metrics.json; do
     [ -f "$tmp/out/$f" ] || fail "$f was not written"
 done
 ls -A "$tmp/out" | grep -q '\.tmp\.' && fail "temporary files left in the output directory"
@@ -151,6 +151,7 @@ grep -q '^Usage: recknn RATINGS' "$tmp/stdout" || fail "--help has no usage line
 for o in --format --delimiter --header --no-header --columns --rating-scale --duplicates \
          --skip-bad-lines --metric -k, --k --min-support --shrinkage --predict --min-k --test \
          --holdout --seed --out --no-neighbors --device --gpu-memory --threads --progress \
+         --top-n --users --gpu-topn \
          --no-progress --quiet --help --version; do
     grep -q -e "$o" "$tmp/stdout" || fail "--help does not mention $o"
 done

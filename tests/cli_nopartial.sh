@@ -30,12 +30,19 @@ empty_or_absent "$tmp/o1"
 
 # ---- earlier results survive a failed run into the same directory ---------------------------
 expect_status 0 "$RECKNN" "$G" --test "$T" --out "$tmp/o2" --quiet
-cp -p "$tmp/o2/neighbors.csv" "$tmp/o2/predictions.csv" "$tmp/o2/metrics.json" "$tmp/"
+cp -p "$tmp/o2/neighbors.csv" "$tmp/o2/predictions.csv" "$tmp/o2/recommendations.csv" "$tmp/o2/metrics.json" "$tmp/"
 expect_status 3 "$RECKNN" "$CLI/bad_fields.csv" --test "$T" --out "$tmp/o2" -k 3
-for f in neighbors.csv predictions.csv metrics.json; do
+for f in neighbors.csv predictions.csv recommendations.csv metrics.json; do
     cmp -s "$tmp/$f" "$tmp/o2/$f" || fail "a failed run changed $f"
 done
-[ "$(ls -A "$tmp/o2" | wc -l)" -eq 3 ] || fail "a failed run added files: $(ls -A "$tmp/o2" | tr '\n' ' ')"
+[ "$(ls -A "$tmp/o2" | wc -l)" -eq 4 ] || fail "a failed run added files: $(ls -A "$tmp/o2" | tr '\n' ' ')"
+# a --users file with a bad line fails after the data loaded: still nothing changes
+printf '1\n%0300d\n' 7 > "$tmp/users_bad"
+expect_status 3 "$RECKNN" "$G" --test "$T" --out "$tmp/o2" --users "$tmp/users_bad"
+for f in neighbors.csv predictions.csv recommendations.csv metrics.json; do
+    cmp -s "$tmp/$f" "$tmp/o2/$f" || fail "a failed --users run changed $f"
+done
+no_temps "$tmp/o2"
 no_temps "$tmp/o2"
 
 # ---- an unwritable --out: exit 4, nothing created ---------------------------------------------

@@ -1,0 +1,278 @@
+/* The CPU top-N engine (rk_topn.h): OpenMP over the users of a batch, one
+ * dense accumulator of fixed-point sums per thread, a bounded heap. */
+#include "rk_topn.h"
+#include "rk_omp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Users per sink call when the caller does not say: large enough to keep
+ * every thread busy, small enough that the batch's lists stay in cache. */
+#define RK_TOPN_BATCH_BYTES ((size_t)32 << 20)
+#define RK_TOPN_BATCH_MIN 1024
+
+rk_status rk_topn_check(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, rk_error *err)
+{
+    if (o == NULL || o->n < 1) return rk_error_set(err, RK_E_ARG, "top-N needs N >= 1 (got %d)", o ? o->n : 0);
+    if (o->sink == NULL) return rk_error_set(err, RK_E_ARG, "top-N needs a sink for its results");
+    if (l != NULL && (l->n_items != m->by_item.n_rows || l->k < 1))
+        return rk_error_set(err, RK_E_ARG, "top-N: neighbour lists of the wrong shape (%d lists, %d items)",
+                            l ? l->n_items : -1, m->by_item.n_rows);
+    if (o->users != NULL) {
+        if (o->n_users < 0) return rk_error_set(err, RK_E_ARG, "top-N: a negative number of users");
+        for (int64_t t = 0; t < o->n_users; t++)
+            if (o->users[t] < 0 || o->users[t] >= m->by_user.n_rows)
+                return rk_error_set(err, RK_E_ARG, "top-N: user index %d is outside [0, %d)", o->users[t],
+                                    m->by_user.n_rows);
+    }
+    return RK_OK;
+}
+
+void rk_topn_dense(const rk_model *m, const rk_lists *l, int32_t user, double *scores)
+{
+    const rk_csr *U = &m->by_user;
+    memset(scores, 0, (size_t)l->n_items * sizeof *scores);
+    for (int64_t p = U->ptr[user]; p < U->ptr[user + 1]; p++) {
+        int32_t j = U->idx[p];
+        for (int32_t r = 0; r < l->len[j]; r++) {
+            int64_t at = (int64_t)j * l->k + r;
+            if (l->sim[at] > 0.0f) scores[l->nbr[at]] += (double)l->sim[at];
+        }
+    }
+    for (int64_t p = U->ptr[user]; p < U->ptr[user + 1]; p++) scores[U->idx[p]] = 0.0;
+}
+
+/* ---- a bounded heap of (score, item) with the tie rule; the root is the worst kept ---- */
+
+typedef struct heap {
+    int32_t cap, n;
+    uint64_t *s;
+    int32_t *i;
+} heap;
+
+static inline int better(uint64_t sa, int32_t ia, uint64_t sb, int32_t ib)
+{
+    return sa > sb || (sa == sb && ia < ib);
+}
+
+static inline void heap_down(heap *h, int32_t pos)
+{
+    uint64_t s = h->s[pos];
+    int32_t id = h->i[pos];
+    for (;;) {
+        int32_t c = 2 * pos + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && better(h->s[c], h->i[c], h->s[c + 1], h->i[c + 1])) c++;
+        if (!better(s, id, h->s[c], h->i[c])) break;
+        h->s[pos] = h->s[c];
+        h->i[pos] = h->i[c];
+        pos = c;
+    }
+    h->s[pos] = s;
+    h->i[pos] = id;
+}
+
+static inline void heap_push(heap *h, uint64_t s, int32_t id)
+{
+    if (h->n < h->cap) {
+        int32_t pos = h->n++;
+        while (pos > 0) {
+            int32_t parent = (pos - 1) / 2;
+            if (!better(h->s[parent], h->i[parent], s, id)) break;
+            h->s[pos] = h->s[parent];
+            h->i[pos] = h->i[parent];
+            pos = parent;
+        }
+        h->s[pos] = s;
+        h->i[pos] = id;
+    } else if (better(s, id, h->s[0], h->i[0])) {
+        h->s[0] = s;
+        h->i[0] = id;
+        heap_down(h, 0);
+    }
+}
+
+/* Empty the heap into out_s/out_i best first; @return the count. */
+static int32_t heap_drain(heap *h, uint64_t *out_s, int32_t *out_i)
+{
+    int32_t n = h->n;
+    for (int32_t t = n - 1; t >= 0; t--) { /* pop the worst into the last free place */
+        out_s[t] = h->s[0];
+        out_i[t] = h->i[0];
+        h->n--;
+        if (h->n > 0) {
+            h->s[0] = h->s[h->n];
+            h->i[0] = h->i[h->n];
+            heap_down(h, 0);
+        }
+    }
+    return n;
+}
+
+/* ---- per-thread state ----------------------------------------------------------- */
+
+typedef struct topn_ws {
+    uint64_t *acc;     /* n_items fixed-point sums, zero between users */
+    int32_t *touched;  /* items with a nonzero sum */
+    uint64_t *hs;      /* heap, N */
+    int32_t *hi;
+} topn_ws;
+
+static void ws_free(topn_ws *w)
+{
+    free(w->acc);
+    free(w->touched);
+    free(w->hs);
+    free(w->hi);
+    memset(w, 0, sizeof *w);
+}
+
+static int ws_init(topn_ws *w, int32_t n_items, int32_t n)
+{
+    size_t ni = (size_t)(n_items > 0 ? n_items : 1);
+    w->acc = calloc(ni, sizeof *w->acc);
+    w->touched = malloc(ni * sizeof *w->touched);
+    w->hs = malloc((size_t)n * sizeof *w->hs);
+    w->hi = malloc((size_t)n * sizeof *w->hi);
+    if (w->acc == NULL || w->touched == NULL || w->hs == NULL || w->hi == NULL) {
+        ws_free(w);
+        return -1;
+    }
+    return 0;
+}
+
+/* The top-N of one user into out_s/out_i; @return its length.  *updates
+ * counts the list entries summed. */
+static int32_t user_topn(const rk_model *m, const rk_lists *l, const uint64_t *qw, int32_t n, int32_t u,
+                         topn_ws *w, uint64_t *out_s, int32_t *out_i, int64_t *updates)
+{
+    const rk_csr *U = &m->by_user;
+    const int32_t k = l->k;
+    uint64_t *acc = w->acc;
+    int32_t nt = 0;
+    int64_t upd = 0;
+    for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++) {
+        const int32_t j = U->idx[p], len = l->len[j];
+        const int32_t *nb = l->nbr + (int64_t)j * k;
+        const uint64_t *q = qw + (int64_t)j * k;
+        upd += len;
+        for (int32_t r = 0; r < len; r++) {
+            const int32_t c = nb[r];
+            if (acc[c] == 0) w->touched[nt++] = c;
+            acc[c] += q[r];
+        }
+    }
+    /* items the user rated are never recommended */
+    for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++) acc[U->idx[p]] = 0;
+    heap h = {n, 0, w->hs, w->hi};
+    for (int32_t t = 0; t < nt; t++) {
+        const int32_t c = w->touched[t];
+        if (acc[c] != 0) {
+            heap_push(&h, acc[c], c);
+            acc[c] = 0;
+        }
+    }
+    *updates += upd;
+    return heap_drain(&h, out_s, out_i);
+}
+
+rk_status rk_topn_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, rk_topn_stats *st,
+                      rk_error *err)
+{
+    rk_topn_stats local;
+    const double t_call = rk_omp_wtime();
+    if (st == NULL) st = &local;
+    memset(st, 0, sizeof *st);
+    snprintf(st->path, sizeof st->path, "cpu");
+    RK_FORWARD(rk_topn_check(m, l, o, err));
+    if (l == NULL) return rk_error_set(err, RK_E_ARG, "top-N needs the neighbour lists");
+
+    const int32_t n_items = l->n_items, k = l->k, n = o->n;
+    const rk_csr *U = &m->by_user;
+    int32_t *all = NULL;
+    const int32_t *users = o->users;
+    int64_t n_users = o->n_users;
+    rk_status s = RK_OK;
+
+    if (users == NULL) { /* every user with a training rating, ascending */
+        all = malloc((size_t)(U->n_rows > 0 ? U->n_rows : 1) * sizeof *all);
+        RK_CHECK_ALLOC(all, err);
+        n_users = 0;
+        for (int32_t u = 0; u < U->n_rows; u++)
+            if (U->ptr[u + 1] > U->ptr[u]) all[n_users++] = u;
+        users = all;
+    }
+    int64_t batch = o->batch;
+    if (batch <= 0) {
+        batch = (int64_t)(RK_TOPN_BATCH_BYTES / ((size_t)n * (sizeof(uint64_t) + sizeof(int32_t)) + 4));
+        if (batch < RK_TOPN_BATCH_MIN) batch = RK_TOPN_BATCH_MIN;
+    }
+    if (batch > n_users) batch = n_users > 0 ? n_users : 1;
+
+    /* the lists' similarities in fixed point, once */
+    const size_t cells = (size_t)n_items * (size_t)k;
+    uint64_t *qw = malloc((cells > 0 ? cells : 1) * sizeof *qw);
+    int32_t *b_len = malloc((size_t)batch * sizeof *b_len);
+    int32_t *b_item = malloc((size_t)batch * (size_t)n * sizeof *b_item);
+    uint64_t *b_score = malloc((size_t)batch * (size_t)n * sizeof *b_score);
+    if (qw == NULL || b_len == NULL || b_item == NULL || b_score == NULL) {
+        s = rk_error_set(err, RK_E_NOMEM, "out of memory for top-%d of %lld users", n, (long long)batch);
+        goto done;
+    }
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < n_items; i++)
+        for (int32_t r = 0; r < k; r++) {
+            size_t at = (size_t)i * (size_t)k + (size_t)r;
+            qw[at] = r < l->len[i] ? rk_topn_fixed(l->sim[at]) : 0;
+        }
+
+    const int nthr = o->threads > 0 ? o->threads : rk_omp_max_threads();
+    double compute = 0.0, sink = 0.0;
+    int64_t updates = 0, rows = 0;
+    for (int64_t first = 0; first < n_users && s == RK_OK; first += batch) {
+        const int64_t count = n_users - first < batch ? n_users - first : batch;
+        const double t0 = rk_omp_wtime();
+        int failed = 0;
+#pragma omp parallel num_threads(nthr) reduction(+ : updates, rows) reduction(|| : failed)
+        {
+            topn_ws w;
+            if (ws_init(&w, n_items, n) != 0) {
+                failed = 1;
+            } else {
+#pragma omp for schedule(dynamic, 16)
+                for (int64_t b = 0; b < count; b++) {
+                    int32_t len = user_topn(m, l, qw, n, users[first + b], &w, b_score + b * n, b_item + b * n,
+                                            &updates);
+                    b_len[b] = len;
+                    rows += len;
+                }
+                ws_free(&w);
+            }
+        }
+        const double t1 = rk_omp_wtime();
+        compute += t1 - t0;
+        if (failed) {
+            s = rk_error_set(err, RK_E_NOMEM, "out of memory for the per-thread top-N accumulators (%d items)",
+                             n_items);
+            break;
+        }
+        rk_topn_batch bt = {first, count, users + first, n, b_len, b_item, b_score};
+        s = o->sink(o->sink_ud, &bt, err);
+        sink += rk_omp_wtime() - t1;
+        RK_PROGRESS(o->progress, o->progress_ud, "top-N", first + count, n_users, "users");
+    }
+    st->compute_s = compute;
+    st->sink_s = sink;
+    st->users = n_users;
+    st->rows = rows;
+    st->updates = updates;
+done:
+    free(all);
+    free(qw);
+    free(b_len);
+    free(b_item);
+    free(b_score);
+    st->wall_s = rk_omp_wtime() - t_call;
+    return s;
+}
