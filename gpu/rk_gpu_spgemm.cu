@@ -1,27 +1,17 @@
-// The cuSPARSE SpGEMM route of the top-N scores (SPEC §5, rk_gpu_internal.h):
-// C = A · L, A = the batch's rows of the rating pattern, L = the lists.
-//
-// L: row i is list i, columns sorted, values double(q) (q <= 2^32, exact).
-// A: the batch users' rated items whose list is not empty, values 1.0; so
-// nnz(A) <= products and nnz(C) <= products.  A score is a sum of integers
-// below 2^53 (the caller keeps users below 2^21 ratings): exact in double in
-// any order of summation, equal to the CPU's fixed-point sum.
-//
-// Per batch, the documented sequence (CUDALibrarySamples cuSPARSE/spgemm)
-// with CUSPARSE_SPGEMM_DEFAULT (= ALG1, the fastest): createDescr,
-// workEstimation (size, then with buffer1), getNumProducts, compute (size,
-// then with buffer2), SpMatGetSize, CsrSetPointers, copy.  ALG1 counts
-// products in int32 (the caller keeps a batch below RK_SPGEMM_MAX_PRODUCTS);
-// its first compute call returns an upper bound of buffer2 "generally several
-// times larger than the actual memory used", and it takes a smaller buffer2,
-// answering CUSPARSE_STATUS_INSUFFICIENT_RESOURCES when that does not do:
-// buffer2 is capped so that the batch stays within rk_spgemm_bytes.
-//
-// Every product is validated before it is returned (a widely used wrapper
-// got an all-zero product without an error): cuSPARSE's product count equals
-// ours and the caller's, C's offsets are monotone from 0 to nnz, its columns
-// in range and strictly ascending, its values non-negative integers whose sum
-// equals Σ over A's entries of their lists' sums (taken while counting A).
+// The cuSPARSE SpGEMM route of the top-N scores (SPEC §5): C = A · L.
+// L: row i is list i, columns sorted, values double(q) (q <= 2^32).  A: the
+// batch users' rated items whose list is not empty, values 1.0, so nnz(A) and
+// nnz(C) are at most the products.  Scores are sums of integers below 2^53:
+// exact in double in any order, equal to the CPU's fixed-point sums.
+// Per batch, the documented sequence (CUDALibrarySamples cuSPARSE/spgemm),
+// CUSPARSE_SPGEMM_DEFAULT (= ALG1, the fastest; int32 product counts, hence
+// RK_SPGEMM_MAX_PRODUCTS).  ALG1's first compute call gives an upper bound of
+// buffer2, "generally several times larger than the actual memory used", and
+// its second takes any size (INSUFFICIENT_RESOURCES when too small): buffer2
+// is capped to the budget of rk_spgemm_bytes.  Every product is validated (a
+// wrapper got an all-zero product without an error): product counts, C's
+// offsets, sorted columns, integral values, and C's sum against Σ of the
+// lists' sums over A's entries, taken while counting A.
 #include "rk_gpu_internal.h"
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
@@ -46,7 +36,6 @@ template <typename T> struct rk_spgemm_buf {
         cudaError_t e = cudaMalloc((void **)&p, count * sizeof(T));
         if (e != cudaSuccess) {
             cudaGetLastError();
-            p = NULL;
             char what[96];
             snprintf(what, sizeof what, "cudaMalloc(%zu bytes)", count * sizeof(T));
             return rk_gpu_fail(err, what, cudaGetErrorString(e), __FILE__, __LINE__);
@@ -230,12 +219,9 @@ __global__ void k_check(const int32_t *cptr, const int32_t *ccol, const double *
     }
 }
 
-// Both copies to the host, then wait for them.
-rk_status read_back(void *h1, const void *d1, size_t n1, void *h2, const void *d2, size_t n2, cudaStream_t st,
-                    rk_error *err)
+rk_status read_back(void *h, const void *d, size_t bytes, cudaStream_t st, rk_error *err)
 {
-    RK_CUDA_CHECK(err, cudaMemcpyAsync(h1, d1, n1, cudaMemcpyDeviceToHost, st));
-    if (h2 != NULL) RK_CUDA_CHECK(err, cudaMemcpyAsync(h2, d2, n2, cudaMemcpyDeviceToHost, st));
+    RK_CUDA_CHECK(err, cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, st));
     RK_CUDA_CHECK(err, cudaStreamSynchronize(st));
     return RK_OK;
 }
@@ -277,7 +263,7 @@ rk_status build_lists(rk_spgemm *c, const rk_dev_lists *L, rk_error *err)
     RK_FORWARD(c->scan_tmp.need(bytes, err));
     RK_CUDA_CHECK(err, cub::DeviceScan::InclusiveSum(c->scan_tmp.p, bytes, L->len, c->l_ptr.p + 1, n, st));
     int32_t total = 0;
-    RK_FORWARD(read_back(&total, c->l_ptr.p + n, sizeof total, NULL, NULL, 0, st, err));
+    RK_FORWARD(read_back(&total, c->l_ptr.p + n, sizeof total, st, err));
     if (total < 0 || total > (int64_t)n * L->k)
         return rk_error_set(err, RK_E_ARG, "the list lengths add up to %d, outside [0, %d x %d]", total, n, L->k);
 
@@ -299,7 +285,7 @@ rk_status build_lists(rk_spgemm *c, const rk_dev_lists *L, rk_error *err)
                                                                c->l_val.p, total, n, c->l_ptr.p, c->l_ptr.p + 1, st));
     }
     unsigned long long sh[S_N];
-    RK_FORWARD(read_back(sh, c->stats.p, sizeof sh, NULL, NULL, 0, st, err));
+    RK_FORWARD(read_back(sh, c->stats.p, sizeof sh, st, err));
     if (sh[S_FLAGS] != 0)
         return rk_error_set(err, RK_E_ARG, "malformed neighbour lists: a length outside [0, %d], an item outside "
                                            "[0, %d) or a weight above 2^32", L->k, n);
@@ -356,7 +342,8 @@ rk_status rk_spgemm_scores(rk_spgemm *c, const rk_dev_csr *R, const int32_t *d_u
     RK_CUDA_CHECK(err, cub::DeviceScan::InclusiveSum(c->scan_tmp.p, bytes, c->kept.p, c->off.p + 1, count, st));
     int64_t nnz_a = 0;
     unsigned long long sh[S_N];
-    RK_FORWARD(read_back(&nnz_a, c->off.p + count, sizeof nnz_a, sh, c->stats.p, sizeof sh, st, err));
+    RK_FORWARD(read_back(sh, c->stats.p, sizeof sh, st, err));
+    RK_FORWARD(read_back(&nnz_a, c->off.p + count, sizeof nnz_a, st, err));
     if (sh[S_FLAGS] & F_USER) return rk_error_set(err, RK_E_ARG, "a user of the batch is outside [0, %d)", R->n_rows);
     if (sh[S_FLAGS] & F_ITEM) return rk_error_set(err, RK_E_ARG, "R holds an item outside [0, %d)", c->n_items);
     if ((int64_t)sh[S_PRODUCTS] != products)
@@ -376,8 +363,8 @@ rk_status rk_spgemm_scores(rk_spgemm *c, const rk_dev_csr *R, const int32_t *d_u
     // C = A · L
     const double alpha = 1.0, beta = 0.0;
     const cusparseOperation_t op = CUSPARSE_OPERATION_NON_TRANSPOSE;
-    const cusparseSpGEMMAlg_t alg = CUSPARSE_SPGEMM_DEFAULT;
     batch_descr d;
+#define RK_GEMM_ARGS c->h, op, op, &alpha, d.a, c->mat_l, &beta, d.c, CUDA_R_64F, CUSPARSE_SPGEMM_DEFAULT, d.g
     RK_CUSPARSE_CHECK(err, cusparseSetStream(c->h, st));
     RK_CUSPARSE_CHECK(err, cusparseSetPointerMode(c->h, CUSPARSE_POINTER_MODE_HOST));
     RK_CUSPARSE_CHECK(err, cusparseCreateCsr(&d.a, count, c->n_items, nnz_a, c->a_ptr.p, c->a_col.p, c->a_val.p,
@@ -387,11 +374,9 @@ rk_status rk_spgemm_scores(rk_spgemm *c, const rk_dev_csr *R, const int32_t *d_u
                                              CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     RK_CUSPARSE_CHECK(err, cusparseSpGEMM_createDescr(&d.g));
     size_t bs1 = 0, bs2 = 0;
-    RK_CUSPARSE_CHECK(err, cusparseSpGEMM_workEstimation(c->h, op, op, &alpha, d.a, c->mat_l, &beta, d.c, CUDA_R_64F,
-                                                         alg, d.g, &bs1, NULL));
+    RK_CUSPARSE_CHECK(err, cusparseSpGEMM_workEstimation(RK_GEMM_ARGS, &bs1, NULL));
     RK_FORWARD(c->buf1.need(bs1, err));
-    RK_CUSPARSE_CHECK(err, cusparseSpGEMM_workEstimation(c->h, op, op, &alpha, d.a, c->mat_l, &beta, d.c, CUDA_R_64F,
-                                                         alg, d.g, &bs1, c->buf1.p));
+    RK_CUSPARSE_CHECK(err, cusparseSpGEMM_workEstimation(RK_GEMM_ARGS, &bs1, c->buf1.p));
     int64_t n_prods = -1;
     RK_CUSPARSE_CHECK(err, cusparseSpGEMM_getNumProducts(d.g, &n_prods));
     char why[200];
@@ -400,8 +385,7 @@ rk_status rk_spgemm_scores(rk_spgemm *c, const rk_dev_csr *R, const int32_t *d_u
                  (long long)products);
         return rk_gpu_fail(err, "cusparseSpGEMM_getNumProducts", why, __FILE__, __LINE__);
     }
-    RK_CUSPARSE_CHECK(err, cusparseSpGEMM_compute(c->h, op, op, &alpha, d.a, c->mat_l, &beta, d.c, CUDA_R_64F, alg,
-                                                  d.g, &bs2, NULL));
+    RK_CUSPARSE_CHECK(err, cusparseSpGEMM_compute(RK_GEMM_ARGS, &bs2, NULL));
     const size_t budget = kSparsePerProduct * (size_t)products + kSparseFixed;
     if (bs1 >= budget) {
         snprintf(why, sizeof why, "buffer1 of %zu bytes for %lld products, beyond rk_spgemm_bytes' %zu", bs1,
@@ -410,8 +394,7 @@ rk_status rk_spgemm_scores(rk_spgemm *c, const rk_dev_csr *R, const int32_t *d_u
     }
     if (bs2 > budget - bs1) bs2 = budget - bs1; // ALG1 takes any size (INSUFFICIENT_RESOURCES if too small)
     RK_FORWARD(c->buf2.need(bs2, err));
-    RK_CUSPARSE_CHECK(err, cusparseSpGEMM_compute(c->h, op, op, &alpha, d.a, c->mat_l, &beta, d.c, CUDA_R_64F, alg,
-                                                  d.g, &bs2, c->buf2.p));
+    RK_CUSPARSE_CHECK(err, cusparseSpGEMM_compute(RK_GEMM_ARGS, &bs2, c->buf2.p));
     int64_t rows_c = -1, cols_c = -1, nnz_c = -1;
     RK_CUSPARSE_CHECK(err, cusparseSpMatGetSize(d.c, &rows_c, &cols_c, &nnz_c));
     if (rows_c != count || cols_c != c->n_items || nnz_c < 0 || nnz_c > products) {
@@ -422,14 +405,15 @@ rk_status rk_spgemm_scores(rk_spgemm *c, const rk_dev_csr *R, const int32_t *d_u
     RK_FORWARD(c->c_col.need((size_t)nnz_c, err));
     RK_FORWARD(c->c_val.need((size_t)nnz_c, err));
     RK_CUSPARSE_CHECK(err, cusparseCsrSetPointers(d.c, c->c_ptr.p, c->c_col.p, c->c_val.p));
-    RK_CUSPARSE_CHECK(err, cusparseSpGEMM_copy(c->h, op, op, &alpha, d.a, c->mat_l, &beta, d.c, CUDA_R_64F, alg, d.g));
+    RK_CUSPARSE_CHECK(err, cusparseSpGEMM_copy(RK_GEMM_ARGS));
+#undef RK_GEMM_ARGS
 
     // validation
     RK_CUDA_CHECK(err, cudaMemsetAsync(c->stats.p + S_FLAGS, 0, 2 * sizeof(unsigned long long), st));
     k_check<<<warp_blocks(count), kThreads, 0, st>>>(c->c_ptr.p, c->c_col.p, c->c_val.p, count, nnz_c, c->n_items,
                                                       c->stats.p);
     RK_LAUNCH_CHECK(err, "k_check");
-    RK_FORWARD(read_back(sh, c->stats.p, sizeof sh, NULL, NULL, 0, st, err));
+    RK_FORWARD(read_back(sh, c->stats.p, sizeof sh, st, err));
     if (sh[S_FLAGS] != 0 || sh[S_SUM] != sh[S_EXPECT]) {
         snprintf(why, sizeof why, "C failed validation: %s%s%sscore sum %llu, expected %llu",
                  sh[S_FLAGS] & F_PTR ? "bad row offsets, " : "", sh[S_FLAGS] & F_COL ? "bad or unsorted columns, " : "",
