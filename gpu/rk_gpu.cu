@@ -192,11 +192,33 @@ void plan_queries(const rk_model *m, const rk_knn_opts *o, rk_queries *q, const 
     }
 }
 
+struct sparse_handle {
+    cusparseHandle_t h = NULL;
+    ~sparse_handle()
+    {
+        if (h != NULL) cusparseDestroy(h);
+    }
+};
+
+// The device's memory this run may still take: what is free less a reserve
+// for the libraries, within the cap less what the run holds.
+rk_status budget_left(const rk_gpu_opts *g, const dev_mem &mem, size_t *out, rk_error *err)
+{
+    size_t free_b = 0, total_b = 0;
+    RK_CUDA_CHECK(err, cudaMemGetInfo(&free_b, &total_b));
+    size_t budget = free_b > ((size_t)512 << 20) ? free_b - ((size_t)512 << 20) : 0;
+    if (g != NULL && g->memory_cap > 0)
+        budget = g->memory_cap > mem.bytes ? std::min(budget, g->memory_cap - mem.bytes) : 0;
+    *out = budget;
+    return RK_OK;
+}
+
 rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_lists *lists, rk_queries *q,
-              rk_knn_stats *st, rk_error *err)
+              const rk_topn_opts *topn, rk_topn_stats *tst, rk_knn_stats *st, rk_error *err)
 {
     const double t_call = rk_omp_wtime();
     dev_mem mem;
+    sparse_handle sph;
     stream_events se;
     stager sg; // after mem and se: destroyed first, once its copies are done
     cudaDeviceProp prop;
@@ -207,6 +229,8 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     RK_CUDA_CHECK(err, cudaStreamCreate(&se.st));
     for (cudaEvent_t &e : se.ev) RK_CUDA_CHECK(err, cudaEventCreate(&e));
     cudaStream_t s = se.st;
+    RK_CUSPARSE_CHECK(err, cusparseCreate(&sph.h));
+    RK_CUSPARSE_CHECK(err, cusparseSetStream(sph.h, s));
     const double t_init = rk_omp_wtime();
     st->init_s = t_init - t_call;
     RK_FORWARD(sg.init(err));
@@ -231,7 +255,14 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     RK_FORWARD(upload(&d_bi, m->bi, (size_t)n_items, mem, sg, s, err));
     rk_dev_csr by_user, by_item;
     RK_FORWARD(upload_csr(&m->by_user, &by_user, mem, sg, s, err));
-    RK_FORWARD(upload_csr(&m->by_item, &by_item, mem, sg, s, err));
+    // the item-major matrix: transposed on the device (one orientation crosses
+    // PCIe) unless cusparseCsr2cscEx2 cannot count its entries
+    const bool dev_transpose = !(g != NULL && g->host_transpose) && rk_gpu_transpose_fits(m->by_user.nnz);
+    if (dev_transpose) {
+        RK_FORWARD(rk_gpu_transpose(sph.h, &by_user, &by_item, mem, s, err));
+    } else {
+        RK_FORWARD(upload_csr(&m->by_item, &by_item, mem, sg, s, err));
+    }
     const residual_args res_u = {m->mu, d_bu, d_bi, 1}, res_i = {m->mu, d_bu, d_bi, 0};
     RK_FORWARD(acc_values(&by_user, by_user.v, scale, pb ? &res_u : NULL, mem, s, err));
     RK_FORWARD(acc_values(&by_item, by_item.v, scale, pb ? &res_i : NULL, mem, s, err));
@@ -275,12 +306,9 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     }
 
     // tile height from the memory left
-    size_t free_b = 0, total_b = 0;
-    RK_CUDA_CHECK(err, cudaMemGetInfo(&free_b, &total_b));
     // keep 512 MiB free for the libraries; what this run holds counts against a cap
-    size_t budget = free_b > ((size_t)512 << 20) ? free_b - ((size_t)512 << 20) : 0;
-    if (g != NULL && g->memory_cap > 0)
-        budget = g->memory_cap > mem.bytes ? std::min(budget, g->memory_cap - mem.bytes) : 0;
+    size_t budget;
+    RK_FORWARD(budget_left(g, mem, &budget, err));
     size_t row_bytes = (size_t)(n_items > 0 ? n_items : 1) * (sizeof(double) + sizeof(int32_t));
     int64_t queries_known = 0;
     if (q != NULL)
@@ -357,7 +385,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         RK_CUDA_CHECK(err, cudaEventRecord(se.ev[0], s));
         RK_FORWARD(rk_gpu_sims_launch(&sa, kind, grid, (size_t)chunk * col_bytes, s, err));
         RK_CUDA_CHECK(err, cudaEventRecord(se.ev[1], s));
-        if (lists != NULL) {
+        if (lists != NULL || topn != NULL) {
             rk_select_args sel;
             sel.S = d_S;
             sel.N = d_N;
@@ -434,9 +462,24 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     st->select_s = t_sel / 1000.0;
     st->predict_s = t_pred / 1000.0;
     st->sim_s = t_sims / 1000.0;
-    snprintf(st->path + strlen(st->path), sizeof st->path - strlen(st->path), ", %d tile%s of %d", n_tiles,
-             n_tiles == 1 ? "" : "s", T);
-    return RK_OK;
+    snprintf(st->path + strlen(st->path), sizeof st->path - strlen(st->path), ", %d tile%s of %d%s", n_tiles,
+             n_tiles == 1 ? "" : "s", T, dev_transpose ? ", device transpose" : "");
+    if (topn == NULL) return RK_OK;
+
+    // top-N from the lists still on the device; the similarity tile goes first
+    mem.release(d_S);
+    mem.release(d_N);
+    uint64_t *d_q;
+    RK_FORWARD(mem.alloc(&d_q, (size_t)n_items * k, err));
+    RK_FORWARD(rk_gpu_fixed_launch(d_len, d_sim, n_items, k, d_q, s, err));
+    rk_topn_dev_in in;
+    in.R = by_user;
+    in.L = rk_dev_lists{n_items, k, d_len, d_nbr, d_q};
+    in.sparse = sph.h;
+    in.sm_count = prop.multiProcessorCount;
+    in.smem_optin = prop.sharedMemPerBlockOptin;
+    RK_FORWARD(budget_left(g, mem, &in.budget, err));
+    return rk_gpu_topn_run(m, &in, topn, g, s, tst, err);
 }
 
 } // namespace
@@ -483,24 +526,65 @@ extern "C" rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const r
                                 rk_queries *q, const rk_topn_opts *topn, rk_topn_stats *tst, rk_knn_stats *st,
                                 rk_error *err)
 {
-    (void)tst;
-    if (topn != NULL) return rk_error_set(err, RK_E_INTERNAL, "GPU top-N: not built yet");
     rk_knn_stats local;
+    rk_topn_stats tlocal;
     if (st == NULL) st = &local;
+    if (tst == NULL) tst = &tlocal;
     memset(st, 0, sizeof *st);
+    memset(tst, 0, sizeof *tst);
     RK_FORWARD(rk_knn_check_args(m, o, lists, err));
+    if (topn != NULL) RK_FORWARD(rk_topn_check(m, lists, topn, err));
     if (o->k > RK_GPU_MAX_K)
         return rk_error_set(err, RK_E_ARG, "k = %d is above the GPU's limit of %d", o->k, RK_GPU_MAX_K);
     char why[256];
     if (!rk_gpu_available(why, sizeof why)) return rk_error_set(err, RK_E_GPU, "no usable GPU: %s", why);
     if (q != NULL && q->n == 0) q = NULL;
-    return run(m, o, g, lists, q, st, err);
+    return run(m, o, g, lists, q, topn, tst, st, err);
 }
 
-// Filled in by the top-N and transpose work of this change.
 extern "C" rk_status rk_gpu_topn(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, const rk_gpu_opts *g,
                                  rk_topn_stats *st, rk_error *err)
 {
-    (void)m; (void)l; (void)o; (void)g; (void)st;
-    return rk_error_set(err, RK_E_INTERNAL, "GPU top-N: not built yet");
+    rk_topn_stats local;
+    if (st == NULL) st = &local;
+    memset(st, 0, sizeof *st);
+    RK_FORWARD(rk_topn_check(m, l, o, err));
+    if (l == NULL) return rk_error_set(err, RK_E_ARG, "top-N needs the neighbour lists");
+    char why[256];
+    if (!rk_gpu_available(why, sizeof why)) return rk_error_set(err, RK_E_GPU, "no usable GPU: %s", why);
+    dev_mem mem;
+    sparse_handle sph;
+    stream_events se;
+    cudaDeviceProp prop;
+    RK_CUDA_CHECK(err, cudaSetDevice(0));
+    RK_CUDA_CHECK(err, cudaGetDeviceProperties(&prop, 0));
+    RK_CUDA_CHECK(err, cudaStreamCreate(&se.st));
+    RK_CUSPARSE_CHECK(err, cusparseCreate(&sph.h));
+    RK_CUSPARSE_CHECK(err, cusparseSetStream(sph.h, se.st));
+    stager plain; // not initialised: plain copies
+    const int32_t n_items = l->n_items, k = l->k;
+    const size_t cells = (size_t)n_items * (size_t)k;
+    rk_dev_csr R;
+    memset(&R, 0, sizeof R);
+    R.n_rows = m->by_user.n_rows;
+    R.n_cols = m->by_user.n_cols;
+    R.nnz = m->by_user.nnz;
+    RK_FORWARD(upload(&R.ptr, m->by_user.ptr, (size_t)R.n_rows + 1, mem, plain, se.st, err));
+    RK_FORWARD(upload(&R.idx, m->by_user.idx, (size_t)R.nnz, mem, plain, se.st, err));
+    int32_t *d_len, *d_nbr;
+    float *d_sim;
+    uint64_t *d_q;
+    RK_FORWARD(upload(&d_len, l->len, (size_t)n_items, mem, plain, se.st, err));
+    RK_FORWARD(upload(&d_nbr, l->nbr, cells, mem, plain, se.st, err));
+    RK_FORWARD(upload(&d_sim, l->sim, cells, mem, plain, se.st, err));
+    RK_FORWARD(mem.alloc(&d_q, cells, err));
+    RK_FORWARD(rk_gpu_fixed_launch(d_len, d_sim, n_items, k, d_q, se.st, err));
+    rk_topn_dev_in in;
+    in.R = R;
+    in.L = rk_dev_lists{n_items, k, d_len, d_nbr, d_q};
+    in.sparse = sph.h;
+    in.sm_count = prop.multiProcessorCount;
+    in.smem_optin = prop.sharedMemPerBlockOptin;
+    RK_FORWARD(budget_left(g, mem, &in.budget, err));
+    return rk_gpu_topn_run(m, &in, o, g, se.st, st, err);
 }

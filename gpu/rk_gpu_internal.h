@@ -54,10 +54,23 @@ rk_status rk_gpu_fail(rk_error *err, const char *call, const char *why, const ch
 // Every device allocation of one run, freed together.
 struct dev_mem {
     std::vector<void *> ptrs;
+    std::vector<size_t> sizes;
     size_t bytes = 0;
     ~dev_mem()
     {
         for (void *p : ptrs) cudaFree(p);
+    }
+    // Free one allocation early (the similarity tile before top-N).
+    void release(void *p)
+    {
+        for (size_t t = 0; t < ptrs.size(); t++)
+            if (ptrs[t] == p) {
+                cudaFree(p);
+                bytes -= sizes[t];
+                ptrs.erase(ptrs.begin() + (long)t);
+                sizes.erase(sizes.begin() + (long)t);
+                return;
+            }
     }
     template <typename T> rk_status alloc(T **p, size_t count, rk_error *err)
     {
@@ -71,6 +84,7 @@ struct dev_mem {
             return rk_gpu_fail(err, what, cudaGetErrorString(e), __FILE__, __LINE__);
         }
         ptrs.push_back(*p);
+        sizes.push_back(bytes);
         this->bytes += bytes;
         return RK_OK;
     }
@@ -283,5 +297,24 @@ rk_status rk_spgemm_scores(rk_spgemm *c, const rk_dev_csr *R, const int32_t *d_u
 // intermediate products and `rows` users (for sizing batches).
 size_t rk_spgemm_bytes(int64_t products, int32_t rows, int32_t n_items);
 void rk_spgemm_free(rk_spgemm *c);
+
+// The lists' fixed-point weights q = rk_topn_fixed(sim) (0 past each list's end).
+rk_status rk_gpu_fixed_launch(const int32_t *len, const float *sim, int32_t n_items, int32_t k, uint64_t *q,
+                              cudaStream_t st, rk_error *err);
+
+// What the top-N stage reads on the device.
+struct rk_topn_dev_in {
+    rk_dev_csr R;             // the user-major ratings: ptr and idx are read
+    rk_dev_lists L;           // the neighbour lists and their weights
+    cusparseHandle_t sparse;  // for the spgemm route
+    int sm_count;
+    size_t smem_optin;        // opt-in shared memory per block
+    size_t budget;            // device bytes the stage may take (sizes the spgemm batches)
+};
+
+// Top-N for the users of o (rk_topn.h) from the device's lists, by the route
+// of g (auto: the kernel); the batches reach o->sink in order.
+rk_status rk_gpu_topn_run(const rk_model *m, const rk_topn_dev_in *in, const rk_topn_opts *o, const rk_gpu_opts *g,
+                          cudaStream_t st, rk_topn_stats *ts, rk_error *err);
 
 #endif // RK_GPU_INTERNAL_H

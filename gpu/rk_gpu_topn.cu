@@ -1,0 +1,428 @@
+// Top-N recommendations on the GPU (SPEC §5), from neighbour lists that are
+// on the device: the fixed-point weights, the two routes, the batch driver.
+//
+// kernel route: persistent blocks take users from a counter.  A block adds
+// the weights q of its user's lists into a dense accumulator of n_items
+// uint64 (in shared memory when it fits, else in a global slot of its own),
+// remembers the items it touched, zeroes the items the user rated, compacts
+// the touched items' sums into candidates and selects the top N
+// (rk_gpu_topn_select.cuh).  Integer sums: any order gives the CPU's values.
+// spgemm route: cuSPARSE SpGEMM (rk_gpu_spgemm.cu) makes a batch's scores as
+// a CSR matrix of exact doubles; one block a row masks the rated items and
+// selects.
+// Users go in batches; a batch's results come back into pinned memory and
+// reach the sink while the next batch runs.
+#include "rk_gpu_internal.h"
+#include "rk_gpu_topn_select.cuh"
+
+#include <stdio.h>
+
+namespace {
+
+constexpr int kAccThreads = 1024;
+constexpr int kRowThreads = 512;
+
+__global__ void k_fixed(const int32_t *__restrict__ len, const float *__restrict__ sim, int32_t n_items, int32_t k,
+                        uint64_t *__restrict__ q)
+{
+    const int64_t cells = (int64_t)n_items * k;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < cells; t += (int64_t)gridDim.x * blockDim.x) {
+        const int32_t i = (int32_t)(t / k), r = (int32_t)(t % k);
+        const float s = sim[t];
+        // rk_topn_fixed: round(s · 2^32), ties to even
+        q[t] = (r < len[i] && s > 0.0f) ? __double2ull_rn((double)s * RK_TOPN_ONE) : 0ull;
+    }
+}
+
+struct arr_cand {
+    const uint64_t *k;
+    const int32_t *i;
+    __device__ uint64_t key(int e) const { return k[e]; }
+    __device__ int32_t idx(int e) const { return i[e]; }
+};
+
+struct topn_out {
+    int32_t *len, *item;
+    uint64_t *score;
+    int32_t n;
+};
+
+// The kernel route.  SMEM: the accumulator lives in shared memory.
+template <bool SMEM>
+__global__ void __launch_bounds__(kAccThreads, 1)
+    k_topn_acc(const int64_t *__restrict__ uptr, const int32_t *__restrict__ uidx, rk_dev_lists L,
+               const int32_t *__restrict__ users, int32_t count, int *__restrict__ next, uint64_t *__restrict__ g_acc,
+               int32_t *__restrict__ g_touched, uint64_t *__restrict__ g_ckey, int32_t *__restrict__ g_cidx,
+               topn_out out)
+{
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    __shared__ rk_sel_shared sh;
+    __shared__ int s_user, s_nt, s_nc;
+    const int32_t n_items = L.n_items, k = L.k;
+    const int64_t slot = blockIdx.x;
+    uint64_t *sort_key = reinterpret_cast<uint64_t *>(smem_raw);
+    int32_t *sort_idx = reinterpret_cast<int32_t *>(sort_key + rk_sel_p2(out.n));
+    uint64_t *acc = SMEM ? reinterpret_cast<uint64_t *>(smem_raw + rk_sel_sort_bytes(out.n))
+                         : g_acc + slot * n_items;
+    int32_t *touched = g_touched + slot * n_items;
+    uint64_t *ckey = g_ckey + slot * n_items;
+    int32_t *cidx = g_cidx + slot * n_items;
+    if (SMEM) {
+        for (int32_t c = threadIdx.x; c < n_items; c += blockDim.x) acc[c] = 0;
+    }
+    for (;;) {
+        if (threadIdx.x == 0) {
+            s_user = atomicAdd(next, 1);
+            s_nt = 0;
+            s_nc = 0;
+        }
+        __syncthreads();
+        const int b = s_user;
+        if (b >= count) break;
+        const int32_t u = users[b];
+        const int64_t p0 = uptr[u], n_u = uptr[u + 1] - p0;
+        // the user's lists, (rated item, list position) flattened over the
+        // block in pieces whose cell count fits 32 bits (a cheap division)
+        const int64_t piece = ((int64_t)1 << 31) / k;
+        for (int64_t pb = 0; pb < n_u; pb += piece) {
+            const uint32_t cells = (uint32_t)((n_u - pb < piece ? n_u - pb : piece) * k);
+            for (uint32_t t = threadIdx.x; t < cells; t += blockDim.x) {
+                const uint32_t pp = t / (uint32_t)k;
+                const int32_t r = (int32_t)(t - pp * (uint32_t)k), j = uidx[p0 + pb + pp];
+                if (r >= L.len[j]) continue;
+                const int64_t at = (int64_t)j * k + r;
+                const uint64_t w = L.q[at];
+                if (w == 0) continue; // below 2^-33: counts as 0, as on the CPU
+                const int32_t c = L.nbr[at];
+                if (atomicAdd((unsigned long long *)&acc[c], (unsigned long long)w) == 0ull)
+                    touched[atomicAdd(&s_nt, 1)] = c;
+            }
+        }
+        __syncthreads();
+        for (int64_t p = threadIdx.x; p < n_u; p += blockDim.x) acc[uidx[p0 + p]] = 0; // never recommend a rated item
+        __syncthreads();
+        const int nt = s_nt;
+        for (int t = threadIdx.x; t < nt; t += blockDim.x) {
+            const int32_t c = touched[t];
+            const uint64_t v = acc[c];
+            acc[c] = 0;
+            if (v != 0) {
+                const int pos = atomicAdd(&s_nc, 1);
+                ckey[pos] = v;
+                cidx[pos] = c;
+            }
+        }
+        __syncthreads();
+        arr_cand cand{ckey, cidx};
+        const int m = rk_sel_topn(cand, s_nc, out.n, &sh, sort_key, sort_idx, out.item + (int64_t)b * out.n,
+                                  out.score + (int64_t)b * out.n);
+        if (threadIdx.x == 0) out.len[b] = m;
+        __syncthreads();
+    }
+}
+
+// The spgemm route's selection: row b of the batch's score matrix.
+struct csr_cand {
+    const uint64_t *k;
+    const int32_t *col;
+    __device__ uint64_t key(int e) const { return k[e]; }
+    __device__ int32_t idx(int e) const { return col[e]; }
+};
+
+__global__ void __launch_bounds__(kRowThreads)
+    k_topn_rows(const int64_t *__restrict__ uptr, const int32_t *__restrict__ uidx, const int32_t *__restrict__ users,
+                const int32_t *__restrict__ cptr, const int32_t *__restrict__ ccol, double *cval, topn_out out)
+{
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    __shared__ rk_sel_shared sh;
+    uint64_t *sort_key = reinterpret_cast<uint64_t *>(smem_raw);
+    int32_t *sort_idx = reinterpret_cast<int32_t *>(sort_key + rk_sel_p2(out.n));
+    const int b = blockIdx.x;
+    const int32_t u = users[b];
+    const int64_t lo = uptr[u], hi = uptr[u + 1];
+    const int32_t e0 = cptr[b], C = cptr[b + 1] - e0;
+    // the exact double sums become integer keys in place, 0 for rated items
+    uint64_t *key = reinterpret_cast<uint64_t *>(cval + e0);
+    for (int e = threadIdx.x; e < C; e += blockDim.x) {
+        const int32_t c = ccol[e0 + e];
+        int64_t a = lo, z = hi;
+        while (a < z) {
+            const int64_t mid = (a + z) >> 1;
+            if (uidx[mid] < c) a = mid + 1; else z = mid;
+        }
+        const bool rated = a < hi && uidx[a] == c;
+        const double v = cval[e0 + e];
+        key[e] = rated || !(v > 0.0) ? 0ull : (uint64_t)v;
+    }
+    __syncthreads();
+    csr_cand cand{key, ccol + e0};
+    const int m = rk_sel_topn(cand, C, out.n, &sh, sort_key, sort_idx, out.item + (int64_t)b * out.n,
+                              out.score + (int64_t)b * out.n);
+    if (threadIdx.x == 0) out.len[b] = m;
+}
+
+// Intermediate products of each user of the request: Σ len[j] over its items.
+__global__ void k_products(const int64_t *__restrict__ uptr, const int32_t *__restrict__ uidx,
+                           const int32_t *__restrict__ len, const int32_t *__restrict__ users, int64_t n,
+                           int64_t *__restrict__ prod)
+{
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (int64_t)gridDim.x * blockDim.x / 32;
+    for (int64_t b = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32; b < n; b += warps) {
+        const int32_t u = users[b];
+        int64_t s = 0;
+        for (int64_t p = uptr[u] + lane; p < uptr[u + 1]; p += 32) s += len[uidx[p]];
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+        if (lane == 0) prod[b] = s;
+    }
+}
+
+// Pinned host buffers of one batch's results.
+struct host_batch {
+    int32_t *len = NULL, *item = NULL;
+    uint64_t *score = NULL;
+    cudaEvent_t ready = NULL, k0 = NULL, k1 = NULL;
+    int64_t first = 0, count = 0;
+    ~host_batch()
+    {
+        if (ready != NULL) cudaEventSynchronize(ready);
+        cudaFreeHost(len);
+        cudaFreeHost(item);
+        cudaFreeHost(score);
+        if (ready != NULL) cudaEventDestroy(ready);
+        if (k0 != NULL) cudaEventDestroy(k0);
+        if (k1 != NULL) cudaEventDestroy(k1);
+    }
+};
+
+struct spgemm_guard {
+    rk_spgemm *p = NULL;
+    ~spgemm_guard() { rk_spgemm_free(p); }
+};
+
+} // namespace
+
+rk_status rk_gpu_fixed_launch(const int32_t *len, const float *sim, int32_t n_items, int32_t k, uint64_t *q,
+                              cudaStream_t st, rk_error *err)
+{
+    if ((int64_t)n_items * k == 0) return RK_OK;
+    k_fixed<<<1024, 256, 0, st>>>(len, sim, n_items, k, q);
+    RK_LAUNCH_CHECK(err, "k_fixed");
+    return RK_OK;
+}
+
+rk_status rk_gpu_topn_run(const rk_model *m, const rk_topn_dev_in *in, const rk_topn_opts *o, const rk_gpu_opts *g,
+                          cudaStream_t st, rk_topn_stats *ts, rk_error *err)
+{
+    const double t_call = rk_omp_wtime();
+    dev_mem mem;
+    const int32_t n_items = in->L.n_items;
+    const int32_t n = o->n < n_items ? o->n : (n_items > 0 ? n_items : 1);
+    const rk_csr *U = &m->by_user;
+    rk_gpu_topn_route route = g != NULL ? g->topn_route : RK_GPU_TOPN_AUTO;
+    if (route == RK_GPU_TOPN_AUTO) route = RK_GPU_TOPN_KERNEL;
+    if (n > RK_GPU_MAX_TOPN)
+        return rk_error_set(err, RK_E_ARG, "GPU top-N takes N <= %d (got %d)", RK_GPU_MAX_TOPN, n);
+
+    // the users of the request
+    std::vector<int32_t> all;
+    const int32_t *users = o->users;
+    int64_t n_users = o->n_users;
+    if (users == NULL) {
+        all.reserve((size_t)U->n_rows);
+        for (int32_t u = 0; u < U->n_rows; u++)
+            if (U->ptr[u + 1] > U->ptr[u]) all.push_back(u);
+        users = all.data();
+        n_users = (int64_t)all.size();
+    }
+    ts->users = n_users;
+    if (n_users == 0 || n_items == 0) {
+        ts->wall_s = rk_omp_wtime() - t_call;
+        return RK_OK;
+    }
+    if (route == RK_GPU_TOPN_SPGEMM) {
+        int64_t max_deg = 0;
+        for (int32_t u = 0; u < U->n_rows; u++) max_deg = std::max(max_deg, U->ptr[u + 1] - U->ptr[u]);
+        if (max_deg >= ((int64_t)1 << 21))
+            return rk_error_set(err, RK_E_ARG, "--gpu-topn spgemm sums in double, exact only for users with fewer "
+                                               "than 2^21 ratings (one has %lld): use --gpu-topn kernel",
+                                (long long)max_deg);
+    }
+    snprintf(ts->path, sizeof ts->path, "gpu %s", route == RK_GPU_TOPN_SPGEMM ? "spgemm" : "kernel");
+
+    stager plain; // plain copies: the request is small
+    int32_t *d_users;
+    RK_FORWARD(upload(&d_users, users, (size_t)n_users, mem, plain, st, err));
+    int64_t *d_prod;
+    RK_FORWARD(mem.alloc(&d_prod, (size_t)n_users, err));
+    k_products<<<1024, 256, 0, st>>>(in->R.ptr, in->R.idx, in->L.len, d_users, n_users, d_prod);
+    RK_LAUNCH_CHECK(err, "k_products");
+    std::vector<int64_t> prod((size_t)n_users);
+    RK_CUDA_CHECK(err, cudaMemcpyAsync(prod.data(), d_prod, (size_t)n_users * sizeof(int64_t),
+                                       cudaMemcpyDeviceToHost, st));
+    RK_CUDA_CHECK(err, cudaStreamSynchronize(st));
+    int64_t updates = 0;
+    for (int64_t b = 0; b < n_users; b++) updates += prod[(size_t)b];
+    ts->updates = updates;
+
+    // batches: results of B users twice over (device and pinned host)
+    const size_t per_user = (size_t)n * (sizeof(int32_t) + sizeof(uint64_t)) + sizeof(int32_t);
+    int64_t B = g != NULL && g->topn_batch > 0 ? g->topn_batch : (int64_t)(((size_t)256 << 20) / per_user);
+    B = std::max<int64_t>(1, std::min<int64_t>(B, 1 << 17));
+    B = std::min(B, n_users);
+    std::vector<int64_t> cut(1, 0); // batch boundaries in the request
+    {
+        int64_t lim = RK_SPGEMM_MAX_PRODUCTS;
+        if (route == RK_GPU_TOPN_SPGEMM && in->budget > 0) {
+            // the largest product count whose buffers fit in a third of the budget
+            int64_t lo = 1, hi = lim;
+            while (lo < hi) {
+                const int64_t mid = lo + (hi - lo + 1) / 2;
+                if (rk_spgemm_bytes(mid, (int32_t)B, n_items) <= in->budget / 3) lo = mid; else hi = mid - 1;
+            }
+            lim = lo;
+        }
+        int64_t c = 0, sum = 0;
+        for (int64_t b = 0; b < n_users; b++) {
+            const bool full = c == B || (route == RK_GPU_TOPN_SPGEMM && c > 0 && sum + prod[(size_t)b] > lim);
+            if (full) {
+                cut.push_back(b);
+                c = 0;
+                sum = 0;
+            }
+            c++;
+            sum += prod[(size_t)b];
+        }
+        cut.push_back(n_users);
+    }
+    int64_t max_count = 0;
+    for (size_t t = 0; t + 1 < cut.size(); t++) max_count = std::max(max_count, cut[t + 1] - cut[t]);
+
+    // device outputs and pinned host copies, two of each
+    topn_out dout[2];
+    host_batch hb[2];
+    for (int x = 0; x < 2; x++) {
+        dout[x].n = n;
+        RK_FORWARD(mem.alloc(&dout[x].len, (size_t)max_count, err));
+        RK_FORWARD(mem.alloc(&dout[x].item, (size_t)max_count * n, err));
+        RK_FORWARD(mem.alloc(&dout[x].score, (size_t)max_count * n, err));
+        RK_CUDA_CHECK(err, cudaHostAlloc((void **)&hb[x].len, (size_t)max_count * sizeof(int32_t), cudaHostAllocDefault));
+        RK_CUDA_CHECK(err, cudaHostAlloc((void **)&hb[x].item, (size_t)max_count * n * sizeof(int32_t),
+                                         cudaHostAllocDefault));
+        RK_CUDA_CHECK(err, cudaHostAlloc((void **)&hb[x].score, (size_t)max_count * n * sizeof(uint64_t),
+                                         cudaHostAllocDefault));
+        RK_CUDA_CHECK(err, cudaEventCreateWithFlags(&hb[x].ready, cudaEventDisableTiming));
+        RK_CUDA_CHECK(err, cudaEventCreate(&hb[x].k0));
+        RK_CUDA_CHECK(err, cudaEventCreate(&hb[x].k1));
+    }
+
+    // the route's own state
+    const size_t sort_bytes = rk_sel_sort_bytes(n);
+    const bool smem_acc = (size_t)n_items * sizeof(uint64_t) + sort_bytes + 4096 <= in->smem_optin;
+    int grid = 0;
+    int *d_next = NULL;
+    uint64_t *g_acc = NULL, *g_ckey = NULL;
+    int32_t *g_touched = NULL, *g_cidx = NULL;
+    size_t acc_smem = 0;
+    spgemm_guard sg;
+    if (route == RK_GPU_TOPN_KERNEL) {
+        acc_smem = sort_bytes + (smem_acc ? (size_t)n_items * sizeof(uint64_t) : 0);
+        auto kern = smem_acc ? k_topn_acc<true> : k_topn_acc<false>;
+        RK_CUDA_CHECK(err, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)acc_smem));
+        int per_sm = 0;
+        RK_CUDA_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, kAccThreads, acc_smem));
+        grid = std::max(1, per_sm) * in->sm_count;
+        grid = (int)std::min<int64_t>(grid, max_count);
+        RK_FORWARD(mem.alloc(&d_next, 1, err));
+        RK_FORWARD(mem.alloc(&g_touched, (size_t)grid * n_items, err));
+        RK_FORWARD(mem.alloc(&g_ckey, (size_t)grid * n_items, err));
+        RK_FORWARD(mem.alloc(&g_cidx, (size_t)grid * n_items, err));
+        if (!smem_acc) {
+            RK_FORWARD(mem.alloc(&g_acc, (size_t)grid * n_items, err));
+            RK_CUDA_CHECK(err, cudaMemsetAsync(g_acc, 0, (size_t)grid * n_items * sizeof(uint64_t), st));
+        }
+        snprintf(ts->path + strlen(ts->path), sizeof ts->path - strlen(ts->path), ", %s accumulator",
+                 smem_acc ? "shared" : "global");
+    } else {
+        RK_FORWARD(rk_spgemm_create(in->sparse, &in->L, st, &sg.p, err));
+        RK_CUDA_CHECK(err, cudaFuncSetAttribute(k_topn_rows, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                (int)sort_bytes));
+    }
+    RK_CUDA_CHECK(err, cudaStreamSynchronize(st));
+    ts->upload_s = rk_omp_wtime() - t_call;
+
+    // batch t runs on buffer t % 2 while the host hands batch t - 1 to the sink
+    const size_t n_batches = cut.size() - 1;
+    float kernel_ms = 0.0f;
+    double sink_s = 0.0;
+    int64_t rows = 0;
+    rk_status s = RK_OK;
+    auto launch = [&](size_t t) -> rk_status {
+        const int x = (int)(t & 1);
+        const int64_t first = cut[t], count = cut[t + 1] - first;
+        hb[x].first = first;
+        hb[x].count = count;
+        RK_CUDA_CHECK(err, cudaEventRecord(hb[x].k0, st));
+        if (route == RK_GPU_TOPN_KERNEL) {
+            RK_CUDA_CHECK(err, cudaMemsetAsync(d_next, 0, sizeof(int), st));
+            const int gb = (int)std::min<int64_t>(grid, count);
+            if (smem_acc)
+                k_topn_acc<true><<<gb, kAccThreads, acc_smem, st>>>(in->R.ptr, in->R.idx, in->L, d_users + first,
+                                                                  (int32_t)count, d_next, g_acc, g_touched, g_ckey,
+                                                                  g_cidx, dout[x]);
+            else
+                k_topn_acc<false><<<gb, kAccThreads, acc_smem, st>>>(in->R.ptr, in->R.idx, in->L, d_users + first,
+                                                                   (int32_t)count, d_next, g_acc, g_touched, g_ckey,
+                                                                   g_cidx, dout[x]);
+            RK_LAUNCH_CHECK(err, "k_topn_acc");
+        } else {
+            int64_t products = 0;
+            for (int64_t b = first; b < first + count; b++) products += prod[(size_t)b];
+            rk_dev_scores sc;
+            RK_FORWARD(rk_spgemm_scores(sg.p, &in->R, d_users + first, (int32_t)count, products, &sc, err));
+            if (sc.rows != count)
+                return rk_error_set(err, RK_E_INTERNAL, "SpGEMM returned %d rows for %lld users", sc.rows,
+                                    (long long)count);
+            k_topn_rows<<<(int)count, kRowThreads, sort_bytes, st>>>(in->R.ptr, in->R.idx, d_users + first, sc.ptr,
+                                                                    sc.col, const_cast<double *>(sc.val), dout[x]);
+            RK_LAUNCH_CHECK(err, "k_topn_rows");
+        }
+        RK_CUDA_CHECK(err, cudaEventRecord(hb[x].k1, st));
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(hb[x].len, dout[x].len, (size_t)count * sizeof(int32_t),
+                                           cudaMemcpyDeviceToHost, st));
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(hb[x].item, dout[x].item, (size_t)count * n * sizeof(int32_t),
+                                           cudaMemcpyDeviceToHost, st));
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(hb[x].score, dout[x].score, (size_t)count * n * sizeof(uint64_t),
+                                           cudaMemcpyDeviceToHost, st));
+        RK_CUDA_CHECK(err, cudaEventRecord(hb[x].ready, st));
+        return RK_OK;
+    };
+    s = launch(0);
+    for (size_t t = 0; t < n_batches && s == RK_OK; t++) {
+        const int x = (int)(t & 1);
+        if (t + 1 < n_batches) {
+            // the next batch's buffer was handed to the sink in the last round: free
+            s = launch(t + 1);
+            if (s != RK_OK) break;
+        }
+        cudaError_t e = cudaEventSynchronize(hb[x].ready);
+        if (e != cudaSuccess) {
+            s = rk_gpu_fail(err, "cudaEventSynchronize(top-N batch)", cudaGetErrorString(e), __FILE__, __LINE__);
+            break;
+        }
+        float ms = 0.0f;
+        if (cudaEventElapsedTime(&ms, hb[x].k0, hb[x].k1) == cudaSuccess) kernel_ms += ms;
+        const double t0 = rk_omp_wtime();
+        for (int64_t b = 0; b < hb[x].count; b++) rows += hb[x].len[b];
+        rk_topn_batch bt = {hb[x].first, hb[x].count, users + hb[x].first, n, hb[x].len, hb[x].item, hb[x].score};
+        s = o->sink(o->sink_ud, &bt, err);
+        sink_s += rk_omp_wtime() - t0;
+        RK_PROGRESS(o->progress, o->progress_ud, "top-N", hb[x].first + hb[x].count, n_users, "users");
+    }
+    if (s != RK_OK) cudaStreamSynchronize(st); // nothing in flight touches freed buffers
+    ts->compute_s = kernel_ms / 1000.0;
+    ts->sink_s = sink_s;
+    ts->rows = rows;
+    ts->wall_s = rk_omp_wtime() - t_call;
+    return s;
+}

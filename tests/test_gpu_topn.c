@@ -1,0 +1,276 @@
+/* GPU top-N against the CPU engine, which defines its results: both routes
+ * (the kernel and cuSPARSE SpGEMM) must hand the sink the same lists and the
+ * same fixed-point scores, byte for byte, from lists computed on the CPU
+ * (rk_gpu_topn) and from lists still on the device (rk_gpu_knn): random
+ * shapes with fixed seeds, every metric, ties, a user who rated every item,
+ * N above the candidates, one item, several batches, and a catalogue too
+ * large for the shared-memory accumulator.  Exits 77 (skipped) without a
+ * usable GPU. */
+#include "rk_gpu.h"
+#include "rk_knn.h"
+#include "rk_model.h"
+#include "rk_topn.h"
+#include "test_util.h"
+#include "test_topn_util.h"
+
+#include <string.h>
+
+typedef enum { VAL_HALF, VAL_TIES, VAL_REAL } value_kind;
+
+/* Random ratings; the last user rates every item, the one before only item 0,
+ * the last item has none. */
+static void make_model(rk_model *m, int nu, int ni, double density, value_kind vk, unsigned long long seed)
+{
+    rk_triples t;
+    rk_error err;
+    unsigned long long s = seed;
+    int64_t cap = (int64_t)((double)nu * ni * density * 1.2) + 2 * ni + 16;
+    CU_ASSERT_FATAL(rk_triples_alloc(&t, cap, 0, &err) == RK_OK);
+    int64_t n = 0;
+    for (int u = 0; u < nu && n < cap - ni; u++) {
+        int all = nu > 2 && u == nu - 1 && ni <= 5000, one = nu > 3 && u == nu - 2;
+        for (int i = 0; i < ni && n < cap; i++) {
+            if (!all && ni > 3 && i == ni - 1) continue;
+            if (!all && (one ? i != 0 : rk_test_uniform(&s) >= density)) continue;
+            double v = vk == VAL_HALF ? 0.5 * (double)(1 + rk_test_rand(&s) % 10)
+                     : vk == VAL_TIES ? (double)(1 + rk_test_rand(&s) % 2)
+                                      : 1.0 + 4.0 * rk_test_uniform(&s);
+            t.user[n] = u;
+            t.item[n] = i;
+            t.rating[n] = (float)v;
+            n++;
+        }
+    }
+    t.n = n;
+    CU_ASSERT_FATAL(n > 0);
+    CU_ASSERT_FATAL(rk_model_build(m, &t, nu, ni, 0, 0, 0, 1, &err) == RK_OK);
+    rk_triples_free(&t);
+}
+
+static void knn_opts(rk_knn_opts *o, rk_metric metric, int k)
+{
+    rk_knn_opts_default(o);
+    o->sim.metric = metric;
+    o->sim.shrinkage = rk_sim_default_shrinkage(metric);
+    o->k = k;
+}
+
+static int g_compared;
+
+/* CPU lists → CPU top-N and GPU top-N by `route`: identical. */
+static void compare_topn(const rk_model *m, const rk_lists *l, int32_t n, const int32_t *users, int64_t n_users,
+                         rk_gpu_topn_route route, int64_t batch, const char *want_path)
+{
+    int64_t expect = n_users;
+    if (users == NULL) {
+        expect = 0;
+        for (int32_t u = 0; u < m->by_user.n_rows; u++) expect += m->by_user.ptr[u + 1] > m->by_user.ptr[u];
+    }
+    int32_t n_eff = n < l->n_items ? n : l->n_items;
+    collected c, g;
+    coll_init(&c, expect, n_eff);
+    coll_init(&g, expect, n_eff);
+    rk_topn_opts o;
+    memset(&o, 0, sizeof o);
+    o.n = n_eff;
+    o.users = users;
+    o.n_users = n_users;
+    o.sink = sink;
+    o.sink_ud = &c;
+    rk_error err;
+    rk_topn_stats sc, sg;
+    CU_ASSERT_FATAL(rk_topn_cpu(m, l, &o, &sc, &err) == RK_OK);
+    o.sink_ud = &g;
+    rk_gpu_opts go;
+    memset(&go, 0, sizeof go);
+    go.topn_route = route;
+    go.topn_batch = batch;
+    rk_status st = rk_gpu_topn(m, l, &o, &go, &sg, &err);
+    if (st != RK_OK) fprintf(stderr, "rk_gpu_topn: %s\n", err.msg);
+    CU_ASSERT_FATAL(st == RK_OK);
+    CU_ASSERT_EQUAL(g.bad_order, 0);
+    CU_ASSERT_EQUAL(g.next, expect);
+    CU_ASSERT(coll_equal(&c, &g));
+    CU_ASSERT_EQUAL(sg.rows, sc.rows);
+    CU_ASSERT_EQUAL(sg.users, sc.users);
+    CU_ASSERT_EQUAL(sg.updates, sc.updates);
+    if (want_path != NULL) CU_ASSERT(strstr(sg.path, want_path) != NULL);
+    if (!coll_equal(&c, &g)) {
+        for (int64_t u = 0; u < expect; u++)
+            if (c.len[u] != g.len[u] || (c.len[u] > 0 && (c.item[u * n_eff] != g.item[u * n_eff]))) {
+                fprintf(stderr, "%s: user %d: CPU %d items (first %d), GPU %d (first %d)\n", sg.path, c.user[u],
+                        c.len[u], c.len[u] > 0 ? c.item[u * n_eff] : -1, g.len[u], g.len[u] > 0 ? g.item[u * n_eff] : -1);
+                break;
+            }
+    }
+    g_compared++;
+    coll_free(&c);
+    coll_free(&g);
+}
+
+static const rk_metric metrics[] = {RK_METRIC_PEARSON, RK_METRIC_PEARSON_BASELINE, RK_METRIC_COSINE,
+                                    RK_METRIC_MSD, RK_METRIC_EUCLIDEAN};
+static const rk_gpu_topn_route routes[] = {RK_GPU_TOPN_KERNEL, RK_GPU_TOPN_SPGEMM};
+
+static void test_random_shapes(void)
+{
+    unsigned long long s = 7077;
+    g_compared = 0;
+    for (int rep = 0; rep < 24; rep++) {
+        int nu = 2 + (int)(rk_test_rand(&s) % 300), ni = 1 + (int)(rk_test_rand(&s) % 400);
+        rk_model m;
+        rk_lists l;
+        rk_knn_opts ko;
+        rk_error err;
+        make_model(&m, nu, ni, 0.02 + 0.4 * rk_test_uniform(&s), (value_kind)(rep % 3), 800 + (unsigned)rep);
+        knn_opts(&ko, metrics[rep % 5], 1 + (int)(rk_test_rand(&s) % 30));
+        CU_ASSERT_FATAL(rk_lists_alloc(&l, ni, ko.k, &err) == RK_OK);
+        CU_ASSERT_FATAL(rk_knn_cpu(&m, &ko, &l, NULL, NULL, &err) == RK_OK);
+        int32_t n = 1 + (int32_t)(rk_test_rand(&s) % (rep % 4 == 0 ? 600 : 25));
+        int64_t batch = rep % 3 == 0 ? 1 + (int64_t)(rk_test_rand(&s) % 9) : 0;
+        for (int r = 0; r < 2; r++) compare_topn(&m, &l, n, NULL, 0, routes[r], batch, NULL);
+        /* a subset in any order, with repeats */
+        int32_t users[64];
+        int64_t nsub = 1 + (int64_t)(rk_test_rand(&s) % 64);
+        for (int64_t t = 0; t < nsub; t++) users[t] = (int32_t)(rk_test_rand(&s) % (unsigned)nu);
+        for (int r = 0; r < 2; r++) compare_topn(&m, &l, n, users, nsub, routes[r], 3, NULL);
+        rk_lists_free(&l);
+        rk_model_free(&m);
+    }
+    CU_ASSERT(g_compared == 96);
+}
+
+static void test_edges(void)
+{
+    rk_model m;
+    rk_lists l;
+    rk_knn_opts ko;
+    rk_error err;
+    /* one item: nothing to recommend */
+    make_model(&m, 20, 1, 1.0, VAL_HALF, 1);
+    knn_opts(&ko, RK_METRIC_PEARSON, 5);
+    CU_ASSERT_FATAL(rk_lists_alloc(&l, 1, 5, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_knn_cpu(&m, &ko, &l, NULL, NULL, &err) == RK_OK);
+    for (int r = 0; r < 2; r++) compare_topn(&m, &l, 10, NULL, 0, routes[r], 0, NULL);
+    rk_lists_free(&l);
+    rk_model_free(&m);
+    /* many exact ties; N = 1 and N = the GPU's limit */
+    make_model(&m, 150, 300, 0.3, VAL_TIES, 2);
+    knn_opts(&ko, RK_METRIC_COSINE, 40);
+    CU_ASSERT_FATAL(rk_lists_alloc(&l, 300, 40, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_knn_cpu(&m, &ko, &l, NULL, NULL, &err) == RK_OK);
+    for (int r = 0; r < 2; r++) {
+        compare_topn(&m, &l, 1, NULL, 0, routes[r], 0, NULL);
+        compare_topn(&m, &l, 299, NULL, 0, routes[r], 7, NULL);
+    }
+    rk_lists_free(&l);
+    rk_model_free(&m);
+    /* N = 2048 from 3000 items */
+    make_model(&m, 60, 3000, 0.2, VAL_HALF, 3);
+    knn_opts(&ko, RK_METRIC_MSD, 50);
+    CU_ASSERT_FATAL(rk_lists_alloc(&l, 3000, 50, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_knn_cpu(&m, &ko, &l, NULL, NULL, &err) == RK_OK);
+    for (int r = 0; r < 2; r++) compare_topn(&m, &l, RK_GPU_MAX_TOPN, NULL, 0, routes[r], 0, NULL);
+    rk_lists_free(&l);
+    rk_model_free(&m);
+}
+
+/* 40,000 items: the kernel's accumulator leaves shared memory for a global slot */
+static void test_large_catalogue(void)
+{
+    rk_model m;
+    rk_lists l;
+    rk_knn_opts ko;
+    rk_error err;
+    make_model(&m, 500, 40000, 0.002, VAL_HALF, 4);
+    knn_opts(&ko, RK_METRIC_PEARSON, 20);
+    CU_ASSERT_FATAL(rk_lists_alloc(&l, 40000, 20, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_knn_cpu(&m, &ko, &l, NULL, NULL, &err) == RK_OK);
+    compare_topn(&m, &l, 10, NULL, 0, RK_GPU_TOPN_KERNEL, 0, "global");
+    compare_topn(&m, &l, 10, NULL, 0, RK_GPU_TOPN_SPGEMM, 0, "spgemm");
+    rk_lists_free(&l);
+    rk_model_free(&m);
+    /* and a small one stays in shared memory */
+    make_model(&m, 200, 2000, 0.05, VAL_HALF, 5);
+    CU_ASSERT_FATAL(rk_lists_alloc(&l, 2000, 20, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_knn_cpu(&m, &ko, &l, NULL, NULL, &err) == RK_OK);
+    compare_topn(&m, &l, 10, NULL, 0, RK_GPU_TOPN_KERNEL, 0, "shared");
+    rk_lists_free(&l);
+    rk_model_free(&m);
+}
+
+/* The whole engine: lists on the device, top-N from them, against the CPU
+ * engine's lists and top-N (grid ratings: the lists are exact too). */
+static void test_in_engine(void)
+{
+    for (int rep = 0; rep < 10; rep++) {
+        rk_model m;
+        rk_knn_opts ko;
+        rk_error err;
+        int nu = 100 + 37 * rep, ni = 80 + 53 * rep;
+        make_model(&m, nu, ni, 0.08, rep % 3 == 1 ? VAL_TIES : VAL_HALF, 900 + (unsigned)rep);
+        knn_opts(&ko, metrics[rep % 5], 5 + rep);
+        if (metrics[rep % 5] == RK_METRIC_PEARSON_BASELINE) ko.sim.metric = RK_METRIC_COSINE; /* double sums */
+        rk_lists lc, lg;
+        CU_ASSERT_FATAL(rk_lists_alloc(&lc, ni, ko.k, &err) == RK_OK);
+        CU_ASSERT_FATAL(rk_lists_alloc(&lg, ni, ko.k, &err) == RK_OK);
+        CU_ASSERT_FATAL(rk_knn_cpu(&m, &ko, &lc, NULL, NULL, &err) == RK_OK);
+        int32_t n = 1 + rep * 3;
+        collected c, g;
+        coll_init(&c, nu, n);
+        coll_init(&g, nu, n);
+        rk_topn_opts o;
+        memset(&o, 0, sizeof o);
+        o.n = n;
+        o.sink = sink;
+        o.sink_ud = &c;
+        CU_ASSERT_FATAL(rk_topn_cpu(&m, &lc, &o, NULL, &err) == RK_OK);
+        o.sink_ud = &g;
+        rk_gpu_opts go;
+        memset(&go, 0, sizeof go);
+        go.topn_route = routes[rep % 2];
+        go.topn_batch = rep % 2 ? 0 : 17;
+        go.tile_items = rep % 3 == 2 ? 13 : 0; /* several similarity tiles, then top-N */
+        rk_topn_stats ts;
+        rk_knn_stats ks;
+        rk_status st = rk_gpu_knn(&m, &ko, &go, &lg, NULL, &o, &ts, &ks, &err);
+        if (st != RK_OK) fprintf(stderr, "rk_gpu_knn: %s\n", err.msg);
+        CU_ASSERT_FATAL(st == RK_OK);
+        CU_ASSERT(strstr(ks.path, "device transpose") != NULL);
+        for (int32_t i = 0; i < ni; i++) {
+            CU_ASSERT_EQUAL(lg.len[i], lc.len[i]);
+            for (int32_t r = 0; r < lc.len[i] && r < lg.len[i]; r++)
+                CU_ASSERT_EQUAL(lg.nbr[(int64_t)i * ko.k + r], lc.nbr[(int64_t)i * ko.k + r]);
+        }
+        CU_ASSERT(coll_equal(&c, &g));
+        coll_free(&c);
+        coll_free(&g);
+        rk_lists_free(&lc);
+        rk_lists_free(&lg);
+        rk_model_free(&m);
+    }
+}
+
+int main(void)
+{
+    char why[256];
+    if (!rk_gpu_available(why, sizeof why)) {
+        printf("SKIP: %s\n", why);
+        return 77;
+    }
+    printf("GPU: %s\n", why);
+    static const rk_test_case quick[] = {
+        {"edge cases", test_edges},
+        {"in the engine, lists on the device", test_in_engine},
+        {NULL, NULL},
+    };
+    if (getenv("RK_GPU_TEST_QUICK") != NULL) return rk_test_main("gpu-topn-quick", quick);
+    static const rk_test_case cases[] = {
+        {"random shapes, both routes", test_random_shapes},
+        {"edge cases", test_edges},
+        {"a catalogue past shared memory", test_large_catalogue},
+        {"in the engine, lists on the device", test_in_engine},
+        {NULL, NULL},
+    };
+    return rk_test_main("gpu-topn", cases);
+}
