@@ -90,9 +90,10 @@ extern "C" __global__ void read64(unsigned long long *out, int reps, int words) 
     extern __shared__ unsigned long long r64[];
     for (int i = threadIdx.x; i < words; i += blockDim.x) r64[i] = i;
     __syncthreads();
+    const volatile unsigned long long *v = r64;  /* every load really made */
     unsigned long long acc = 0;
     for (int r = 0; r < reps; ++r)
-        for (int i = threadIdx.x; i < words; i += blockDim.x) acc += r64[i] ^ (unsigned long long)r;
+        for (int i = threadIdx.x; i < words; i += blockDim.x) acc += v[i] ^ (unsigned long long)r;
     atomicAdd(out, acc);
 }
 '''
@@ -176,27 +177,31 @@ def measure(log):
                 ts.append(cp.cuda.get_elapsed_time(e0, e1) / 1000.0)
             return min(ts), int(out.get()[0])
 
-        n = sms * 4 * 256 * 16384
-        t, s = run('atom32', sms * 4, 256, 48 * 1024, 16384, 12288)
-        if s == n:
-            got['smem32'] = (n / t, 'measured: 32-bit atomicAdd, random addresses, 48 KB tile, 4 blocks an SM')
-        else:
-            log(f'measure: atom32 counted {s}, expected {n}: not used')
-        t, s = run('atom64', sms * 4, 256, 48 * 1024, 16384, 6144)
-        if s == n:
-            got['smem64'] = (n / t, 'measured: 64-bit atomicAdd, random addresses, 48 KB tile, 4 blocks an SM')
-        else:
-            log(f'measure: atom64 counted {s}, expected {n}: not used')
-        big = 208 * 1024
-        n2 = sms * 1024 * 8192
-        t, s = run('atom64', sms, 1024, big, 8192, big // 8)
-        if s == n2:
-            got['smem64_big'] = (n2 / t, 'measured: 64-bit atomicAdd, random addresses, 208 KB tile, 1 block an SM')
-        reps = 1024
-        t, _ = run('read64', sms, 1024, big, reps, big // 8)
-        got['smem_read'] = (sms * reps * big / t, 'measured: 64-bit shared loads, 208 KB tile, 1 block an SM')
     except Exception as e:
-        log(f'measure: shared memory (CuPy): {type(e).__name__}: {str(e)[:200]}')
+        log(f'measure: CuPy: {type(e).__name__}: {str(e)[:200]}')
+        return got
+    n = sms * 4 * 256 * 65536
+    big = 208 * 1024
+    n2 = sms * 1024 * 32768
+    for key, name, blocks, threads, smem, iters, words, count, how in (
+            ('smem32', 'atom32', sms * 4, 256, 48 * 1024, 65536, 12288, n,
+             '32-bit atomicAdd, random addresses, 48 KB tile, 4 blocks an SM'),
+            ('smem64', 'atom64', sms * 4, 256, 48 * 1024, 65536, 6144, n,
+             '64-bit atomicAdd, random addresses, 48 KB tile, 4 blocks an SM'),
+            ('smem64_big', 'atom64', sms, 1024, big, 32768, big // 8, n2,
+             '64-bit atomicAdd, random addresses, 208 KB tile, 1 block an SM'),
+            ('smem_read', 'read64', sms, 1024, big, 4096, big // 8, None,
+             '64-bit shared loads, 208 KB tile, 1 block an SM')):
+        try:
+            t, s = run(name, blocks, threads, smem, iters, words)
+            if count is None:
+                got[key] = (sms * iters * smem / t, 'measured: ' + how)
+            elif s == count:
+                got[key] = (count / t, 'measured: ' + how)
+            else:
+                log(f'measure: {name} counted {s}, expected {count}: not used')
+        except Exception as e:
+            log(f'measure: {key} (CuPy): {type(e).__name__}: {str(e)[:200]}')
     return got
 
 
