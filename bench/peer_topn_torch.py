@@ -24,7 +24,7 @@ Batches: users in ascending index order, at most --batch users (auto: as many as
 --mem-fraction of the free GPU memory at about 3 x items x 4 bytes a user for the dense block and
 topk's work space, capped at 32,768), and at most 2^30 intermediate products (sum over the
 batch's users of the lengths of their items' lists): cuSPARSE SpGEMM's default algorithm cannot
-count more than 2^31 - 1. Out of memory in the warm-up batch halves the batch (at most 4 times,
+count more than 2^31 - 1 (--product-cap). Out of memory in the warm-up batch halves the batch (at most 4 times,
 noted in the row); out of memory later is a failed row ("error_kind": "out_of_memory"), as the
 other peers report it.
 
@@ -178,6 +178,8 @@ def main():
     ap.add_argument('--atol', type=float, default=1e-6, help='absolute score tolerance of ties (1e-6)')
     ap.add_argument('--recommendations-out', metavar='CSV', help='write user,rank,item,score')
     ap.add_argument('--threads', type=int, default=0, help='CPU threads for torch (default: all)')
+    ap.add_argument('--product-cap', type=int, default=PRODUCT_CAP,
+                    help='intermediate products a batch at most (default 2^30)')
     args = ap.parse_args()
     warnings.filterwarnings('ignore', message='.*Sparse CSR tensor support is in beta.*')
     warnings.filterwarnings('ignore', message='.*[Ss]parse.*beta.*')
@@ -251,16 +253,15 @@ def main():
         # list entries summed into scores: sum over users of sum over their items of len[j]
         row['list_entries'] = int(len(lv))
         row['updates'] = int((item_deg * list_len).sum())
-        per_rating = list_len[i_t]
-        cum = torch.zeros(n_users + 1, dtype=torch.int64, device=dev)
-        cum[1:] = torch.cumsum(torch.zeros(n_users, dtype=torch.int64, device=dev)
-                               .index_add_(0, u_t, per_rating), 0)
-        cum_products = cum.cpu().numpy()
-        del cum, per_rating, item_deg
         counts = torch.bincount(u_t, minlength=n_users)
         crow64 = torch.zeros(n_users + 1, dtype=torch.int64, device=dev)
         crow64[1:] = torch.cumsum(counts, 0)
         crow_host = crow64.cpu().numpy()
+        # products of each user (the ratings are in user order): prefix sums at the row starts
+        cum = torch.zeros(nnz + 1, dtype=torch.int64, device=dev)
+        cum[1:] = torch.cumsum(list_len[i_t], 0)
+        cum_products = cum[crow64].cpu().numpy()
+        del cum, item_deg
         lcrow64 = torch.zeros(n_items + 1, dtype=torch.int64, device=dev)
         lcrow64[1:] = torch.cumsum(list_len, 0)
         del counts, list_len
@@ -380,7 +381,7 @@ def run_route(torch, dev, cuda, clock, sync, route, args, row, n_users, n_items,
     prepare(idx_dtypes[0])
     retries, notes = 0, []
     while True:
-        plan = batches(cum_products, max_users, PRODUCT_CAP)
+        plan = batches(cum_products, max_users, args.product_cap)
         s, e = plan[0]
         try:
             one_batch(s, e)
