@@ -37,6 +37,7 @@ summary="$logs/summary.txt"
 : >"$summary"
 nvidia-smi --query-gpu=name,memory.total,memory.used,clocks.sm,clocks.max.sm,temperature.gpu --format=csv \
     >"$logs/nvidia-smi.txt" 2>&1
+sed 's/^/gpu: /' "$logs/nvidia-smi.txt" >>"$summary"
 
 # tmo SECONDS: SECONDS, or less when the session budget (20 s kept for packing) is nearer
 tmo() {
@@ -105,7 +106,7 @@ for step in "$@"; do
         echo "gen: exit $? ($(($(date +%s) - t0)) s)" >>"$summary"; cat "$logs/gen.txt" >>"$summary" ;;
     topn)
         # one untimed GPU run first: driver, module loading and clocks do not land on the first row
-        ${RECKNN:-./recknn} sample_data/ratings.csv --device gpu -k 20 --out /tmp/rkwarm --quiet \
+        timeout 60 ${RECKNN:-./recknn} sample_data/ratings.csv --device gpu -k 20 --out /tmp/rkwarm --quiet \
             >"$logs/warmup.log" 2>&1
         echo "warm-up run: exit $?" >"$logs/topn.txt"
         timeout "$lim" sh bench/bench_recknn.sh "$data" "$logs/topn" \
