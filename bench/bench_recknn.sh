@@ -119,7 +119,7 @@ top = ' '.join(f"{k[:-2] if k.endswith('_s') else k} {v:.4g}" for k, v in tn.ite
                if k in ('upload_s', 'sink_s', 'users', 'rows', 'updates') and isinstance(v, (int, float)))
 rec, pred = g(t, 'recommend'), g(t, 'predict')
 line = f"{'':2}load: {parts or '-'} | engine: {eng or '-'}"
-if top or rec is not None:
+if top or rec:
     line += f" | top-N: recommend {f(rec, 1, 3).strip()} {top}"
 if pred:
     line += f" | predict {pred:.3f}"
