@@ -1,4 +1,5 @@
-"""Shared parts of the benchmark peers (peer_scipy.py, peer_cupy.py, peer_torch.py).
+"""Shared parts of the benchmark peers (peer_scipy.py, peer_cupy.py, peer_torch.py,
+peer_topn_torch.py).
 
 Semantics follow SPEC §1-3: ids are mapped to dense indices in ascending numeric order, the last
 of duplicate (user, item) pairs wins, Pearson is taken over co-raters (means over co-raters),
@@ -32,27 +33,52 @@ def sniff_format(path):
         return delim, True
 
 
+def read_csv_columns(path, usecols, types, sep=',', header=True):
+    """Columns usecols (0-based positions) of a delimited text file as numpy arrays in file
+    order, each of types[j] ('int64', 'float64' or 'float32'). Readers, fastest first:
+    pyarrow's multi-threaded CSV reader, pandas' C reader (one core), numpy.loadtxt; a reader
+    that is missing or fails hands over to the next (the failure noted on stderr)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+        names = [f'f{j}' for j in usecols]
+        t = pcsv.read_csv(
+            path,
+            read_options=pcsv.ReadOptions(skip_rows=1 if header else 0, autogenerate_column_names=True,
+                                          block_size=1 << 26),
+            parse_options=pcsv.ParseOptions(delimiter=sep),
+            convert_options=pcsv.ConvertOptions(include_columns=names,
+                                                column_types={n: getattr(pa, ty)() for n, ty in zip(names, types)}))
+        return [t.column(n).to_numpy() for n in names]
+    except ImportError:
+        pass
+    except Exception as e:  # a reader problem is not a result: try the next reader
+        print(f'peer: pyarrow could not read {path} ({type(e).__name__}: {e}); trying pandas', file=sys.stderr)
+    try:
+        import pandas as pd
+        df = pd.read_csv(path, sep=sep, header=0 if header else None, usecols=list(usecols), engine='c',
+                         dtype=None if header else dict(zip(usecols, types)))
+        # usecols keeps file order of the columns: pick them by position in the order asked
+        order = sorted(usecols)
+        return [df.iloc[:, order.index(j)].to_numpy().astype(ty) for j, ty in zip(usecols, types)]
+    except ImportError:
+        pass
+    a = np.loadtxt(path, delimiter=sep, skiprows=1 if header else 0, usecols=tuple(usecols),
+                   dtype=np.float64, ndmin=2)
+    return [a[:, n].astype(ty) for n, ty in enumerate(types)]
+
+
 def read_columns(path):
-    """(users int64, items int64, ratings float64) in file order. Uses pandas when present."""
+    """(users int64, items int64, ratings float64) in file order (read_csv_columns)."""
     fmt, header = sniff_format(path)
     if fmt == 'dat':
         with open(path) as f:
             rows = [line.split('::')[:3] for line in f if line.strip()]
         a = np.array(rows, dtype=np.float64).reshape(-1, 3)
         return a[:, 0].astype(np.int64), a[:, 1].astype(np.int64), a[:, 2]
-    sep = '\t' if fmt == 'tsv' else ','
-    try:
-        import pandas as pd
-        df = pd.read_csv(path, sep=sep, header=0 if header else None, usecols=[0, 1, 2],
-                         dtype={0: np.int64, 1: np.int64, 2: np.float64} if not header else None,
-                         engine='c')
-        cols = [df.iloc[:, j].to_numpy() for j in range(3)]
-        return cols[0].astype(np.int64), cols[1].astype(np.int64), cols[2].astype(np.float64)
-    except ImportError:
-        pass
-    a = np.loadtxt(path, delimiter=sep, skiprows=1 if header else 0, usecols=(0, 1, 2),
-                   dtype=np.float64, ndmin=2)
-    return a[:, 0].astype(np.int64), a[:, 1].astype(np.int64), a[:, 2]
+    u, i, r = read_csv_columns(path, (0, 1, 2), ('int64', 'int64', 'float64'),
+                               sep='\t' if fmt == 'tsv' else ',', header=header)
+    return u, i, r
 
 
 def read_columns_cached(path):
@@ -160,6 +186,17 @@ def target_items(n_items, max_items):
     if not max_items or max_items >= n_items:
         return np.arange(n_items), False
     return np.unique(np.linspace(0, n_items - 1, max_items).round().astype(np.int64)), True
+
+
+def classify_error(e):
+    """(error_kind, message) of a peer's failure: out_of_memory, cusparse_insufficient_resources
+    or error (as peer_torch.py and peer_cupy.py classify)."""
+    msg = f'{type(e).__name__}: {e}'
+    if 'INSUFFICIENT_RESOURCES' in msg:
+        return 'cusparse_insufficient_resources', msg
+    if 'OutOfMemory' in msg or 'out of memory' in msg.lower() or 'ALLOC_FAILED' in msg:
+        return 'out_of_memory', msg
+    return 'error', msg
 
 
 def emit(row, out=sys.stdout):
