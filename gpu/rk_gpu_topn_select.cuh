@@ -52,17 +52,31 @@ __device__ uint64_t rk_sel_threshold(const KeyF &key, int C, int m, uint64_t max
             if (k != 0 && (k & mask) == prefix) atomicAdd(&sh->hist[(k >> shift) & 255u], 1u);
         }
         __syncthreads();
-        if (threadIdx.x == 0) {
-            int cum = 0;
-            for (int d = 255; d >= 0; d--) {
-                const int h = (int)sh->hist[d];
-                if (cum + h >= need) {
-                    sh->prefix = prefix | ((uint64_t)d << shift);
-                    sh->need = need - cum;
-                    sh->done = h == need - cum; // the whole bucket is taken
-                    break;
+        if (threadIdx.x < 32) {
+            // warp 0 finds the bucket: lane l sums buckets 255 - 8l .. 248 - 8l,
+            // a scan over the lanes from the top gives the counts above each
+            const int lane = threadIdx.x;
+            int own = 0;
+            for (int d = 255 - 8 * lane; d > 247 - 8 * lane; d--) own += (int)sh->hist[d];
+            int incl = own;
+            for (int o = 1; o < 32; o <<= 1) {
+                const int up = __shfl_up_sync(0xffffffffu, incl, o);
+                if (lane >= o) incl += up;
+            }
+            const unsigned hit = __ballot_sync(0xffffffffu, incl >= need);
+            const int first = __ffs(hit) - 1; // the lane holding the need-th key
+            if (lane == first) {
+                int cum = incl - own;
+                for (int d = 255 - 8 * lane; d > 247 - 8 * lane; d--) {
+                    const int h = (int)sh->hist[d];
+                    if (cum + h >= need) {
+                        sh->prefix = prefix | ((uint64_t)d << shift);
+                        sh->need = need - cum;
+                        sh->done = h == need - cum; // the whole bucket is taken
+                        break;
+                    }
+                    cum += h;
                 }
-                cum += h;
             }
         }
         __syncthreads();

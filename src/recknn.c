@@ -236,16 +236,22 @@ static void on_progress(void *ud, const char *stage, double done, double total, 
         return; /* not a terminal (forced with --progress): a line per 10% */
     }
     double el = t - c->t_stage;
-    char d[32], tot[32], rate[32], left[48] = "";
+    char d[32], tot[32], rate[64], left[48] = "";
     human(d, sizeof d, done);
     human(tot, sizeof tot, total);
-    human(rate, sizeof rate, el > 0.0 ? done / el : 0.0);
+    if (el > 1e-3) {
+        char r[32];
+        human(r, sizeof r, done / el);
+        snprintf(rate, sizeof rate, ", %s %s/s", r, unit);
+    } else {
+        rate[0] = '\0';
+    }
     if (frac > 0.0 && frac < 1.0 && el > 0.2) snprintf(left, sizeof left, ", %.1f s left", el * (1.0 - frac) / frac);
     if (c->tty) fputs("\r", stderr);
     if (total > 0.0)
-        fprintf(stderr, "recknn: %s %3d%% (%s of %s %s, %s %s/s%s)", stage, pct, d, tot, unit, rate, unit, left);
+        fprintf(stderr, "recknn: %s %3d%% (%s of %s %s%s%s)", stage, pct, d, tot, unit, rate, left);
     else
-        fprintf(stderr, "recknn: %s %s %s (%s %s/s)", stage, d, unit, rate, unit);
+        fprintf(stderr, "recknn: %s %s %s%s", stage, d, unit, rate);
     fputs(c->tty ? "\033[K" : "\n", stderr);
     fflush(stderr);
     c->drawn = 1;

@@ -274,7 +274,6 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     to.progress_ud = o->ud;
 
     /* engine: lists, predictions, and on the GPU the top-N while the lists are there */
-    double t_engine = rk_omp_wtime();
     int use_gpu = decide_device(o, &ko, &j);
     s = rk_lists_alloc(&j.lists, (int32_t)rep->items, ko.k, err);
     if (s != RK_OK) goto fail;
@@ -326,18 +325,21 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
         rep->have_eval = 1;
     }
     double t_engine_end = rk_omp_wtime();
-    (void)t_engine;
 
-    /* write the rest */
+    /* write the rest (progress in rows, a file at a time) */
+    const int64_t w_rows = (o->write_neighbors ? rep->list_entries : 0) + test->n;
+    RK_PROGRESS(o->progress, o->ud, "write", 0, w_rows, "rows");
     if (s == RK_OK && o->write_neighbors) {
         s = rk_out_file(j.out, "neighbors.csv", &fp, err);
         if (s == RK_OK) s = rk_out_neighbors(fp, &j.lists, ds->items, err);
+        RK_PROGRESS(o->progress, o->ud, "write", rep->list_entries, w_rows, "rows");
     }
     if (s == RK_OK && test->n > 0) {
         s = rk_out_file(j.out, "predictions.csv", &fp, err);
         if (s == RK_OK)
             s = rk_out_predictions(fp, test->n, test->user, test->item, test->rating, j.pred, j.used,
                                    ds->users, ds->items, err);
+        RK_PROGRESS(o->progress, o->ud, "write", w_rows, w_rows, "rows");
     }
     if (s == RK_OK) s = rk_out_file(j.out, "metrics.json", &fp, err);
     if (s != RK_OK) goto fail;

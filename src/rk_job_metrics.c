@@ -135,6 +135,8 @@ void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
         fprintf(fp, "{\"n\": %d, \"users\": %lld, \"rows\": %lld, \"updates\": %lld, \"path\": ", r->top_n,
                 (long long)t->users, (long long)t->rows, (long long)t->updates);
         rk_out_json_string(fp, t->path);
+        fputs(", \"detail\": ", fp);
+        rk_out_json_string(fp, t->detail);
         fputs(", \"compute_s\": ", fp);
         json_num(fp, t->compute_s);
         fputs(", \"upload_s\": ", fp);

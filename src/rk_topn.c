@@ -228,6 +228,7 @@ rk_status rk_topn_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *
         }
 
     const int nthr = o->threads > 0 ? o->threads : rk_omp_max_threads();
+    RK_PROGRESS(o->progress, o->progress_ud, "top-N", 0, n_users, "users");
     double compute = 0.0, sink = 0.0;
     int64_t updates = 0, rows = 0;
     for (int64_t first = 0; first < n_users && s == RK_OK; first += batch) {

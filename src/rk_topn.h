@@ -93,6 +93,7 @@ typedef struct rk_topn_stats {
     int64_t rows;           /* recommendations made: Σ list lengths */
     int64_t updates;        /* list entries summed into scores */
     char path[64];          /* "cpu", "gpu kernel", "gpu spgemm", ... */
+    char detail[96];        /* where the time went, in words */
 } rk_topn_stats;
 
 /*! rk_topn_check() : the checks every engine makes: n >= 1, a sink, lists
