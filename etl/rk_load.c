@@ -313,18 +313,19 @@ static rk_status plan_chunk(loader *L, const rk_fmt *f, rk_chunk *c, int64_t *to
 /* Rows that must move (an earlier chunk left a gap, or netflix orphans are
  * dropped) are first set aside in the chunk's own arrays: a destination may
  * overlap another chunk's rows not yet moved.  Parallel over chunks. */
-static void set_aside(rk_chunk *c)
+static void set_aside(const rk_rows *out, rk_chunk *c)
 {
     if (c->spilled || c->dst == c->base + c->norph || c->n == c->norph) return;
     rk_rows *o = &c->own;
-    if (rk_rows_reserve(o, c->n, c->t != NULL) != 0) {
+    int64_t b = c->base; /* out may have moved since the parse: not c->u */
+    if (rk_rows_reserve(o, c->n, out->t != NULL) != 0) {
         c->status = RK_E_NOMEM;
         return;
     }
-    memcpy(o->u, c->u, (size_t)c->n * sizeof *o->u);
-    memcpy(o->i, c->i, (size_t)c->n * sizeof *o->i);
-    memcpy(o->r, c->r, (size_t)c->n * sizeof *o->r);
-    if (c->t != NULL) memcpy(o->t, c->t, (size_t)c->n * sizeof *o->t);
+    memcpy(o->u, out->u + b, (size_t)c->n * sizeof *o->u);
+    memcpy(o->i, out->i + b, (size_t)c->n * sizeof *o->i);
+    memcpy(o->r, out->r + b, (size_t)c->n * sizeof *o->r);
+    if (out->t != NULL) memcpy(o->t, out->t + b, (size_t)c->n * sizeof *o->t);
     c->spilled = 1;
 }
 
@@ -451,6 +452,8 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
         tags |= ch[k].utag != NULL || (ch[k].nlead > ch[k].norph && ch[k].fill_tag);
         moves |= !ch[k].spilled && ch[k].dst != ch[k].base + ch[k].norph && ch[k].n > ch[k].norph;
     }
+    /* chunks that spilled may hold more rows than their lines */
+    if (total > slots && rk_rows_reserve(out, total, f->want_time) != 0) goto nomem;
     if (tags && rk_rows_want_tags(out) != 0) goto nomem;
     if (alen > out->acap) {
         size_t cap = out->acap * 2 > alen ? out->acap * 2 : alen;
@@ -461,7 +464,7 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
     }
     if (moves) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt) if (nch > 1)
-        for (int k = 0; k < nch; k++) set_aside(&ch[k]);
+        for (int k = 0; k < nch; k++) set_aside(out, &ch[k]);
         for (int k = 0; k < nch; k++)
             if (ch[k].status != RK_OK) goto nomem;
     }
