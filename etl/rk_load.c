@@ -1,13 +1,17 @@
 /* rk_load.c — rating files -> dense triples: blocks, chunks, merging.
  *
- * A file is read in blocks (read(2); memory for rk_load_buffer).  A block ends
- * at its last newline; the partial line is carried to the next one.  Each
- * block is cut into chunks at line boundaries, the chunks are parsed in
- * parallel (rk_parse.c) and merged in order: line numbers are the chunk's own
- * plus the lines before it, bad lines are reported in file order, and netflix
- * rows before a chunk's first "MOVIEID:" line get the movie of the chunk
- * before.  Raw ids become dense indices at the end (rk_ids.c), over the
- * training and test files together.
+ * A file is read in blocks (pread(2) by several threads; memory for
+ * rk_load_buffer).  A block ends at its last newline; the partial line is
+ * carried to the next one.  Each block is cut into chunks at line boundaries,
+ * a few per thread; their newlines are counted (in parallel), which bounds
+ * each chunk's rows and so gives it its own range of the merged arrays; the
+ * chunks are parsed in parallel (rk_parse.c) straight into those ranges and
+ * then put in file order: line numbers are the chunk's own plus the lines
+ * before it, bad lines are reported in file order, and netflix rows before a
+ * chunk's first "MOVIEID:" line get the movie of the chunk before.  Rows are
+ * copied only when an earlier chunk of the block left a gap.  Raw ids become
+ * dense indices at the end (rk_ids.c), over the training and test files
+ * together.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_load_internal.h"

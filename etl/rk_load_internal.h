@@ -185,11 +185,12 @@ int rk_fast_layout(const rk_fmt *f);
 
 /*! rk_fast_lines() : take the plain lines from p on into c's rows, up to the
  *  first line the fast path does not take.  `end` is just past a newline:
- *  the lines from p to end are whole.  *line counts the lines taken.
+ *  the lines from p to end are whole.  *line counts the lines taken.  For
+ *  netflix, `movie` is the item of the rating lines (an integer id).
  *  @return where it stopped (end, or the start of a line for libcsv); on
  *  running out of memory c->status is set. */
 const char *rk_fast_lines(const rk_fmt *f, rk_chunk *c, const char *p, const char *end,
-                          int64_t *line);
+                          int64_t *line, int64_t movie);
 
 /* A canonical integer: optional '-', digits, no leading zero (except "0"),
  * no "-0", fits int64.  @return 1 and the value, else 0. */

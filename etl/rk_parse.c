@@ -562,8 +562,10 @@ void rk_parse_chunk(const rk_fmt *f, rk_chunk *c)
         while (whole > q && whole[-1] != '\n') whole--;
         int64_t line = 0;
         while (q < end && c->status == RK_OK && !s.stop) {
-            if (f->fast && q < whole) {
-                q = rk_fast_lines(f, c, q, whole, &line);
+            /* netflix: only under a movie with an integer id; libcsv takes the
+             * movie lines, and the rating lines before the chunk's first one */
+            if (f->fast && q < whole && (!f->netflix || (s.mv == RK_MV_OK && !s.mv_tag))) {
+                q = rk_fast_lines(f, c, q, whole, &line, s.mv_v);
                 if (q == end || c->status != RK_OK) break;
             }
             const char *e = memchr(q, '\n', (size_t)(end - q));

@@ -8,7 +8,10 @@
  *   - its fields hold nothing but the bytes 0-9 . - (no quote, space, tab,
  *     CR or NUL: libcsv's quoting and trimming cannot apply, so its split is
  *     the plain split at the delimiter, which is none of those bytes);
- *   - it has the file's field count, and the layout is user,item,rating[,x];
+ *   - it has the file's field count, and the layout is user,item,rating[,x],
+ *     or dat's user::item::rating::time, or a netflix rating line
+ *     (user,rating,date) under a movie with an integer id (the movie lines,
+ *     and the rating lines before the chunk's first one, are libcsv's);
  *   - the ids are canonical integers of at most 18 digits (rk_parse_canon_int
  *     reads them the same way), the rating is a plain decimal
  *     (rk_parse_rating_plain, the exact case of rk_parse_rating) inside the
@@ -25,12 +28,14 @@
 int rk_fast_layout(const rk_fmt *f)
 {
     unsigned char d = f->delim;
-    if (f->netflix || f->dat || f->collapse) return 0;
+    if (f->collapse) return 0;
     /* a delimiter that can be part of a plain field, or that libcsv treats
      * specially, would make the plain split differ from libcsv's */
     if ((d >= '0' && d <= '9') || d == '.' || d == '-' || d == ' ' || d == '"' || d == '\r' ||
         d == '\n' || d == '\0')
         return 0;
+    if (f->netflix) return f->nfields == 3 && f->cu == 0 && f->cr == 1 && f->ct == 2;
+    if (f->dat) return f->nfields == 7 && f->cu == 0 && f->ci == 2 && f->cr == 4 && f->ct == 6;
     if (f->cu != 0 || f->ci != 1 || f->cr != 2) return 0;
     if (f->nfields == 3) return f->ct < 0;
     if (f->nfields == 4) return f->ct < 0 || f->ct == 3;
@@ -65,10 +70,12 @@ static inline int plain_byte(unsigned char b)
 }
 
 const char *rk_fast_lines(const rk_fmt *f, rk_chunk *c, const char *p, const char *end,
-                          int64_t *line)
+                          int64_t *line, int64_t movie)
 {
     const unsigned char delim = f->delim;
-    const int four = f->nfields == 4, keep_time = f->want_time && f->ct == 3;
+    const int dat = f->dat, netflix = f->netflix;
+    /* a last field after the rating: the time, or one not read */
+    const int four = f->nfields == 4 || dat || netflix, keep_time = f->want_time && f->ct >= 0;
     const int scale = f->have_scale;
     const double smin = f->smin, smax = f->smax;
     int64_t n = c->n, cap = c->cap, ln = *line;
@@ -79,13 +86,18 @@ const char *rk_fast_lines(const rk_fmt *f, rk_chunk *c, const char *p, const cha
         int64_t u, i, t = 0;
         double r;
         const char *q = fast_id(p, delim, &u);
-        if (q == NULL || (q = fast_id(q, delim, &i)) == NULL) break;
+        if (q == NULL || (dat && *q++ != (char)delim)) break; /* dat: "::" */
+        if (netflix) {
+            i = movie;
+        } else if ((q = fast_id(q, delim, &i)) == NULL || (dat && *q++ != (char)delim)) {
+            break;
+        }
         const char *s = q;
         while (plain_byte((unsigned char)*q)) q++;
         if (rk_parse_rating_plain(s, (size_t)(q - s), &r) != 0) break;
         if (scale && !(r >= smin && r <= smax)) break;
         if (four) {
-            if ((unsigned char)*q != delim) break;
+            if ((unsigned char)*q != delim || (dat && (unsigned char)*++q != delim)) break;
             s = ++q;
             while ((unsigned)((unsigned char)*q - '0') <= 9 || *q == '-') q++;
             /* the integer form first; a date ("2005-09-06") is no integer */

@@ -4,7 +4,8 @@
  * line.  Random well-formed inputs (checked against the rows the generator
  * wrote, too) and randomly mutated ones (quotes, spaces, CR, NUL, delimiters,
  * digits, signs, dots, long fields, blank lines, a BOM, a missing last
- * newline...) in the movielens, csv (comma, semicolon, tab) and tsv layouts,
+ * newline...) in the movielens, csv (comma, semicolon, tab), tsv, dat and
+ * netflix layouts,
  * with and without time, --skip-bad-lines and --rating-scale, are loaded with
  * the fast path off (the reference) and on, with several chunk sizes and
  * thread counts: the status, the message (file:line: reason), the triples
@@ -177,19 +178,22 @@ static void check_case(const char *buf, size_t len, const rk_load_opts *base, co
 typedef struct layout {
     rk_format fmt;
     char delim;
-    int four;           /* a fourth (time) column */
+    const char *sep;    /* between fields */
+    int four;           /* a time column after the rating */
     const char *header; /* NULL: none */
 } layout;
 
 static const layout layouts[] = {
-    {RK_FMT_MOVIELENS, ',', 1, "userId,movieId,rating,timestamp"},
-    {RK_FMT_CSV, ',', 0, NULL},
-    {RK_FMT_CSV, ',', 1, "user,item,rating,timestamp"},
-    {RK_FMT_CSV, ';', 0, "user;item;rating"},
-    {RK_FMT_CSV, ';', 1, NULL},
-    {RK_FMT_CSV, '\t', 0, NULL},
-    {RK_FMT_CSV, '\t', 1, "user\titem\trating\ttime"},
-    {RK_FMT_TSV, '\t', 1, NULL},
+    {RK_FMT_MOVIELENS, ',', ",", 1, "userId,movieId,rating,timestamp"},
+    {RK_FMT_CSV, ',', ",", 0, NULL},
+    {RK_FMT_CSV, ',', ",", 1, "user,item,rating,timestamp"},
+    {RK_FMT_CSV, ';', ";", 0, "user;item;rating"},
+    {RK_FMT_CSV, ';', ";", 1, NULL},
+    {RK_FMT_CSV, '\t', "\t", 0, NULL},
+    {RK_FMT_CSV, '\t', "\t", 1, "user\titem\trating\ttime"},
+    {RK_FMT_TSV, '\t', "\t", 1, NULL},
+    {RK_FMT_DAT, ':', "::", 1, NULL},
+    {RK_FMT_NETFLIX, ',', ",", 1, NULL}, /* user,rating,date under "MOVIEID:" lines */
 };
 
 /* An id: mostly plain integers, sometimes what only libcsv takes. */
@@ -265,12 +269,21 @@ static void gen_input(const layout *L, const rk_load_opts *o, int plain, sbuf *b
     char u[64], it[64], r[64], t[64];
     int nlines = 1 + (int)rnd(rnd(4) == 0 ? 300 : 40);
     int64_t lines = 0, rows = 0;
+    int netflix = L->fmt == RK_FMT_NETFLIX;
+    size_t sl = strlen(L->sep);
     sb_put(&want->text, "", 0);
     if (L->header != NULL) {
         sb_printf(b, "%s%s", L->header, rnd(4) ? "\n" : "\r\n");
         lines++;
     }
     for (int k = 0; k < nlines; k++) {
+        if (netflix && (k == 0 || rnd(8) == 0)) { /* a movie: the item of the lines after it */
+            gen_id(it, sizeof it);
+            sb_printf(b, "%s:%s", it, rnd(4) ? "\n" : "\r\n");
+            lines++;
+            if (k == nlines - 1) nlines++; /* a rating line ends the input */
+            continue;
+        }
         if (!plain && k < nlines - 1 && rnd(30) == 0) { /* a blank line */
             const char *bl = rnd(2) ? "\n" : "  \r\n";
             sb_put(b, bl, strlen(bl));
@@ -281,7 +294,7 @@ static void gen_input(const layout *L, const rk_load_opts *o, int plain, sbuf *b
         int tok = 1;
         double rv;
         gen_id(u, sizeof u);
-        gen_id(it, sizeof it);
+        if (!netflix) gen_id(it, sizeof it);
         do gen_rating(r, sizeof r);
         while (!in_scale(o, rv = strtod(r, NULL)));
         if (L->four) {
@@ -289,12 +302,14 @@ static void gen_input(const layout *L, const rk_load_opts *o, int plain, sbuf *b
             if (o->want_time && !tok) snprintf(t, sizeof t, "%lld", (long long)(tv = 7));
         }
         put_field(b, u, plain);
-        sb_put(b, &L->delim, 1);
-        put_field(b, it, plain);
-        sb_put(b, &L->delim, 1);
+        sb_put(b, L->sep, sl);
+        if (!netflix) {
+            put_field(b, it, plain);
+            sb_put(b, L->sep, sl);
+        }
         put_field(b, r, plain);
         if (L->four) {
-            sb_put(b, &L->delim, 1);
+            sb_put(b, L->sep, sl);
             put_field(b, t, plain);
         }
         int last = k == nlines - 1;
@@ -469,7 +484,7 @@ static int fast_takes(const rk_fmt *f, const char *line, int64_t *u, int64_t *i,
     c.cap = 4;
     int64_t line_no = 0;
     size_t len = strlen(line);
-    const char *end = rk_fast_lines(f, &c, line, line + len, &line_no);
+    const char *end = rk_fast_lines(f, &c, line, line + len, &line_no, 77);
     int took = end == line + len;
     CU_ASSERT_EQUAL(c.n, took);
     CU_ASSERT_EQUAL(line_no, took);
@@ -544,6 +559,43 @@ static void test_fast_rules(void)
     CU_ASSERT_FALSE(rk_fast_layout(&f));
     f.dat = 0, f.netflix = 1;
     CU_ASSERT_FALSE(rk_fast_layout(&f));
+
+    /* dat: "::" between the fields, nothing else */
+    memset(&f, 0, sizeof f);
+    f.format = RK_FMT_DAT;
+    f.delim = ':';
+    f.nfields = 7;
+    f.cu = 0, f.ci = 2, f.cr = 4, f.ct = 6;
+    f.dat = 1;
+    f.want_time = 1;
+    CU_ASSERT_TRUE(rk_fast_layout(&f));
+    CU_ASSERT_TRUE(fast_takes(&f, "1::1193::5::978300760\n", &u, &i, &r, &t));
+    CU_ASSERT_EQUAL(u, 1);
+    CU_ASSERT_EQUAL(i, 1193);
+    CU_ASSERT_EQUAL(r, 5.0f);
+    CU_ASSERT_EQUAL(t, 978300760);
+    static const char *const dat_refused[] = {"1:1193::5::9\n", "1::1193::5::9::\n", "1::1193:::5::9\n", "1::1193::5\n",
+                                              "1::1193::5:9\n", "1::1193:x:5::9\n", "1,1193,5,9\n"};
+    for (size_t k = 0; k < sizeof dat_refused / sizeof dat_refused[0]; k++)
+        CU_ASSERT_FALSE(fast_takes(&f, dat_refused[k], &u, &i, &r, &t));
+
+    /* netflix: rating lines get the movie given; movie lines are libcsv's */
+    memset(&f, 0, sizeof f);
+    f.format = RK_FMT_NETFLIX;
+    f.delim = ',';
+    f.nfields = 3;
+    f.cu = 0, f.ci = -1, f.cr = 1, f.ct = 2;
+    f.netflix = 1;
+    f.want_time = 1;
+    CU_ASSERT_TRUE(rk_fast_layout(&f));
+    CU_ASSERT_TRUE(fast_takes(&f, "1488844,3,2005-09-06\n", &u, &i, &r, &t));
+    CU_ASSERT_EQUAL(u, 1488844);
+    CU_ASSERT_EQUAL(i, 77);
+    CU_ASSERT_EQUAL(r, 3.0f);
+    CU_ASSERT_EQUAL(t, 1125964800);
+    static const char *const nf_refused[] = {"7:\n", "1,2\n", "1,2,2005-01-01,4\n", "1,2,2005-13-01\n", "u1,2,3\n"};
+    for (size_t k = 0; k < sizeof nf_refused / sizeof nf_refused[0]; k++)
+        CU_ASSERT_FALSE(fast_takes(&f, nf_refused[k], &u, &i, &r, &t));
 }
 
 /* Many rows per chunk, with gaps and lone CRs: rows that must move or
