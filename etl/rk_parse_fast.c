@@ -7,7 +7,8 @@
  * rk_parse.c hands whole to libcsv.  A line is taken only when
  *   - its fields hold nothing but the bytes 0-9 . - (no quote, space, tab,
  *     CR or NUL: libcsv's quoting and trimming cannot apply, so its split is
- *     the plain split at the delimiter, which is none of those bytes);
+ *     the plain split at the delimiter; libcsv trims a tab only when the tab
+ *     is not the delimiter);
  *   - it has the file's field count, and the layout is user,item,rating[,x],
  *     or dat's user::item::rating::time, or a netflix rating line
  *     (user,rating,date) under a movie with an integer id (the movie lines,
