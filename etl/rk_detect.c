@@ -395,6 +395,7 @@ rk_status rk_detect(const rk_load_opts *o, const char *name, const char *p,
     f->nfields = best > need ? best : need;
 
 done:
+    f->fast = st == RK_OK && !o->no_fast_path && rk_fast_layout(f);
     free(sm);
     free(fl);
     free(hdr);

@@ -1,13 +1,17 @@
 /* rk_load.c — rating files -> dense triples: blocks, chunks, merging.
  *
- * A file is read in blocks (read(2); memory for rk_load_buffer).  A block ends
- * at its last newline; the partial line is carried to the next one.  Each
- * block is cut into chunks at line boundaries, the chunks are parsed in
- * parallel (rk_parse.c) and merged in order: line numbers are the chunk's own
- * plus the lines before it, bad lines are reported in file order, and netflix
- * rows before a chunk's first "MOVIEID:" line get the movie of the chunk
- * before.  Raw ids become dense indices at the end (rk_ids.c), over the
- * training and test files together.
+ * A file is read in blocks (pread(2) by several threads; memory for
+ * rk_load_buffer).  A block ends at its last newline; the partial line is
+ * carried to the next one.  Each block is cut into chunks at line boundaries,
+ * a few per thread; their newlines are counted (in parallel), which bounds
+ * each chunk's rows and so gives it its own range of the merged arrays; the
+ * chunks are parsed in parallel (rk_parse.c) straight into those ranges and
+ * then put in file order: line numbers are the chunk's own plus the lines
+ * before it, bad lines are reported in file order, and netflix rows before a
+ * chunk's first "MOVIEID:" line get the movie of the chunk before.  Rows are
+ * copied only when an earlier chunk of the block left a gap.  Raw ids become
+ * dense indices at the end (rk_ids.c), over the training and test files
+ * together.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_load_internal.h"
@@ -21,6 +25,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define RK_CHUNK_DEFAULT ((size_t)8 << 20)
 #define RK_CHUNK_MIN ((size_t)256 << 10)
@@ -194,6 +201,11 @@ static rk_status src_next(src *s, size_t want, const char **p, size_t *n, int *l
 
 /* ---- the loader ---------------------------------------------------------------- */
 
+/* Progress over the training and test files together. */
+typedef struct rk_load_progress {
+    double done, total;
+} rk_load_progress;
+
 typedef struct loader {
     const rk_load_opts *o;
     int nt;
@@ -210,7 +222,28 @@ typedef struct loader {
     int64_t mv_v;
     size_t mv_len;
     char mv_s[RK_ID_MAX + 1];
+    rk_load_progress *pg;         /* bytes parsed before the current region */
 } loader;
+
+/* Newlines in p[0..n).  The one pass the loader makes over the bytes besides
+ * the parse: it tells each chunk where its rows go before any is parsed. */
+static int64_t count_nl(const char *p, size_t n)
+{
+    int64_t c = 0;
+    size_t k = 0;
+#ifdef __SSE2__
+    const __m128i nl = _mm_set1_epi8('\n');
+    while (n - k >= 16 * 255) { /* byte counters, summed before they wrap */
+        __m128i acc = _mm_setzero_si128();
+        for (int j = 0; j < 255; j++, k += 16)
+            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + k)), nl));
+        __m128i s = _mm_sad_epu8(acc, _mm_setzero_si128());
+        c += _mm_cvtsi128_si64(s) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(s, s));
+    }
+#endif
+    for (; k < n; k++) c += p[k] == '\n';
+    return c;
+}
 
 static const char *orphan_reason(int mv)
 {
@@ -219,8 +252,10 @@ static const char *orphan_reason(int mv)
 }
 
 /* In file order: errors, bad lines, where the chunk's rows go, the netflix
- * movie they continue under.  *total: rows planned so far. */
-static rk_status plan_chunk(loader *L, const rk_fmt *f, rk_chunk *c, int64_t *total, rk_error *err)
+ * movie they continue under, where its strings go.  *total: rows planned so
+ * far; *alen: arena bytes planned so far. */
+static rk_status plan_chunk(loader *L, const rk_fmt *f, rk_chunk *c, int64_t *total, size_t *alen,
+                            rk_error *err)
 {
     rk_load_report *rep = L->rep;
     if (c->status == RK_E_NOMEM)
@@ -253,19 +288,25 @@ static rk_status plan_chunk(loader *L, const rk_fmt *f, rk_chunk *c, int64_t *to
     }
     c->norph = norph;
     c->dst = *total;
-    *total += c->rows.n - norph;
-    rep->ratings += c->rows.n - norph;
+    *total += c->n - norph;
+    rep->ratings += c->n - norph;
     L->line_base += c->lines;
     c->fill_tag = L->mv_tag;
     c->fill_v = L->mv_v;
     c->fill_len = L->mv_len;
-    if (c->nlead > norph && L->mv_tag) memcpy(c->fill_s, L->mv_s, L->mv_len);
+    if (c->nlead > norph && L->mv_tag) { /* the movie's string goes to the arena once per chunk */
+        memcpy(c->fill_s, L->mv_s, L->mv_len);
+        c->fill_v = (int64_t)*alen;
+        *alen += L->mv_len + 1;
+    }
+    c->abase = *alen;
+    *alen += c->own.alen;
     if (c->mv_state != RK_MV_NONE) {
         L->mv = c->mv_state;
         L->mv_tag = c->mv_tag;
         L->mv_v = c->mv_v;
         if (c->mv_state == RK_MV_OK && c->mv_tag) {
-            const char *ms = c->rows.arena + c->mv_v;
+            const char *ms = c->own.arena + c->mv_v;
             L->mv_len = (unsigned char)ms[0];
             memcpy(L->mv_s, ms + 1, L->mv_len);
         }
@@ -273,69 +314,93 @@ static rk_status plan_chunk(loader *L, const rk_fmt *f, rk_chunk *c, int64_t *to
     return RK_OK;
 }
 
-static void copy_rows(rk_rows *out, const rk_chunk *c)
+/* Rows that must move (an earlier chunk left a gap, or netflix orphans are
+ * dropped) are first set aside in the chunk's own arrays: a destination may
+ * overlap another chunk's rows not yet moved.  Parallel over chunks. */
+static void set_aside(const rk_rows *out, rk_chunk *c)
 {
-    const rk_rows *in = &c->rows;
-    int64_t m = in->n - c->norph, from = c->norph, d = c->dst;
-    if (m <= 0) return;
-    memcpy(out->u + d, in->u + from, (size_t)m * sizeof *out->u);
-    memcpy(out->i + d, in->i + from, (size_t)m * sizeof *out->i);
-    memcpy(out->r + d, in->r + from, (size_t)m * sizeof *out->r);
-    if (out->t != NULL) memcpy(out->t + d, in->t + from, (size_t)m * sizeof *out->t);
+    if (c->spilled || c->dst == c->base + c->norph || c->n == c->norph) return;
+    rk_rows *o = &c->own;
+    int64_t b = c->base; /* out may have moved since the parse: not c->u */
+    if (rk_rows_reserve(o, c->n, out->t != NULL) != 0) {
+        c->status = RK_E_NOMEM;
+        return;
+    }
+    memcpy(o->u, out->u + b, (size_t)c->n * sizeof *o->u);
+    memcpy(o->i, out->i + b, (size_t)c->n * sizeof *o->i);
+    memcpy(o->r, out->r + b, (size_t)c->n * sizeof *o->r);
+    if (out->t != NULL) memcpy(o->t, out->t + b, (size_t)c->n * sizeof *o->t);
+    c->spilled = 1;
 }
 
-/* String ids and netflix movies carried in from an earlier chunk (in order). */
-static rk_status finish_chunk(loader *L, const rk_chunk *c, rk_error *err)
+/* The chunk's rows in their place in out: moved when set aside, string ids
+ * offset into out's arena, netflix rows carried over given their movie.
+ * Chunks write disjoint ranges: parallel over chunks. */
+static void place_chunk(rk_rows *out, rk_chunk *c)
 {
-    rk_rows *out = L->out;
-    const rk_rows *in = &c->rows;
-    int64_t m = in->n - c->norph, from = c->norph, d = c->dst;
-    if (m <= 0) return RK_OK;
-    if (in->utag != NULL) {
-        if (rk_rows_want_tags(out) != 0) goto nomem;
-        int64_t base = (int64_t)out->alen;
+    int64_t m = c->n - c->norph, from = c->norph, d = c->dst;
+    if (m <= 0) return;
+    if (c->spilled) {
+        const rk_rows *in = &c->own;
+        memcpy(out->u + d, in->u + from, (size_t)m * sizeof *out->u);
+        memcpy(out->i + d, in->i + from, (size_t)m * sizeof *out->i);
+        memcpy(out->r + d, in->r + from, (size_t)m * sizeof *out->r);
+        if (out->t != NULL) memcpy(out->t + d, in->t + from, (size_t)m * sizeof *out->t);
+    }
+    if (c->utag != NULL) {
+        int64_t base = (int64_t)c->abase;
         for (int64_t k = 0; k < m; k++) {
-            out->utag[d + k] = in->utag[from + k];
-            out->itag[d + k] = in->itag[from + k];
-            if (out->utag[d + k]) out->u[d + k] += base;
-            if (out->itag[d + k]) out->i[d + k] += base;
+            uint8_t ut = c->utag[from + k], it = c->itag[from + k];
+            out->utag[d + k] = ut;
+            out->itag[d + k] = it;
+            if (ut) out->u[d + k] += base;
+            if (it) out->i[d + k] += base;
         }
-        if (out->alen + in->alen > out->acap) {
-            size_t cap = out->acap * 2;
-            if (cap < out->alen + in->alen) cap = out->alen + in->alen;
-            char *a = realloc(out->arena, cap);
-            if (a == NULL) goto nomem;
-            out->arena = a;
-            out->acap = cap;
-        }
-        memcpy(out->arena + out->alen, in->arena, in->alen);
-        out->alen += in->alen;
+        memcpy(out->arena + c->abase, c->own.arena, c->own.alen);
     } else if (out->utag != NULL) {
         memset(out->utag + d, 0, (size_t)m);
         memset(out->itag + d, 0, (size_t)m);
     }
     int64_t nfill = c->nlead - c->norph;
     if (nfill > 0) {
-        int64_t v = c->fill_v;
-        if (c->fill_tag && (rk_rows_want_tags(out) != 0 || (v = rk_rows_put_string(out, c->fill_s, c->fill_len)) < 0))
-            goto nomem;
+        if (c->fill_tag) {
+            out->arena[c->fill_v] = (char)(unsigned char)c->fill_len;
+            memcpy(out->arena + c->fill_v + 1, c->fill_s, c->fill_len);
+        }
         for (int64_t k = d; k < d + nfill; k++) {
-            out->i[k] = v;
+            out->i[k] = c->fill_v;
             if (out->itag != NULL) out->itag[k] = (uint8_t)c->fill_tag;
         }
     }
-    return RK_OK;
-nomem:
-    return rk_error_set(err, RK_E_NOMEM, "out of memory parsing %s", L->name);
 }
 
-/* Cut p[0..n) into chunks of whole lines, parse them in parallel, merge. */
+static rk_chunk *chunk_slot(loader *L, int k, rk_error *err)
+{
+    if (k == L->nch_cap) {
+        int cap = L->nch_cap ? L->nch_cap * 2 : 16;
+        rk_chunk *c = realloc(L->ch, (size_t)cap * sizeof *c);
+        if (c == NULL) {
+            rk_error_set(err, RK_E_NOMEM, "out of memory parsing %s", L->name);
+            return NULL;
+        }
+        memset(c + L->nch_cap, 0, (size_t)(cap - L->nch_cap) * sizeof *c);
+        L->ch = c;
+        L->nch_cap = cap;
+    }
+    return &L->ch[k];
+}
+
+/* Cut p[0..n) into chunks of whole lines, count their lines (which bound
+ * their rows), parse them in parallel into their places in L->out, then put
+ * the rows in file order.  Nothing here passes over the bytes or the rows
+ * serially; the loops over chunks are cheap. */
 static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n, rk_error *err)
 {
+    rk_rows *out = L->out;
     size_t cs = L->o->chunk_bytes;
     if (n == 0) return RK_OK;
-    if (cs == 0) {
-        cs = n / (size_t)L->nt + 1;
+    if (cs == 0) { /* a few chunks per thread: a slow thread holds up less */
+        cs = n / ((size_t)L->nt * 4) + 1;
         if (cs < RK_CHUNK_MIN) cs = RK_CHUNK_MIN;
         if (cs > RK_CHUNK_DEFAULT) cs = RK_CHUNK_DEFAULT;
     }
@@ -347,35 +412,75 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
             const char *q = memchr(p + end - 1, '\n', n - (end - 1));
             end = q != NULL ? (size_t)(q - p) + 1 : n;
         }
-        if (nch == L->nch_cap) {
-            int cap = L->nch_cap ? L->nch_cap * 2 : 16;
-            rk_chunk *c = realloc(L->ch, (size_t)cap * sizeof *c);
-            if (c == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory parsing %s", L->name);
-            memset(c + L->nch_cap, 0, (size_t)(cap - L->nch_cap) * sizeof *c);
-            L->ch = c;
-            L->nch_cap = cap;
-        }
-        L->ch[nch].p = p + pos;
-        L->ch[nch].len = end - pos;
+        rk_chunk *c = chunk_slot(L, nch, err);
+        if (c == NULL) return RK_E_NOMEM;
+        c->p = p + pos;
+        c->len = end - pos;
         nch++;
         pos = end;
     }
-    if (nch == 1) {
-        rk_parse_chunk(f, &L->ch[0]);
-    } else {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt)
-        for (int k = 0; k < nch; k++) rk_parse_chunk(f, &L->ch[k]);
+    rk_chunk *ch = L->ch;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt) if (nch > 1)
+    for (int k = 0; k < nch; k++) /* a line without its newline ends the file only */
+        ch[k].lines = count_nl(ch[k].p, ch[k].len) + (ch[k].p[ch[k].len - 1] != '\n');
+    int64_t slots = out->n;
+    for (int k = 0; k < nch; k++) {
+        ch[k].home = out;
+        ch[k].base = slots;
+        ch[k].room = ch[k].lines;
+        slots += ch[k].lines;
     }
-    int64_t total = L->out->n;
-    for (int k = 0; k < nch; k++) RK_FORWARD(plan_chunk(L, f, &L->ch[k], &total, err));
-    if (rk_rows_reserve(L->out, total, f->want_time) != 0)
-        return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)total);
-    /* the copies also take the first touch of new pages: in parallel */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt) if (nch > 1 && total - L->out->n > 65536)
-    for (int k = 0; k < nch; k++) copy_rows(L->out, &L->ch[k]);
-    for (int k = 0; k < nch; k++) RK_FORWARD(finish_chunk(L, &L->ch[k], err));
-    L->out->n = total;
+    if (rk_rows_reserve(out, slots, f->want_time) != 0)
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)slots);
+
+    /* thread 0 reports progress as chunks finish, a few times per block */
+    double done = 0.0;
+    rk_progress_fn prog = L->o->progress;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt) if (nch > 1)
+    for (int k = 0; k < nch; k++) {
+        rk_parse_chunk(f, &ch[k]);
+        if (prog != NULL) {
+            double now;
+#pragma omp atomic capture
+            now = done += (double)ch[k].len;
+            if (rk_omp_thread_num() == 0 && now < (double)n)
+                prog(L->o->progress_ud, "parse", L->pg->done + now, L->pg->total, "bytes");
+        }
+    }
+
+    int64_t total = out->n;
+    size_t alen = out->alen;
+    int tags = out->utag != NULL, moves = 0;
+    for (int k = 0; k < nch; k++) {
+        RK_FORWARD(plan_chunk(L, f, &ch[k], &total, &alen, err));
+        tags |= ch[k].utag != NULL || (ch[k].nlead > ch[k].norph && ch[k].fill_tag);
+        moves |= !ch[k].spilled && ch[k].dst != ch[k].base + ch[k].norph && ch[k].n > ch[k].norph;
+    }
+    /* chunks that spilled may hold more rows than their lines */
+    if (total > slots && rk_rows_reserve(out, total, f->want_time) != 0) goto nomem;
+    if (tags && rk_rows_want_tags(out) != 0) goto nomem;
+    if (alen > out->acap) {
+        size_t cap = out->acap * 2 > alen ? out->acap * 2 : alen;
+        char *a = realloc(out->arena, cap);
+        if (a == NULL) goto nomem;
+        out->arena = a;
+        out->acap = cap;
+    }
+    if (moves) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt) if (nch > 1)
+        for (int k = 0; k < nch; k++) set_aside(out, &ch[k]);
+        for (int k = 0; k < nch; k++)
+            if (ch[k].status != RK_OK) goto nomem;
+    }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt) if (nch > 1)
+    for (int k = 0; k < nch; k++) place_chunk(out, &ch[k]);
+    out->n = total;
+    out->alen = alen;
+    L->pg->done += (double)n;
+    RK_PROGRESS(prog, L->o->progress_ud, "parse", L->pg->done, L->pg->total, "bytes");
     return RK_OK;
+nomem:
+    return rk_error_set(err, RK_E_NOMEM, "out of memory parsing %s", L->name);
 }
 
 static rk_status load_src(loader *L, src *s, rk_error *err)
@@ -401,6 +506,7 @@ static rk_status load_src(loader *L, src *s, rk_error *err)
         L->first_file = 0;
     }
     L->line_base = skip_l;
+    L->pg->done += (double)skip_b;
     p += skip_b;
     n -= skip_b;
     for (;;) {
@@ -495,9 +601,11 @@ static void loader_free(loader *L)
     L->nch_cap = 0;
 }
 
-static void loader_init(loader *L, const rk_load_opts *o, rk_rows *out, rk_load_report *rep)
+static void loader_init(loader *L, const rk_load_opts *o, rk_rows *out, rk_load_report *rep,
+                        rk_load_progress *pg)
 {
     memset(L, 0, sizeof *L);
+    L->pg = pg;
     memset(rep, 0, sizeof *rep);
     L->o = o;
     L->nt = o->threads > 0 ? o->threads : rk_omp_max_threads();
@@ -508,11 +616,11 @@ static void loader_init(loader *L, const rk_load_opts *o, rk_rows *out, rk_load_
 }
 
 static rk_status load_paths(const char *const *paths, int n_paths, const rk_load_opts *o,
-                            rk_rows *out, rk_load_report *rep, rk_error *err)
+                            rk_rows *out, rk_load_report *rep, rk_load_progress *pg, rk_error *err)
 {
     loader L;
     rk_status st = RK_OK;
-    loader_init(&L, o, out, rep);
+    loader_init(&L, o, out, rep, pg);
     for (int k = 0; k < n_paths && st == RK_OK; k++) {
         struct stat sb;
         L.file_index = k;
@@ -529,6 +637,39 @@ static rk_status load_paths(const char *const *paths, int n_paths, const rk_load
 }
 
 /* ---- the data set ---------------------------------------------------------------- */
+
+/* The bytes a path holds (a directory: its regular files), -1: not known. */
+static double path_bytes(const char *path)
+{
+    struct stat sb;
+    if (path == NULL || strcmp(path, "-") == 0 || stat(path, &sb) != 0) return -1.0;
+    if (S_ISREG(sb.st_mode)) return (double)sb.st_size;
+    if (!S_ISDIR(sb.st_mode)) return -1.0;
+    DIR *d = opendir(path);
+    if (d == NULL) return -1.0;
+    double sum = 0.0;
+    struct dirent *e;
+    int dfd = dirfd(d);
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.' && fstatat(dfd, e->d_name, &sb, 0) == 0 && S_ISREG(sb.st_mode))
+            sum += (double)sb.st_size;
+    closedir(d);
+    return sum;
+}
+
+/* The progress total: the sizes of all files, or 0 when one is not known. */
+static double total_bytes(const char *const *paths, int n_paths, const char *test_path)
+{
+    double sum = 0.0;
+    for (int k = 0; k <= n_paths; k++) {
+        const char *p = k < n_paths ? paths[k] : test_path;
+        if (k == n_paths && p == NULL) break;
+        double b = path_bytes(p);
+        if (b < 0) return 0.0;
+        sum += b;
+    }
+    return sum;
+}
 
 static rk_status finish(rk_rows *train, rk_rows *test, const rk_load_opts *o, rk_dataset *out,
                         rk_error *err)
@@ -584,10 +725,13 @@ static rk_status load_all(const char *const *paths, int n_paths, const char *tes
     }
     if (opts->have_scale && !(opts->scale_min <= opts->scale_max))
         return rk_error_set(err, RK_E_ARG, "the rating scale %g:%g is empty", opts->scale_min, opts->scale_max);
+    if (paths != NULL && n_paths < 1) return rk_error_set(err, RK_E_ARG, "no rating file given");
+    rk_load_progress pg = {0.0, 0.0};
+    if (opts->progress != NULL)
+        pg.total = paths != NULL ? total_bytes(paths, n_paths, test_path) : (double)buf_len;
     double t0 = rk_omp_wtime();
     if (paths != NULL) {
-        if (n_paths < 1) return rk_error_set(err, RK_E_ARG, "no rating file given");
-        st = load_paths(paths, n_paths, opts, &train, &out->train_report, err);
+        st = load_paths(paths, n_paths, opts, &train, &out->train_report, &pg, err);
     } else {
         loader L;
         src s;
@@ -596,7 +740,7 @@ static rk_status load_all(const char *const *paths, int n_paths, const char *tes
         s.fd = -1;
         s.mem = buf != NULL ? buf : "";
         s.mem_len = buf != NULL ? buf_len : 0;
-        loader_init(&L, opts, &train, &out->train_report);
+        loader_init(&L, opts, &train, &out->train_report, &pg);
         st = load_src(&L, &s, err);
         loader_free(&L);
     }
@@ -607,7 +751,7 @@ static rk_status load_all(const char *const *paths, int n_paths, const char *tes
     double t1 = rk_omp_wtime();
     out->train_report.read_parse_s = t1 - t0;
     if (st == RK_OK && test_path != NULL) {
-        st = load_paths(&test_path, 1, opts, &test, &out->test_report, err);
+        st = load_paths(&test_path, 1, opts, &test, &out->test_report, &pg, err);
         if (st == RK_OK && test.n == 0)
             st = rk_error_set(err, RK_E_EMPTY, "%s: no ratings found in the test file", test_path);
     }

@@ -7,9 +7,13 @@
  *   netflix    "MOVIEID:" lines, then "CustomerID,Rating,YYYY-MM-DD" lines; a
  *              file, several files, or a directory of per-movie files
  *   csv        generic delimited text: delimiter, header, column selection
- * All delimited text is parsed with libcsv.  Files are read in blocks, split at
- * line boundaries and parsed in parallel (OpenMP), one libcsv parser per chunk,
- * so memory beyond the ratings themselves is bounded by the block size.
+ * All delimited text is parsed with libcsv, except plain numeric lines
+ * ("1,10,4.5,964982703"), which a fast path takes when the layout is
+ * user,item,rating[,time] with a one-byte delimiter (movielens, tsv, csv):
+ * it yields exactly what libcsv would, and hands any other line to libcsv.
+ * Files are read in blocks, split at line boundaries and parsed in parallel
+ * (OpenMP), one parser per chunk, straight into the merged arrays, so memory
+ * beyond the ratings themselves is bounded by the block size.
  *
  * A malformed line (wrong field count, non-numeric or non-finite rating, rating
  * outside the scale given, empty or overlong id) is an error
@@ -25,6 +29,7 @@
 #include "rk_status.h"
 #include "rk_csr.h"
 #include "rk_ids.h"
+#include "rk_progress.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,8 +61,14 @@ typedef struct rk_load_opts {
     int skip_bad_lines;   /* skip and count bad lines instead of failing */
     int want_time;        /* keep timestamps (rk_triples.time); 0 = drop them */
     int threads;          /* parser threads; 0 = OpenMP's default */
-    size_t chunk_bytes;   /* bytes per parser chunk; 0 = default (8 MiB). Tests
+    size_t chunk_bytes;   /* bytes per parser chunk; 0 = default (a quarter of
+                             a thread's share of a block, at most 8 MiB). Tests
                              use tiny values to exercise chunk boundaries */
+    int no_fast_path;     /* tests: libcsv for every line */
+    rk_progress_fn progress; /* stage "parse" in "bytes" (total: the files'
+                                sizes, 0 when one is not known), from one
+                                thread, a few times per block; NULL: none */
+    void *progress_ud;
 } rk_load_opts;
 
 /*! rk_load_opts_default() : auto format, guesses, no scale, strict, no time. */

@@ -4,7 +4,8 @@
  *   rk_detect.c  the first bytes of a file -> an rk_fmt (format, delimiter,
  *                columns, field count) and the header to skip;
  *   rk_parse.c   one chunk of whole lines -> rows of raw ids and ratings
- *                (one libcsv parser per chunk, run in parallel);
+ *                (one libcsv parser per chunk, run in parallel), with
+ *   rk_parse_fast.c  the fast path for plain numeric lines;
  *   rk_load.c    blocks, chunks, merging in file order, bad-line reports.
  * rk_ids.c then turns the raw ids of all files into dense indices.
  *
@@ -44,6 +45,7 @@ typedef struct rk_fmt {
     int have_scale;
     double smin, smax;
     int skip_bad;
+    int fast;             /* plain lines may take the fast path (rk_parse_fast.c) */
 } rk_fmt;
 
 #define RK_REASON_CAP 160
@@ -51,12 +53,30 @@ typedef struct rk_fmt {
 /* Netflix movie state at the end of a chunk / of what was merged so far. */
 enum { RK_MV_NONE = 0, RK_MV_OK = 1, RK_MV_BAD = 2 };
 
-/* One chunk of whole lines and what parsing it produced. */
+/* One chunk of whole lines and what parsing it produced.
+ *
+ * Rows are written straight into the merged arrays: rk_load.c gives the chunk
+ * `room` rows of `home` from row `base` (its line count, which bounds its rows
+ * unless a line holds a lone CR).  A chunk that needs more moves its rows to
+ * `own` and goes on there (it has "spilled"); the merge copies such rows, and
+ * rows that must move because an earlier chunk left a gap (blank or bad
+ * lines, netflix MOVIEID: lines).  In the common case nothing is copied. */
 typedef struct rk_chunk {
     const char *p;        /* input: the bytes (whole lines; the last one may */
     size_t len;           /* lack its newline only at the end of a file) */
-    rk_rows rows;
-    int64_t lines;        /* lines in the chunk */
+    rk_rows *home;        /* set by rk_load.c before parsing */
+    int64_t base, room;
+    /* where the parser puts row k: u[k], i[k], r[k], t[k] (t NULL when no
+     * time is kept), k < cap: home's arrays from base, or own's */
+    int64_t *u, *i;
+    float *r;
+    int64_t *t;
+    int64_t n, cap;       /* rows parsed, room in u/i/r/t */
+    uint8_t *utag, *itag; /* row k's id is a string (in own.arena); NULL
+                             until the chunk's first string id; cap entries */
+    int spilled;          /* the rows are in own */
+    rk_rows own;          /* spilled rows; the string ids' arena (always) */
+    int64_t lines;        /* lines in the chunk (rk_load.c counts them) */
     int64_t nbad;         /* bad lines */
     int nbad_kept;
     int64_t bad[RK_LOAD_BAD_KEPT]; /* 0-based lines in the chunk */
@@ -67,21 +87,25 @@ typedef struct rk_chunk {
     int64_t *lead_line;   /* their 0-based lines */
     int mv_state;         /* RK_MV_*: the chunk's last MOVIEID: line */
     int mv_tag;
-    int64_t mv_v;         /* its id (an offset into rows.arena when mv_tag) */
+    int64_t mv_v;         /* its id (an offset into own.arena when mv_tag) */
     rk_status status;     /* RK_OK, or RK_E_NOMEM / RK_E_INTERNAL */
-    /* the merge's plan (rk_load.c): rows [norph, n) go to out[dst...]; the
-     * first nlead - norph of them get the movie fill_* */
+    /* the merge's plan (rk_load.c): rows [norph, n) go to home[dst...]; the
+     * first nlead - norph of them get the movie fill_*; own.arena goes to
+     * home->arena + abase, the fill movie's string (fill_tag) to fill_off */
     int64_t dst, norph;
     int fill_tag;
     int64_t fill_v;
-    size_t fill_len;
+    size_t fill_len, abase;
     char fill_s[RK_ID_MAX + 1];
 } rk_chunk;
 
 /* rk_parse.c */
+/*! rk_parse_chunk() : parse c->p[0..len) into c (c->home, base and room set).
+ *  The fast path (rk_parse_fast.c) takes the plain lines when f->fast. */
 void rk_parse_chunk(const rk_fmt *f, rk_chunk *c);
-void rk_chunk_reset(rk_chunk *c);
 void rk_chunk_free(rk_chunk *c);
+/* Room for row c->n: spill to c->own when home's room is used up.  0 or -1. */
+int rk_chunk_grow(rk_chunk *c);
 void rk_rows_free(rk_rows *r);
 /* Grow r to hold at least `need` rows (time arrays when want_time). 0 or -1. */
 int rk_rows_reserve(rk_rows *r, int64_t need, int want_time);
@@ -94,9 +118,79 @@ int64_t rk_rows_put_string(rk_rows *r, const char *s, size_t len);
  *  and is not part of it).  @return 0 ok, 1 not a number, 2 not finite. */
 int rk_parse_rating(const char *s, size_t n, double *out);
 
+/* rk_parse_rating's exact case: [-]digits[.digits] with a mantissa below
+ * 2^53 and at most 22 fraction digits.  m and 10^k are then doubles and one
+ * IEEE division rounds correctly, so the result equals strtod's.
+ * @return 0 and the value, or -1: not such a number (rk_parse_rating then
+ * asks strtod). */
+static inline int rk_parse_rating_plain(const char *s, size_t n, double *out)
+{
+    static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    size_t k = 0;
+    int neg = 0, dot = 0, nd = 0, frac = 0;
+    uint64_t m = 0;
+    if (n > 0 && s[0] == '-') {
+        neg = 1;
+        k = 1;
+    }
+    for (; k < n; k++) {
+        unsigned d = (unsigned)(unsigned char)s[k] - '0';
+        if (d <= 9) {
+            if (m >= (UINT64_C(1) << 53) / 10) return -1;
+            m = m * 10 + d;
+            nd++;
+            frac += dot;
+        } else if (s[k] == '.' && !dot) {
+            dot = 1;
+        } else {
+            return -1;
+        }
+    }
+    if (nd == 0 || frac > 22) return -1;
+    double v = (double)m;
+    if (frac > 0) v /= pow10[frac];
+    *out = neg ? -v : v;
+    return 0;
+}
+
 /*! rk_parse_time() : an integer or a YYYY-MM-DD date (as Unix seconds).
  *  @return 0 ok, 1 not a time. */
 int rk_parse_time(const char *s, size_t n, int64_t *out);
+
+/* rk_parse_time's integer form: [-]digits, 1 to 18 digits.  @return 0 or 1. */
+static inline int rk_parse_time_int(const char *s, size_t n, int64_t *out)
+{
+    size_t k = 0;
+    int neg = 0;
+    if (n > 0 && s[0] == '-') {
+        neg = 1;
+        k = 1;
+    }
+    if (k == n || n - k > 18) return 1;
+    int64_t v = 0;
+    for (; k < n; k++) {
+        unsigned d = (unsigned)(unsigned char)s[k] - '0';
+        if (d > 9) return 1;
+        v = v * 10 + (int64_t)d;
+    }
+    *out = neg ? -v : v;
+    return 0;
+}
+
+/* rk_parse_fast.c */
+/*! rk_fast_layout() : 1 when the fast path may take lines of f's files. */
+int rk_fast_layout(const rk_fmt *f);
+
+/*! rk_fast_lines() : take the plain lines from p on into c's rows, up to the
+ *  first line the fast path does not take.  `end` is just past a newline:
+ *  the lines from p to end are whole.  *line counts the lines taken.  For
+ *  netflix, `movie` is the item of the rating lines (an integer id).
+ *  @return where it stopped (end, or the start of a line for libcsv); on
+ *  running out of memory c->status is set. */
+const char *rk_fast_lines(const rk_fmt *f, rk_chunk *c, const char *p, const char *end,
+                          int64_t *line, int64_t movie);
 
 /* A canonical integer: optional '-', digits, no leading zero (except "0"),
  * no "-0", fits int64.  @return 1 and the value, else 0. */

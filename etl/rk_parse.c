@@ -1,11 +1,14 @@
 /* rk_parse.c — one chunk of whole lines -> rows, through libcsv.
  *
- * Each chunk gets its own libcsv parser, so chunks parse in parallel.  A chunk
- * without a quote character is fed to libcsv in one call: every newline then
- * ends a row (CSV_REPALL_NL reports blank lines too), so line numbers are
- * exact.  A chunk with a quote is fed line by line, and a line whose newline
- * libcsv swallowed (a quoted field left open) is a bad line; either way the
- * result of a line depends only on its bytes, whatever the chunking.
+ * Each chunk gets its own libcsv parser, so chunks parse in parallel.  When
+ * the file's layout allows the fast path (rk_parse_fast.c), it takes the plain
+ * numeric lines and hands every other line, whole, to libcsv, which decides
+ * it exactly as it would without the fast path.  Otherwise a chunk without a
+ * quote character is fed to libcsv in one call: every newline then ends a row
+ * (CSV_REPALL_NL reports blank lines too), so line numbers are exact.  A chunk
+ * with a quote is fed line by line, and a line whose newline libcsv swallowed
+ * (a quoted field left open) is a bad line.  Either way the result of a line
+ * depends only on its bytes, whatever the chunking and whichever path.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_load_internal.h"
@@ -18,12 +21,6 @@
 #include <string.h>
 
 /* ---- numbers ----------------------------------------------------------------- */
-
-static const double rk_pow10[23] = {
-    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-#define RK_MANT_LIMIT (UINT64_C(1) << 53)
 
 static int rating_slow(const char *s, size_t n, double *out)
 {
@@ -48,36 +45,12 @@ static int rating_slow(const char *s, size_t n, double *out)
     return rc;
 }
 
-/* Plain decimals with a mantissa below 2^53 and at most 22 fraction digits
- * are exact: m and 10^k are doubles and one IEEE division rounds correctly,
- * so the result equals strtod's.  Everything else goes to strtod. */
+/* The plain decimals exactly (rk_parse_rating_plain); everything else goes
+ * to strtod. */
 int rk_parse_rating(const char *s, size_t n, double *out)
 {
-    size_t k = 0;
-    int neg = 0, dot = 0, nd = 0, frac = 0;
-    uint64_t m = 0;
-    if (n > 0 && s[0] == '-') {
-        neg = 1;
-        k = 1;
-    }
-    for (; k < n; k++) {
-        unsigned d = (unsigned)(unsigned char)s[k] - '0';
-        if (d <= 9) {
-            if (m >= RK_MANT_LIMIT / 10) return rating_slow(s, n, out);
-            m = m * 10 + d;
-            nd++;
-            frac += dot;
-        } else if (s[k] == '.' && !dot) {
-            dot = 1;
-        } else {
-            return rating_slow(s, n, out);
-        }
-    }
-    if (nd == 0 || frac > 22) return rating_slow(s, n, out);
-    double v = (double)m;
-    if (frac > 0) v /= rk_pow10[frac];
-    *out = neg ? -v : v;
-    return 0;
+    if (rk_parse_rating_plain(s, n, out) == 0) return 0;
+    return rating_slow(s, n, out);
 }
 
 /* Days from 1970-01-01 to y-m-d (proleptic Gregorian; H. Hinnant's method). */
@@ -114,21 +87,7 @@ int rk_parse_time(const char *s, size_t n, int64_t *out)
         *out = days_from_civil((int64_t)y, mo, d) * 86400;
         return 0;
     }
-    size_t k = 0;
-    int neg = 0;
-    if (n > 0 && s[0] == '-') {
-        neg = 1;
-        k = 1;
-    }
-    if (k == n || n - k > 18) return 1;
-    int64_t v = 0;
-    for (; k < n; k++) {
-        unsigned d = (unsigned)(unsigned char)s[k] - '0';
-        if (d > 9) return 1;
-        v = v * 10 + (int64_t)d;
-    }
-    *out = neg ? -v : v;
-    return 0;
+    return rk_parse_time_int(s, n, out);
 }
 
 /* ---- rows -------------------------------------------------------------------- */
@@ -205,16 +164,21 @@ int64_t rk_rows_put_string(rk_rows *r, const char *s, size_t len)
     return off;
 }
 
-void rk_chunk_reset(rk_chunk *c)
+/* Rows go to home's arrays from c->base; no string id yet. */
+static void chunk_reset(rk_chunk *c)
 {
-    c->rows.n = 0;
-    c->rows.alen = 0;
-    if (c->rows.utag != NULL) { /* keep the all-integer fast path per chunk */
-        free(c->rows.utag);
-        free(c->rows.itag);
-        c->rows.utag = c->rows.itag = NULL;
-    }
-    c->lines = 0;
+    rk_rows *h = c->home;
+    c->u = h->u + c->base;
+    c->i = h->i + c->base;
+    c->r = h->r + c->base;
+    c->t = h->t != NULL ? h->t + c->base : NULL;
+    c->n = 0;
+    c->cap = c->room;
+    c->spilled = 0;
+    c->own.alen = 0;
+    free(c->utag); /* keep the all-integer case free of tags per chunk */
+    free(c->itag);
+    c->utag = c->itag = NULL;
     c->nbad = 0;
     c->nbad_kept = 0;
     c->reason[0] = '\0';
@@ -228,9 +192,56 @@ void rk_chunk_reset(rk_chunk *c)
 void rk_chunk_free(rk_chunk *c)
 {
     if (c == NULL) return;
-    rk_rows_free(&c->rows);
+    rk_rows_free(&c->own);
+    free(c->utag);
+    free(c->itag);
     free(c->lead_line);
     memset(c, 0, sizeof *c);
+}
+
+/* Tag arrays for the chunk's rows, zero-filled.  0 or -1. */
+static int chunk_want_tags(rk_chunk *c)
+{
+    if (c->utag != NULL) return 0;
+    size_t cap = c->cap > 0 ? (size_t)c->cap : 1;
+    c->utag = calloc(cap, 1);
+    c->itag = calloc(cap, 1);
+    if (c->utag == NULL || c->itag == NULL) {
+        free(c->utag);
+        free(c->itag);
+        c->utag = c->itag = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int rk_chunk_grow(rk_chunk *c)
+{
+    rk_rows *o = &c->own;
+    int want_time = c->t != NULL;
+    if (c->n < c->cap) return 0;
+    if (rk_rows_reserve(o, c->n + 1, want_time) != 0) return -1;
+    if (!c->spilled) { /* a lone CR made more rows than lines: rare */
+        memcpy(o->u, c->u, (size_t)c->n * sizeof *o->u);
+        memcpy(o->i, c->i, (size_t)c->n * sizeof *o->i);
+        memcpy(o->r, c->r, (size_t)c->n * sizeof *o->r);
+        if (want_time) memcpy(o->t, c->t, (size_t)c->n * sizeof *o->t);
+        c->spilled = 1;
+    }
+    c->u = o->u;
+    c->i = o->i;
+    c->r = o->r;
+    c->t = want_time ? o->t : NULL;
+    if (c->utag != NULL) {
+        uint8_t *a = realloc(c->utag, (size_t)o->cap), *b = a != NULL ? realloc(c->itag, (size_t)o->cap) : NULL;
+        if (a != NULL) c->utag = a;
+        if (b == NULL) return -1;
+        c->itag = b;
+        memset(c->utag + c->cap, 0, (size_t)(o->cap - c->cap));
+        memset(c->itag + c->cap, 0, (size_t)(o->cap - c->cap));
+    }
+    c->cap = o->cap;
+    return 0;
 }
 
 /* ---- the libcsv callbacks ---------------------------------------------------- */
@@ -355,51 +366,52 @@ static void cb_field(void *field, size_t n, void *data)
     }
 }
 
+/* Row c->n's id (room for the row is made). */
 static int put_id(pst *s, const rk_id_slot *d, int64_t *v, uint8_t **tag)
 {
-    rk_rows *r = &s->c->rows;
+    rk_chunk *c = s->c;
     if (d->str) {
-        if (rk_rows_want_tags(r) != 0) return -1;
-        int64_t off = rk_rows_put_string(r, d->s, d->len);
+        if (chunk_want_tags(c) != 0) return -1;
+        int64_t off = rk_rows_put_string(&c->own, d->s, d->len);
         if (off < 0) return -1;
-        v[r->n] = off;
-        (*tag)[r->n] = 1;
+        v[c->n] = off;
+        (*tag)[c->n] = 1;
     } else {
-        v[r->n] = d->v;
-        if (*tag != NULL) (*tag)[r->n] = 0;
+        v[c->n] = d->v;
+        if (*tag != NULL) (*tag)[c->n] = 0;
     }
     return 0;
 }
 
 static void push_row(pst *s, int netflix_item)
 {
-    rk_rows *r = &s->c->rows;
-    if (r->n == r->cap && rk_rows_reserve(r, r->n + 1, s->f->want_time) != 0) {
+    rk_chunk *c = s->c;
+    if (c->n == c->cap && rk_chunk_grow(c) != 0) {
         fail(s, RK_E_NOMEM);
         return;
     }
-    if (put_id(s, &s->u, r->u, &r->utag) != 0) {
+    if (put_id(s, &s->u, c->u, &c->utag) != 0) {
         fail(s, RK_E_NOMEM);
         return;
     }
     if (netflix_item) {
         if (s->mv_tag) {
-            if (rk_rows_want_tags(r) != 0) {
+            if (chunk_want_tags(c) != 0) {
                 fail(s, RK_E_NOMEM);
                 return;
             }
-            r->itag[r->n] = 1;
-        } else if (r->itag != NULL) {
-            r->itag[r->n] = 0;
+            c->itag[c->n] = 1;
+        } else if (c->itag != NULL) {
+            c->itag[c->n] = 0;
         }
-        r->i[r->n] = s->mv_v;
-    } else if (put_id(s, &s->i, r->i, &r->itag) != 0) {
+        c->i[c->n] = s->mv_v;
+    } else if (put_id(s, &s->i, c->i, &c->itag) != 0) {
         fail(s, RK_E_NOMEM);
         return;
     }
-    r->r[r->n] = (float)s->r;
-    if (r->t != NULL) r->t[r->n] = s->t;
-    r->n++;
+    c->r[c->n] = (float)s->r;
+    if (c->t != NULL) c->t[c->n] = s->t;
+    c->n++;
 }
 
 static void commit_netflix(pst *s)
@@ -413,8 +425,7 @@ static void commit_netflix(pst *s)
             s->mv = RK_MV_BAD;
             line_bad(s, NULL);
         } else if (s->i.str) {
-            rk_rows *r = &c->rows;
-            int64_t off = rk_rows_put_string(r, s->i.s, s->i.len);
+            int64_t off = rk_rows_put_string(&c->own, s->i.s, s->i.len);
             if (off < 0) {
                 fail(s, RK_E_NOMEM);
                 return;
@@ -501,13 +512,34 @@ static void cb_row(int ch, void *data)
 
 /* ---- a chunk ----------------------------------------------------------------- */
 
+/* One line (n bytes at q, its newline included when it has one) through
+ * libcsv.  A newline that libcsv swallowed (a quoted field left open) makes
+ * the line bad and the parser starts afresh: so the result of a line depends
+ * only on its bytes.  @return 0, or -1 when the parser failed. */
+static int csv_line(struct csv_parser *p, pst *s, const char *q, size_t n, int has_nl)
+{
+    s->saw_nl = 0;
+    if (csv_parse(p, q, n, cb_field, cb_row, s) != n) {
+        fail(s, RK_E_NOMEM);
+        return -1;
+    }
+    if (has_nl && !s->saw_nl) {
+        if (!s->stop) line_bad(s, "line break inside a quoted field (not supported)");
+        s->discard = 1;
+        csv_fini(p, cb_field, cb_row, s);
+        s->discard = 0;
+        reset_row(s);
+    }
+    return 0;
+}
+
 void rk_parse_chunk(const rk_fmt *f, rk_chunk *c)
 {
     struct csv_parser p;
     pst s;
     unsigned char opts = CSV_REPALL_NL | CSV_APPEND_NULL | (f->collapse ? CSV_EMPTY_IS_NULL : 0);
 
-    rk_chunk_reset(c);
+    chunk_reset(c);
     if (c->len == 0) return;
     if (csv_init(&p, opts) != 0) {
         c->status = RK_E_NOMEM;
@@ -518,42 +550,33 @@ void rk_parse_chunk(const rk_fmt *f, rk_chunk *c)
     s.f = f;
     s.c = c;
     s.mv = RK_MV_NONE;
-    if (rk_rows_reserve(&c->rows, (int64_t)(c->len / 24) + 16, f->want_time) != 0) {
-        csv_free(&p);
-        c->status = RK_E_NOMEM;
-        return;
-    }
 
-    int64_t nl;
-    if (memchr(c->p, '"', c->len) == NULL) {
+    const char *q = c->p, *end = c->p + c->len;
+    if (!f->fast && memchr(c->p, '"', c->len) == NULL) {
+        /* every newline ends a row: libcsv in one call */
         if (csv_parse(&p, c->p, c->len, cb_field, cb_row, &s) != c->len) fail(&s, RK_E_NOMEM);
-        nl = s.line;
     } else {
-        const char *q = c->p, *end = c->p + c->len;
-        nl = 0;
-        while (q < end && c->status == RK_OK) {
+        /* line by line: the fast path takes what it can up to `whole`, the
+         * end of the last newline; libcsv the rest */
+        const char *whole = end;
+        while (whole > q && whole[-1] != '\n') whole--;
+        int64_t line = 0;
+        while (q < end && c->status == RK_OK && !s.stop) {
+            /* netflix: only under a movie with an integer id; libcsv takes the
+             * movie lines, and the rating lines before the chunk's first one */
+            if (f->fast && q < whole && (!f->netflix || (s.mv == RK_MV_OK && !s.mv_tag))) {
+                q = rk_fast_lines(f, c, q, whole, &line, s.mv_v);
+                if (q == end || c->status != RK_OK) break;
+            }
             const char *e = memchr(q, '\n', (size_t)(end - q));
             size_t n = e != NULL ? (size_t)(e - q) + 1 : (size_t)(end - q);
-            s.line = nl;
-            s.saw_nl = 0;
-            if (csv_parse(&p, q, n, cb_field, cb_row, &s) != n) {
-                fail(&s, RK_E_NOMEM);
-                break;
-            }
-            if (e != NULL && !s.saw_nl) {
-                s.line = nl;
-                if (!s.stop) line_bad(&s, "line break inside a quoted field (not supported)");
-                s.discard = 1;
-                csv_fini(&p, cb_field, cb_row, &s);
-                s.discard = 0;
-                reset_row(&s);
-            }
-            nl += e != NULL;
+            s.line = line;
+            if (csv_line(&p, &s, q, n, e != NULL) != 0) break;
+            line += e != NULL;
             q += n;
         }
-        s.line = nl;
+        s.line = line;
     }
     if (csv_fini(&p, cb_field, cb_row, &s) != 0) fail(&s, RK_E_INTERNAL);
     csv_free(&p);
-    c->lines = nl + (c->p[c->len - 1] != '\n');
 }

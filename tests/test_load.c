@@ -808,6 +808,85 @@ static void test_stdin(void)
     rk_dataset_free(&d);
 }
 
+/* ---- progress ----------------------------------------------------------------------- */
+
+typedef struct prog_log {
+    int calls, bad;
+    double last, total;
+} prog_log;
+
+static void on_progress(void *ud, const char *stage, double done, double total, const char *unit)
+{
+    prog_log *p = ud;
+    if (strcmp(stage, "parse") != 0 || strcmp(unit, "bytes") != 0 || done < p->last || (total > 0 && done > total))
+        p->bad = 1;
+    p->calls++;
+    p->last = done;
+    p->total = total;
+}
+
+/* "parse" in bytes, never backwards, ending at the total: the buffer's
+ * length, the files' sizes (training and test), or 0 for stdin. */
+static void test_progress(void)
+{
+    sbuf a = {calloc(1, 64), 0, 64};
+    unsigned long long seed = 11;
+    for (int k = 0; k < 100000; k++)
+        sb_printf(&a, "%d,%d,%d\n", k / 30, (int)(rk_test_rand(&seed) % 5000), k % 5 + 1);
+    rk_load_opts o;
+    rk_dataset d;
+    rk_error e;
+    prog_log pl = {0, 0, 0.0, 0.0};
+    rk_load_opts_default(&o);
+    o.progress = on_progress;
+    o.progress_ud = &pl;
+    o.threads = 2;
+    o.chunk_bytes = 64 << 10;
+    CU_ASSERT_EQUAL_FATAL(rk_load_buffer("p", a.s, a.n, &o, &d, &e), RK_OK);
+    rk_dataset_free(&d);
+    CU_ASSERT_FALSE(pl.bad);
+    CU_ASSERT_EQUAL(pl.last, (double)a.n);
+    CU_ASSERT_EQUAL(pl.total, (double)a.n);
+    CU_ASSERT(pl.calls >= 2);
+    CU_ASSERT(pl.calls <= 2 * (int)(a.n / (64 << 10) + 2)); /* per chunk at most, not per line */
+
+    char dir[] = "/tmp/rk_test_prog_XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    char tr[600], te[600];
+    snprintf(tr, sizeof tr, "%s/train.csv", dir);
+    snprintf(te, sizeof te, "%s/test.csv", dir);
+    write_file(tr, a.s);
+    write_file(te, "userId,movieId,rating,timestamp\n1,2,3,4\n");
+    const char *p = tr;
+    memset(&pl, 0, sizeof pl);
+    CU_ASSERT_EQUAL_FATAL(rk_load_dataset(&p, 1, te, &o, &d, &e), RK_OK);
+    rk_dataset_free(&d);
+    CU_ASSERT_FALSE(pl.bad);
+    CU_ASSERT_EQUAL(pl.total, (double)a.n + 40.0);
+    CU_ASSERT_EQUAL(pl.last, pl.total);
+
+    /* standard input: the size is not known */
+    int fd = open(te, O_RDONLY);
+    CU_ASSERT_FATAL(fd >= 0);
+    int saved = dup(STDIN_FILENO);
+    dup2(fd, STDIN_FILENO);
+    close(fd);
+    const char *dash = "-";
+    memset(&pl, 0, sizeof pl);
+    rk_status s = rk_load_dataset(&dash, 1, NULL, &o, &d, &e);
+    dup2(saved, STDIN_FILENO);
+    close(saved);
+    CU_ASSERT_EQUAL_FATAL(s, RK_OK);
+    rk_dataset_free(&d);
+    CU_ASSERT_FALSE(pl.bad);
+    CU_ASSERT_EQUAL(pl.total, 0.0);
+    CU_ASSERT_EQUAL(pl.last, 40.0);
+    unlink(tr);
+    unlink(te);
+    rmdir(dir);
+    free(a.s);
+}
+
 /* ---- numbers ------------------------------------------------------------------------ */
 
 static void test_parse_rating(void)
@@ -885,6 +964,7 @@ int main(void)
         {"netflix directory and file lists", test_netflix_dir},
         {"test file shares the id maps", test_test_file},
         {"standard input", test_stdin},
+        {"progress in bytes", test_progress},
         {"rating and time parsers", test_parse_rating},
         {NULL, NULL},
     };
