@@ -211,6 +211,8 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     dop.seed = o->seed;
     dop.load = o->load;
     if (dop.load.threads == 0) dop.load.threads = ko.threads;
+    dop.load.progress = o->progress;
+    dop.load.progress_ud = o->ud;
     dop.duplicates = o->duplicates;
     dop.with_baselines = rk_knn_needs_baselines(&ko);
     dop.progress = o->progress;
