@@ -12,7 +12,8 @@
  *    rounded to half stars, or to whole stars before 2003-02-18 (when MovieLens introduced
  *    half stars) and by a per-user habit after; clipped to 0.5..5;
  *  - timestamps: each user rates over one span placed in 1995-01-09..2015-03-31, increasing in
- *    draw order; lines are written per user in ascending item id, like ML-20M.
+ *    draw order; lines are written per user in ascending item id, like ML-20M, or with --shuffle
+ *    in a random order drawn from the seed (synth_shuffle.c), as nightly exports often come.
  * Every user has its own RNG streams seeded from (seed, user), so the output does not depend on
  * the number of threads; the test split uses a separate stream, so train + test is the same data
  * as a run without --test-output. */
@@ -34,6 +35,7 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#include "synth_shuffle.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -615,6 +617,8 @@ static void sy_usage(FILE *fp)
           "                       smaller: a flatter head (more items with many ratings)\n"
           "  --popularity-cap W   soft cap of a weight w: w / (1 + w / W), W > 0 or inf (default 5653);\n"
           "                       larger: more ratings on the very top items\n"
+          "  --shuffle            write the lines (and the --test-output file's) in a random order\n"
+          "                       drawn from --seed instead of by user and item; the header stays first\n"
           "  --threads T          OpenMP threads (the output does not depend on T)\n"
           "  --quiet              no summary line on standard error\n"
           "  --help, --version\n"
@@ -709,7 +713,7 @@ int main(int argc, char **argv)
     m.pop_sd = SY_POP_SD;
     m.pop_cap = SY_POP_CAP;
     uint64_t users = 0, items = 0, ratings = 0, threads = 0;
-    int have_seed = 0, have_fraction = 0, quiet = 0, rc, c;
+    int have_seed = 0, have_fraction = 0, quiet = 0, shuffle = 0, rc, c;
     double fraction = 0.1;
     const char *out_path = NULL, *test_path = NULL;
     opterr = 0;
@@ -733,6 +737,7 @@ int main(int argc, char **argv)
             break;
         case O_THREADS: if ((rc = sy_parse_u64("--threads", optarg, 1, 4096, &threads))) return rc; break;
         case O_QUIET: quiet = 1; break;
+        case O_SHUFFLE: shuffle = 1; break;
         case O_POP_SD:
             if ((rc = sy_parse_double("--popularity-sd", optarg, 0.0, 0, SY_POP_SD_MAX, &m.pop_sd))) return rc;
             break;
@@ -789,7 +794,15 @@ int main(int argc, char **argv)
     uint64_t n_test = 0;
     fo.off = ft.off = hl;
 
-    /* Blocks are generated in parallel and placed in order; 'stop' ends the work after a failure. */
+    /* Blocks are generated in parallel and placed in order; 'stop' ends the work after a failure.
+     * --shuffle keeps every block's lines, then writes them in a random order. */
+    char **keep = NULL;
+    size_t *keep_len = NULL;
+    if (shuffle) {
+        keep = calloc(2 * (size_t)m.n_blocks + 1, sizeof *keep);
+        keep_len = calloc(2 * (size_t)m.n_blocks + 1, sizeof *keep_len);
+        if (keep == NULL || keep_len == NULL) nomem = stop = 1;
+    }
 #pragma omp parallel reduction(+ : n_test)
     {
         sy_ws w;
@@ -820,7 +833,14 @@ int main(int argc, char **argv)
             {
 #pragma omp atomic read
                 halt = stop;
-                if (ok && !halt) {
+                if (ok && !halt && shuffle) { /* the block's buffers change hands */
+                    keep[2 * b] = w.out.p;
+                    keep_len[2 * b] = w.out.len;
+                    keep[2 * b + 1] = w.test.p;
+                    keep_len[2 * b + 1] = w.test.len;
+                    memset(&w.out, 0, sizeof w.out);
+                    memset(&w.test, 0, sizeof w.test);
+                } else if (ok && !halt) {
                     placed = 1;
                     off_o = fo.off; fo.off += w.out.len;
                     off_t_ = ft.off; ft.off += w.test.len;
@@ -841,6 +861,31 @@ int main(int argc, char **argv)
         n_test += w.n_test;
         sy_ws_free(&w);
     }
+    if (shuffle && !io_err && !nomem) {
+        char **tb = keep != NULL ? malloc(((size_t)m.n_blocks + 1) * sizeof *tb) : NULL;
+        size_t *tl = keep != NULL ? malloc(((size_t)m.n_blocks + 1) * sizeof *tl) : NULL;
+        if (tb == NULL || tl == NULL) {
+            nomem = 1;
+        } else {
+            for (int f = 0; f < (test_path ? 2 : 1) && !io_err && !nomem; f++) {
+                sy_file *sf = f == 0 ? &fo : &ft;
+                for (uint32_t b = 0; b < m.n_blocks; b++) {
+                    tb[b] = keep[2 * b + f] != NULL ? keep[2 * b + f] : (char *)"";
+                    tl[b] = keep_len[2 * b + f];
+                }
+                if (sy_shuffle_write(sf->fd, sf->regular, sf->off, tb, tl, m.n_blocks, m.seed + (uint64_t)f) != 0) {
+                    if (errno == ENOMEM) nomem = 1;
+                    else { io_err = f + 1; io_errno = errno; }
+                }
+            }
+        }
+        free(tb);
+        free(tl);
+    }
+    if (keep != NULL)
+        for (size_t b = 0; b < 2 * (size_t)m.n_blocks; b++) free(keep[b]);
+    free(keep);
+    free(keep_len);
     if (sy_file_close(&fo) != 0 && !io_err) { io_err = 1; io_errno = errno; }
     if (sy_file_close(&ft) != 0 && !io_err) { io_err = 2; io_errno = errno; }
     if (io_err || nomem) {

@@ -110,6 +110,26 @@ expect_status 2 "$RECKNN" "$train" --top-n ten
 expect_status 2 "$RECKNN" "$train" --gpu-topn fast
 grep -q "gpu-topn: unknown route 'fast'" "$tmp/stderr" || fail "--gpu-topn fast: $(cat "$tmp/stderr")"
 
+# ---- row order: a shuffled export gives the same files -----------------------------------------
+if [ -x "$SYNTH" ]; then
+    "$SYNTH" --users 300 --items 400 --ratings 9000 --seed 5 --output "$tmp/sorted.csv" --quiet
+    "$SYNTH" --users 300 --items 400 --ratings 9000 --seed 5 --shuffle --threads 1 --output "$tmp/shuf1.csv" --quiet
+    "$SYNTH" --users 300 --items 400 --ratings 9000 --seed 5 --shuffle --threads 2 --output "$tmp/shuf2.csv" --quiet
+    cmp -s "$tmp/shuf1.csv" "$tmp/shuf2.csv" || fail "recknn-synth --shuffle depends on --threads"
+    cmp -s "$tmp/sorted.csv" "$tmp/shuf1.csv" && fail "recknn-synth --shuffle did not reorder"
+    sort "$tmp/sorted.csv" > "$tmp/a"
+    sort "$tmp/shuf1.csv" > "$tmp/b"
+    cmp -s "$tmp/a" "$tmp/b" || fail "recknn-synth --shuffle changed the lines"
+    expect_status 0 "$RECKNN" "$tmp/sorted.csv" --out "$tmp/os" --device cpu --quiet --holdout 0.1 --seed 2
+    expect_status 0 "$RECKNN" "$tmp/shuf1.csv" --out "$tmp/oh" --device cpu --quiet --holdout 0.1 --seed 2
+    expect_status 0 "$RECKNN" "$tmp/sorted.csv" --out "$tmp/os2" --device cpu --quiet
+    expect_status 0 "$RECKNN" "$tmp/shuf1.csv" --out "$tmp/oh2" --device cpu --quiet
+    for f in neighbors.csv recommendations.csv; do
+        cmp -s "$tmp/os2/$f" "$tmp/oh2/$f" || fail "a shuffled file gives another $f"
+    done
+    [ "$(rows "$tmp/oh/predictions.csv")" -eq 900 ] || fail "--holdout 0.1 of 9000 shuffled ratings"
+fi
+
 # ---- threads do not change the bytes ---------------------------------------------------------------
 expect_status 0 "$RECKNN" "$train" --out "$tmp/th1" --threads 1 --device cpu --quiet
 expect_status 0 "$RECKNN" "$train" --out "$tmp/th2" --threads 2 --device cpu --quiet
