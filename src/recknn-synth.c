@@ -53,8 +53,9 @@ enum sy_format { SY_FMT_MOVIELENS, SY_FMT_TSV, SY_FMT_DAT };
 #define SY_NOISE_SD 0.62
 #define SY_WHOLE_MAX 0.30           /* per-user share of whole stars after 2003 ~ U(0, 0.3) */
 #define SY_ACTIVITY_SD 1.05         /* lognormal sd of user activity */
-#define SY_POP_SD 3.20              /* lognormal sd of item popularity, */
+#define SY_POP_SD 3.20              /* default lognormal sd of item popularity (--popularity-sd), */
 #define SY_POP_CAP 5653.0           /* softly capped at this weight (e^(3.2*2.7)): w / (1 + w / CAP) */
+#define SY_POP_SD_MAX 8.0           /* beyond this exp() of a normal deviate nears overflow */
 #define SY_MIN_PER_USER 20
 #define SY_T_BEGIN 789652009.0      /* 1995-01-09, first rating of ML-20M */
 #define SY_T_END 1427760000.0       /* 2015-03-31 */
@@ -126,6 +127,7 @@ typedef struct {
     uint32_t n_users, n_items;
     uint64_t n_ratings, seed;
     double test_fraction;   /* < 0: no test split */
+    double pop_sd, pop_cap; /* item popularity: lognormal sd and soft cap */
     enum sy_format format;
     uint32_t *count;        /* ratings of user id u+1 */
     uint32_t max_count;
@@ -202,8 +204,8 @@ static int sy_make_items(sy_model *m)
         if (sy_unif(&r) >= 0.6) id += (uint64_t)(-9.0 * log(sy_unif_pos(&r)));
         m->item_id[i] = id;
         double zp = sy_normal(&r);
-        double wt = exp(SY_POP_SD * zp);
-        m->weight[i] = wt / (1.0 + wt / SY_POP_CAP);
+        double wt = exp(m->pop_sd * zp);
+        m->weight[i] = wt / (1.0 + wt / m->pop_cap);
         m->item_bias[i] = (float)(SY_ITEM_BIAS_SD * sy_normal(&r) + SY_ITEM_BIAS_POP * zp);
         for (int d = 0; d < SY_DIM; d++) m->item_fac[(size_t)i * SY_DIM + d] = (float)sy_normal(&r);
     }
@@ -609,6 +611,10 @@ static void sy_usage(FILE *fp)
           "                       ratings (at least one kept in the main output) goes to FILE\n"
           "  --test-fraction F    fraction held out, 0 <= F < 1 (default 0.1)\n"
           "  --format FMT         movielens (CSV with header, default), tsv (no header), dat (::)\n"
+          "  --popularity-sd X    lognormal sd of the item popularity weights, 0..8 (default 3.2);\n"
+          "                       smaller: a flatter head (more items with many ratings)\n"
+          "  --popularity-cap W   soft cap of a weight w: w / (1 + w / W), W > 0 or inf (default 5653);\n"
+          "                       larger: more ratings on the very top items\n"
           "  --threads T          OpenMP threads (the output does not depend on T)\n"
           "  --quiet              no summary line on standard error\n"
           "  --help, --version\n"
@@ -657,6 +663,20 @@ static int sy_parse_fraction(const char *opt, const char *s, double *out)
     return 0;
 }
 
+/* A number in [min, max] (max may be INFINITY), or above min when min is excluded. */
+static int sy_parse_double(const char *opt, const char *s, double min, int min_excluded, double max, double *out)
+{
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *s == ' ' || *s == '\t') return sy_bad(opt, s, "not a number");
+    if (*end) return sy_bad(opt, s, "trailing characters");
+    if (errno == ERANGE || isnan(v) || v < min || (min_excluded && v == min) || v > max)
+        return sy_bad(opt, s, "out of range");
+    *out = v;
+    return 0;
+}
+
 static void sy_model_free(sy_model *m)
 {
     free(m->count); free(m->forced_off); free(m->forced); free(m->item_id); free(m->item_bias);
@@ -673,17 +693,21 @@ static double sy_now(void)
 int main(int argc, char **argv)
 {
     enum { O_USERS = 256, O_ITEMS, O_RATINGS, O_SEED, O_OUTPUT, O_TEST_OUTPUT, O_TEST_FRACTION,
-           O_FORMAT, O_THREADS, O_QUIET, O_HELP, O_VERSION };
+           O_FORMAT, O_THREADS, O_QUIET, O_HELP, O_VERSION, O_POP_SD, O_POP_CAP, O_SHUFFLE };
     static const struct option opts[] = {
         {"users", required_argument, 0, O_USERS}, {"items", required_argument, 0, O_ITEMS},
         {"ratings", required_argument, 0, O_RATINGS}, {"seed", required_argument, 0, O_SEED},
         {"output", required_argument, 0, O_OUTPUT}, {"test-output", required_argument, 0, O_TEST_OUTPUT},
         {"test-fraction", required_argument, 0, O_TEST_FRACTION}, {"format", required_argument, 0, O_FORMAT},
         {"threads", required_argument, 0, O_THREADS}, {"quiet", no_argument, 0, O_QUIET},
-        {"help", no_argument, 0, O_HELP}, {"version", no_argument, 0, O_VERSION}, {0, 0, 0, 0}};
+        {"help", no_argument, 0, O_HELP}, {"version", no_argument, 0, O_VERSION},
+        {"popularity-sd", required_argument, 0, O_POP_SD}, {"popularity-cap", required_argument, 0, O_POP_CAP},
+        {"shuffle", no_argument, 0, O_SHUFFLE}, {0, 0, 0, 0}};
     sy_model m;
     memset(&m, 0, sizeof m);
     m.test_fraction = -1;
+    m.pop_sd = SY_POP_SD;
+    m.pop_cap = SY_POP_CAP;
     uint64_t users = 0, items = 0, ratings = 0, threads = 0;
     int have_seed = 0, have_fraction = 0, quiet = 0, rc, c;
     double fraction = 0.1;
@@ -709,6 +733,12 @@ int main(int argc, char **argv)
             break;
         case O_THREADS: if ((rc = sy_parse_u64("--threads", optarg, 1, 4096, &threads))) return rc; break;
         case O_QUIET: quiet = 1; break;
+        case O_POP_SD:
+            if ((rc = sy_parse_double("--popularity-sd", optarg, 0.0, 0, SY_POP_SD_MAX, &m.pop_sd))) return rc;
+            break;
+        case O_POP_CAP:
+            if ((rc = sy_parse_double("--popularity-cap", optarg, 0.0, 1, INFINITY, &m.pop_cap))) return rc;
+            break;
         case O_HELP: sy_usage(stdout); return fflush(stdout) == 0 && !ferror(stdout) ? SY_EXIT_OK : SY_EXIT_IO;
         case O_VERSION: printf("recknn-synth (recknn) %s\n", PACKAGE_VERSION); return SY_EXIT_OK;
         case ':': return sy_usage_error("option", argv[optind - 1], " needs a value");
