@@ -34,6 +34,7 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#include "sy_shuffle.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -70,6 +71,8 @@ enum sy_format { SY_FMT_MOVIELENS, SY_FMT_TSV, SY_FMT_DAT };
 #define SY_STREAM_USERS UINT64_C(0xA5A5000000000002)
 #define SY_STREAM_COVER UINT64_C(0xA5A5000000000003)
 #define SY_SALT_SPLIT UINT64_C(0x5EED5F11757A1700)
+#define SY_SALT_SHUFFLE_OUT UINT64_C(0x5EED5F11757A1701)
+#define SY_SALT_SHUFFLE_TEST UINT64_C(0x5EED5F11757A1702)
 
 /* ---- random numbers: splitmix64 seeding, xoshiro256** streams ---- */
 typedef struct { uint64_t s[4]; } sy_rng;
@@ -615,6 +618,8 @@ static void sy_usage(FILE *fp)
           "                       smaller: a flatter head (more items with many ratings)\n"
           "  --popularity-cap W   soft cap of a weight w: w / (1 + w / W), W > 0 or inf (default 5653);\n"
           "                       larger: more ratings on the very top items\n"
+          "  --shuffle            write the lines (and those of --test-output) in a random order\n"
+          "                       drawn from --seed; the header stays first\n"
           "  --threads T          OpenMP threads (the output does not depend on T)\n"
           "  --quiet              no summary line on standard error\n"
           "  --help, --version\n"
@@ -709,7 +714,7 @@ int main(int argc, char **argv)
     m.pop_sd = SY_POP_SD;
     m.pop_cap = SY_POP_CAP;
     uint64_t users = 0, items = 0, ratings = 0, threads = 0;
-    int have_seed = 0, have_fraction = 0, quiet = 0, rc, c;
+    int have_seed = 0, have_fraction = 0, quiet = 0, shuffle = 0, rc, c;
     double fraction = 0.1;
     const char *out_path = NULL, *test_path = NULL;
     opterr = 0;
@@ -733,6 +738,7 @@ int main(int argc, char **argv)
             break;
         case O_THREADS: if ((rc = sy_parse_u64("--threads", optarg, 1, 4096, &threads))) return rc; break;
         case O_QUIET: quiet = 1; break;
+        case O_SHUFFLE: shuffle = 1; break;
         case O_POP_SD:
             if ((rc = sy_parse_double("--popularity-sd", optarg, 0.0, 0, SY_POP_SD_MAX, &m.pop_sd))) return rc;
             break;
@@ -789,7 +795,11 @@ int main(int argc, char **argv)
     uint64_t n_test = 0;
     fo.off = ft.off = hl;
 
-    /* Blocks are generated in parallel and placed in order; 'stop' ends the work after a failure. */
+    /* Blocks are generated in parallel and placed in order; 'stop' ends the work after a failure.
+     * With --shuffle each block is kept, and sy_shuffle_write() places the lines afterwards. */
+    sy_shuffle_block *keep_o = NULL, *keep_t = NULL;
+    if (shuffle && (!(keep_o = calloc(m.n_blocks + 1, sizeof *keep_o)) || !(keep_t = calloc(m.n_blocks + 1, sizeof *keep_t))))
+        nomem = stop = 1;
 #pragma omp parallel reduction(+ : n_test)
     {
         sy_ws w;
@@ -809,6 +819,14 @@ int main(int argc, char **argv)
             if (ok && !halt) {
                 w.out.len = w.test.len = 0;
                 for (uint32_t u = m.block_start[b]; u < m.block_start[b + 1] && ok; u++) ok = sy_gen_user(&m, &w, u) == 0;
+                if (ok && shuffle) {
+                    sy_shuffle_block *ko = &keep_o[b], *kt = &keep_t[b];
+                    ok = (ko->p = malloc(w.out.len + 1)) && (kt->p = malloc(w.test.len + 1));
+                    if (ok) {
+                        memcpy(ko->p, w.out.p, ko->len = w.out.len);
+                        memcpy(kt->p, w.test.p, kt->len = w.test.len);
+                    }
+                }
                 if (!ok) {
 #pragma omp atomic write
                     nomem = 1;
@@ -820,7 +838,7 @@ int main(int argc, char **argv)
             {
 #pragma omp atomic read
                 halt = stop;
-                if (ok && !halt) {
+                if (ok && !halt && !shuffle) {
                     placed = 1;
                     off_o = fo.off; fo.off += w.out.len;
                     off_t_ = ft.off; ft.off += w.test.len;
@@ -840,6 +858,24 @@ int main(int argc, char **argv)
         }
         n_test += w.n_test;
         sy_ws_free(&w);
+    }
+    if (shuffle) {
+        int r = 0;
+        if (!io_err && !nomem) {
+            r = sy_shuffle_write(keep_o, m.n_blocks, m.seed, SY_SALT_SHUFFLE_OUT, fo.fd, fo.regular, hl);
+            if (r == -1) { io_err = 1; io_errno = errno; }
+        }
+        if (!io_err && !nomem && r == 0 && test_path) {
+            r = sy_shuffle_write(keep_t, m.n_blocks, m.seed, SY_SALT_SHUFFLE_TEST, ft.fd, ft.regular, hl);
+            if (r == -1) { io_err = 2; io_errno = errno; }
+        }
+        if (r == -2) nomem = 1;
+        for (uint32_t b = 0; b < m.n_blocks; b++) {  /* what was not written (after a failure) */
+            if (keep_o) free(keep_o[b].p);
+            if (keep_t) free(keep_t[b].p);
+        }
+        free(keep_o);
+        free(keep_t);
     }
     if (sy_file_close(&fo) != 0 && !io_err) { io_err = 1; io_errno = errno; }
     if (sy_file_close(&ft) != 0 && !io_err) { io_err = 2; io_errno = errno; }
