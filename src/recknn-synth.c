@@ -3,8 +3,12 @@
  * Model (all constants below):
  *  - user activity: every user gets a floor of ratings (20, less when R/N is small), the rest is
  *    shared out in proportion to lognormal weights, capped per user; the total is exactly R;
- *  - item popularity: lognormal weights with a soft cap (at ML-20M size: item counts have
- *    quartiles 3/19/156 and a top item rated by 38% of users; ML-20M: 3/18/205, 49%); items are
+ *  - item popularity: lognormal weights w = exp(SD z), softly capped: w / (1 + w / CAP)
+ *    (--popularity-sd, default 3.2; --popularity-cap, default 5653).  With the defaults, at
+ *    ML-20M size item counts have quartiles 3/19/156, a top item rated by 38% of users (53k) and
+ *    39% of the ratings on the top 1% of items (ML-20M: 3/18/205, 49%).  A flatter head, like
+ *    some other generators': --popularity-sd 2.0 --popularity-cap 3500 gives a top 1% share of
+ *    27% and a top item of 88k ratings; real ML-20M lies between the two; items are
  *    drawn per user by weight without replacement (alias table plus rejection, an exponential
  *    race over the rest when rejection gets slow);
  *    when R >= M every item is given to one random user first, so every item id occurs;
@@ -12,7 +16,9 @@
  *    rounded to half stars, or to whole stars before 2003-02-18 (when MovieLens introduced
  *    half stars) and by a per-user habit after; clipped to 0.5..5;
  *  - timestamps: each user rates over one span placed in 1995-01-09..2015-03-31, increasing in
- *    draw order; lines are written per user in ascending item id, like ML-20M.
+ *    draw order; lines are written per user in ascending item id, like ML-20M, or with
+ *    --shuffle in a random order (src/sy_shuffle.h: from the seed alone, header first, the test
+ *    file too; it keeps all lines in memory, about twice the file).
  * Every user has its own RNG streams seeded from (seed, user), so the output does not depend on
  * the number of threads; the test split uses a separate stream, so train + test is the same data
  * as a run without --test-output. */
