@@ -441,12 +441,8 @@ static void similarities(const knn_ctx *c, knn_ws *w, int32_t i, int dense, int 
     case RK_METRIC_COSINE:
         SIM_LOOP(RK_METRIC_COSINE, s6[5] <= 0.0, SQ(s6[5]) < thr2 * (s6[3] * s6[4]));
         break;
-    case RK_METRIC_MSD:
-        SIM_LOOP(RK_METRIC_MSD, 0, 0);
-        break;
-    case RK_METRIC_EUCLIDEAN:
-        SIM_LOOP(RK_METRIC_EUCLIDEAN, 0, 0);
-        break;
+    case RK_METRIC_MSD: SIM_LOOP(RK_METRIC_MSD, 0, 0); break;
+    case RK_METRIC_EUCLIDEAN: SIM_LOOP(RK_METRIC_EUCLIDEAN, 0, 0); break;
     }
 }
 
@@ -498,7 +494,6 @@ static void predict_item(const knn_ctx *c, knn_ws *w, int32_t i)
     }
 }
 
-
 /* Clear what item i left in the row: the whole row when it was dense,
  * else the touched entries. */
 static void clear_row(const knn_ctx *c, knn_ws *w, int dense, int rows)
@@ -511,12 +506,9 @@ static void clear_row(const knn_ctx *c, knn_ws *w, int dense, int rows)
     }
     for (int32_t t = 0; t < w->n_touched; t++) {
         const int32_t j = w->touched[t];
-        if (c->path == PATH_PACKED)
-            ((v2u *)w->acc)[j] = (v2u){0, 0};
-        else if (c->path == PATH_V8I)
-            ((v8i *)w->acc)[j] = (v8i){0};
-        else
-            ((acc_d *)w->acc)[j] = (acc_d){{0}, {0}};
+        if (c->path == PATH_PACKED) ((v2u *)w->acc)[j] = (v2u){0, 0};
+        else if (c->path == PATH_V8I) ((v8i *)w->acc)[j] = (v8i){0};
+        else ((acc_d *)w->acc)[j] = (acc_d){{0}, {0}};
         if (rows) w->simrow[j] = 0.0;
     }
     w->n_touched = 0;
@@ -527,17 +519,11 @@ static void knn_item(const knn_ctx *c, knn_ws *w, int32_t i)
     rk_topk h;
     const int dense = c->cost[i] >= c->dense_cost;
     const int rows = c->q != NULL && c->qptr[i + 1] > c->qptr[i];
-    switch (c->path) {
-    case PATH_PACKED:
-        if (dense) accumulate_packed(c, w, i, 0); else accumulate_packed(c, w, i, 1);
-        break;
-    case PATH_V8I:
-        if (dense) accumulate_v8i(c, w, i, 0); else accumulate_v8i(c, w, i, 1);
-        break;
-    default:
-        if (dense) accumulate_double(c, w, i, 0); else accumulate_double(c, w, i, 1);
-        break;
-    }
+    /* each call has a constant TRACK, so that each loop is compiled for it */
+    if (c->path == PATH_PACKED) { if (dense) accumulate_packed(c, w, i, 0); else accumulate_packed(c, w, i, 1); }
+    else if (c->path == PATH_V8I) { if (dense) accumulate_v8i(c, w, i, 0); else accumulate_v8i(c, w, i, 1); }
+    else if (dense) accumulate_double(c, w, i, 0);
+    else accumulate_double(c, w, i, 1);
     rk_topk_init(&h, c->o->k, w->hs, w->hi);
     similarities(c, w, i, dense, rows, &h);
     double t0 = wall_now();
