@@ -7,8 +7,8 @@
 #   ml20m-random, netflix-random   the same ratings as ml20m / netflix, lines in a random order
 #                (recknn-synth --shuffle): nightly exports come in any order
 #   ml20m-flat   ML-20M size with a flatter popularity head (--popularity-sd 2.0
-#                --popularity-cap 3800: the top 1% of items hold 27% of the ratings and the
-#                top item has 89k, against 39% and 53k for ml20m; real ML-20M lies between)
+#                --popularity-cap 3500: the top 1% of items hold 27% of the ratings and the
+#                top item has 88k, against 39% and 53k for ml20m; real ML-20M lies between)
 #   ml20m-flat-random  the same, shuffled
 # Default: ml20m, ml20m-split, netflix. The seed is fixed (SEED, default 1), so the files are the same on every
 # run on the same platform, whatever THREADS is. RECKNN_SYNTH names the generator (default:
@@ -43,7 +43,7 @@ for set in "$@"; do
             --shuffle --output "$dir/ml20m-random.csv" ;;
     ml20m-flat|ml20m-flat-random)
         "$synth" --users 138493 --items 26744 --ratings 20000000 --seed "$seed" $threads \
-            --popularity-sd 2.0 --popularity-cap 3800 $shuffle --output "$dir/$set.csv" ;;
+            --popularity-sd 2.0 --popularity-cap 3500 $shuffle --output "$dir/$set.csv" ;;
     *)
         echo "$0: unknown set '$set' (ml20m, ml20m-random, ml20m-split, ml20m-flat, ml20m-flat-random, netflix, netflix-random)" >&2; exit 2 ;;
     esac

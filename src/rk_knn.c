@@ -1,5 +1,14 @@
 /* The CPU engine: one similarity row per item and thread, lists and
- * predictions answered while the row exists (rk_knn.h). */
+ * predictions answered while the row exists (rk_knn.h).
+ *
+ * Where the time goes: every co-rating pair adds one entry of six sums into
+ * the thread's accumulator row, at the column of the other item.  When the
+ * popularity head is flat, those columns spread over the whole row, and a row
+ * larger than the L2 cache makes nearly every update a cache miss.  So the
+ * columns are taken in chunks that fit in L2 (the GPU kernel does the same
+ * with shared memory), and ratings on a small grid pack the six sums into 16
+ * bytes instead of 32, so that a chunk holds twice the columns. */
+#define _GNU_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "rk_knn.h"
 #include "rk_select.h"
 
@@ -9,14 +18,54 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
-/* Accumulators: lanes n, Σx, Σy, Σx², Σy², Σxy (two lanes of padding so that
- * one entry is one 32- or 64-byte vector). */
+/* Accumulators.  v8i: lanes n, Σx, Σy, Σx², Σy², Σxy and two of padding, so
+ * that one entry is one 32-byte vector; acc_d the same in double.  v2u: the
+ * six sums of offset grid values as bit fields of two words (pack_plan). */
 typedef int32_t v8i __attribute__((vector_size(32)));
 typedef double v4d __attribute__((vector_size(32)));
 typedef struct acc_d { v4d lo, hi; } acc_d;
+typedef uint64_t v2u __attribute__((vector_size(16)));
+
+enum { PATH_PACKED, PATH_V8I, PATH_DOUBLE };
+
+/* Raters whose row positions are kept between chunks (2 x 8 bytes each): few
+ * enough that the cursors stay in L1/L2 beside the chunk. */
+#define KNN_BLOCK 1024
+/* An item whose pair updates reach this many times the item count touches
+ * most columns: its row is scanned whole instead of keeping a touched list. */
+#define KNN_DENSE_RATIO 4
+/* Prefetching: the segment of the rater KNN_AHEAD places on, its first
+ * KNN_PF_LINES cache lines (up to the row's end).  The hardware prefetcher
+ * needs a few misses to find a new stream, and a segment is only a few
+ * lines: without this, half the time went to waiting for the rows. */
+#define KNN_AHEAD 8
+#define KNN_PF_LINES 4
+#define PF_SEGMENT(A, Q, E)                                                            \
+    for (int64_t l_ = 0, s_ = 64 / (int64_t)sizeof *(A); l_ < KNN_PF_LINES && (Q) + l_ * s_ < (E); l_++) \
+        __builtin_prefetch(&(A)[(Q) + l_ * s_])
+/* Largest grid range (in units) packed: the table of contributions has
+ * (range + 1)^2 entries. */
+#define KNN_PACK_MAX_RANGE 63
 
 static double wall_now(void) { return rk_omp_wtime(); }
+
+/* The rows are entered at random places, once per rater and chunk: with 4 KB
+ * pages nearly every entry is a TLB miss as well.  Large arrays are aligned
+ * to 2 MB and offered to the kernel for huge pages; free() releases them. */
+static void *big_alloc(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < 2 * huge) return malloc(bytes > 0 ? bytes : 1);
+    bytes = (bytes + huge - 1) / huge * huge;
+    void *p = aligned_alloc(huge, bytes);
+#ifdef MADV_HUGEPAGE
+    if (p != NULL) (void)madvise(p, bytes, MADV_HUGEPAGE); /* advice only: failure is harmless */
+#endif
+    return p;
+}
 
 void rk_knn_opts_default(rk_knn_opts *o)
 {
@@ -28,6 +77,7 @@ void rk_knn_opts_default(rk_knn_opts *o)
     o->k = 20;
     o->mode = RK_PREDICT_MEANS;
     o->min_k = 1;
+    o->chunk_items = 0;
 }
 
 int rk_knn_needs_baselines(const rk_knn_opts *o)
@@ -71,10 +121,7 @@ rk_status rk_lists_alloc(rk_lists *l, int32_t n_items, int32_t k, rk_error *err)
 void rk_lists_free(rk_lists *l)
 {
     if (l == NULL) return;
-    free(l->len);
-    free(l->nbr);
-    free(l->sim);
-    free(l->support);
+    free(l->len); free(l->nbr); free(l->sim); free(l->support);
     memset(l, 0, sizeof *l);
 }
 
@@ -84,9 +131,18 @@ typedef struct knn_ctx {
     const rk_model *m;
     const rk_knn_opts *o;
     rk_sim_params sp;
-    int grid;              /* 1: exact int32 sums of values in units */
-    int32_t *uq, *iq;      /* grid: by_user / by_item values in units */
-    double *uv, *iv;       /* double path: by_user / by_item values */
+    int path;              /* PATH_*: which accumulator and value arrays */
+    int32_t *uq, *iq;      /* V8I: by_user / by_item values in units; PACKED: iq offset */
+    double *uv, *iv;       /* DOUBLE: by_user / by_item values */
+    uint32_t *pk;          /* PACKED: by_user entries as item << ybits | offset value */
+    v2u *tab;              /* PACKED: tab[x * tab_w + y]: the contribution of (x, y) */
+    int32_t tab_w, ybits, qmin;
+    int b_n, b_1, b_2;     /* PACKED: field widths of n, Σx / Σy, the squares and Σxy */
+    int exact_num;         /* PACKED: n Σxy and Σx Σy stay below 2^53 (exact in double) */
+    int32_t chunk;         /* columns per chunk */
+    int32_t n_chunks;
+    const int64_t *cost;   /* pair updates per item (rk_knn_item_order) */
+    int64_t dense_cost;    /* items with at least this cost are scanned whole */
     int64_t *qptr;         /* known queries grouped by item: qptr[n_items + 1] */
     int64_t *qlist;
     rk_lists *lists;
@@ -96,11 +152,12 @@ typedef struct knn_ctx {
 /* ---- per-thread workspace ------------------------------------------------ */
 
 typedef struct knn_ws {
-    v8i *acc_i;
-    acc_d *acc_d;
-    double *simrow;   /* sim(i, j) > 0 of the current item, else 0 */
-    int32_t *touched; /* items j with a co-rater */
+    void *acc;        /* v2u, v8i or acc_d entries, one per item */
+    size_t acc_bytes;
+    double *simrow;   /* sim(i, j) > 0 of the current item, else 0 (items with queries) */
+    int32_t *touched; /* items j with a co-rater (sparse items) */
     int32_t n_touched;
+    int64_t *cur, *end; /* chunked walk: row positions of a block of raters */
     double *hs;       /* heap scores, k */
     int32_t *hi;      /* heap indices, k */
     double *w;        /* aggregation scratch, k */
@@ -111,16 +168,14 @@ typedef struct knn_ws {
 
 static void ws_free(knn_ws *w)
 {
-    free(w->acc_i);
-    free(w->acc_d);
-    free(w->simrow);
-    free(w->touched);
-    free(w->hs);
-    free(w->hi);
-    free(w->w);
-    free(w->nb);
-    free(w->r);
+    free(w->acc); free(w->simrow); free(w->touched); free(w->cur); free(w->end);
+    free(w->hs); free(w->hi); free(w->w); free(w->nb); free(w->r);
     memset(w, 0, sizeof *w);
+}
+
+static size_t entry_bytes(int path)
+{
+    return path == PATH_PACKED ? sizeof(v2u) : path == PATH_V8I ? sizeof(v8i) : sizeof(acc_d);
 }
 
 static int ws_init(knn_ws *w, const knn_ctx *c)
@@ -128,128 +183,266 @@ static int ws_init(knn_ws *w, const knn_ctx *c)
     size_t n = (size_t)(c->m->by_item.n_rows > 0 ? c->m->by_item.n_rows : 1);
     size_t k = (size_t)c->o->k;
     memset(w, 0, sizeof *w);
-    if (c->grid)
-        w->acc_i = aligned_alloc(32, n * sizeof *w->acc_i);
-    else
-        w->acc_d = aligned_alloc(64, n * sizeof *w->acc_d);
+    w->acc_bytes = n * entry_bytes(c->path);
+    w->acc = aligned_alloc(64, (w->acc_bytes + 63) / 64 * 64);
     w->simrow = calloc(n, sizeof *w->simrow);
     w->touched = malloc(n * sizeof *w->touched);
-    w->hs = malloc(k * sizeof *w->hs);
-    w->hi = malloc(k * sizeof *w->hi);
-    w->w = malloc(k * sizeof *w->w);
-    w->nb = malloc(k * sizeof *w->nb);
-    w->r = malloc(k * sizeof *w->r);
-    if ((c->grid ? (void *)w->acc_i : (void *)w->acc_d) == NULL || w->simrow == NULL ||
-        w->touched == NULL || w->hs == NULL || w->hi == NULL || w->w == NULL ||
-        w->nb == NULL || w->r == NULL) {
+    w->cur = malloc(KNN_BLOCK * sizeof *w->cur); w->end = malloc(KNN_BLOCK * sizeof *w->end);
+    w->hs = malloc(k * sizeof *w->hs); w->hi = malloc(k * sizeof *w->hi);
+    w->w = malloc(k * sizeof *w->w); w->nb = malloc(k * sizeof *w->nb); w->r = malloc(k * sizeof *w->r);
+    if (w->acc == NULL || w->simrow == NULL || w->touched == NULL || w->cur == NULL || w->end == NULL ||
+        w->hs == NULL || w->hi == NULL || w->w == NULL || w->nb == NULL || w->r == NULL) {
         ws_free(w);
         return -1;
     }
-    if (c->grid)
-        memset(w->acc_i, 0, n * sizeof *w->acc_i);
-    else
-        memset(w->acc_d, 0, n * sizeof *w->acc_d);
+    memset(w->acc, 0, w->acc_bytes);
     return 0;
 }
 
 /* ---- accumulation of the co-rating sums of item i ------------------------- */
 
-static void accumulate_grid(const knn_ctx *c, knn_ws *w, int32_t i)
+/* Runs the body (the last argument) for every rater u of item i (its by_item
+ * position p, after PER_RATER) and every entry pp of u's row.  The raters are
+ * taken in blocks; for each chunk of columns every rater of the block goes on
+ * along its row (sorted by item) from where the previous chunk stopped, while
+ * KEY (the entry's item, shifted left by SHIFT) is below the chunk's end.
+ * Every entry still receives its raters in ascending order, so floating-point
+ * sums are those of the plain double loop, bit for bit.  Rows start at random
+ * places: PF prefetches the segment [q_, qe_) of the rater KNN_AHEAD places on. */
+#define KNN_WALK(SHIFT, KEY, PF, PER_RATER, ...)                                           \
+    do {                                                                                   \
+        const int64_t p_end_ = I->ptr[i + 1];                                              \
+        for (int64_t b0_ = I->ptr[i]; b0_ < p_end_; b0_ += KNN_BLOCK) {                    \
+            const int64_t nb_ = p_end_ - b0_ > KNN_BLOCK ? KNN_BLOCK : p_end_ - b0_;        \
+            for (int64_t t_ = 0; t_ < nb_; t_++) {                                         \
+                w->cur[t_] = U->ptr[I->idx[b0_ + t_]];                                     \
+                w->end[t_] = U->ptr[I->idx[b0_ + t_] + 1];                                 \
+            }                                                                              \
+            for (int32_t ch_ = 0; ch_ < c->n_chunks; ch_++) {                              \
+                const int last_ = ch_ + 1 == c->n_chunks;                                  \
+                const uint64_t lim_ = (uint64_t)(ch_ + 1) * (uint64_t)c->chunk << (SHIFT); \
+                for (int64_t t_ = 0; t_ < nb_; t_++) {                                     \
+                    const int64_t p = b0_ + t_;                                            \
+                    int64_t pp = w->cur[t_];                                               \
+                    const int64_t pe_ = w->end[t_];                                        \
+                    if (t_ + KNN_AHEAD < nb_) {                                            \
+                        const int64_t q_ = w->cur[t_ + KNN_AHEAD], qe_ = w->end[t_ + KNN_AHEAD]; \
+                        PF;                                                                \
+                    }                                                                      \
+                    PER_RATER;                                                             \
+                    if (last_) {                                                           \
+                        for (; pp < pe_; pp++) { __VA_ARGS__; }                            \
+                    } else {                                                               \
+                        for (; pp < pe_ && (uint64_t)(KEY) < lim_; pp++) { __VA_ARGS__; }  \
+                    }                                                                      \
+                    w->cur[t_] = pp;                                                       \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
+
+/* TRACK: keep the list of touched columns (sparse items); a constant at each
+ * call, so the test leaves the dense items' loop. */
+static inline __attribute__((always_inline)) void accumulate_packed(const knn_ctx *c, knn_ws *w, int32_t i,
+                                                                    const int track)
 {
     const rk_csr *I = &c->m->by_item, *U = &c->m->by_user;
-    v8i *acc = w->acc_i;
-    int32_t nt = 0;
-    for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) {
-        int32_t u = I->idx[p], x = c->iq[p];
-        const v8i xv = {1, x, 0, x * x, 0, 0, 0, 0};
-        const int32_t *js = U->idx, *ys = c->uq;
-        for (int64_t pp = U->ptr[u]; pp < U->ptr[u + 1]; pp++) {
-            int32_t j = js[pp], y = ys[pp];
-            v8i *a = &acc[j];
-            if ((*a)[0] == 0) w->touched[nt++] = j;
-            *a += xv + (v8i){0, 0, y, 0, y * y, x * y, 0, 0};
-        }
-    }
+    const uint32_t *pk = c->pk;
+    const int yb = c->ybits;
+    const uint32_t ymask = (1u << yb) - 1;
+    const uint64_t nmask = ((uint64_t)1 << c->b_n) - 1;
+    v2u *acc = w->acc;
+    int32_t *touched = w->touched, nt = 0;
+    const v2u *t;
+    KNN_WALK(yb, pk[pp], PF_SEGMENT(pk, q_, qe_), t = c->tab + (size_t)c->iq[p] * (size_t)c->tab_w, {
+        const uint32_t e = pk[pp];
+        v2u *a = &acc[e >> yb];
+        if (track && ((*a)[0] & nmask) == 0) touched[nt++] = (int32_t)(e >> yb);
+        *a += t[e & ymask];
+    });
     w->n_touched = nt;
 }
 
-static void accumulate_double(const knn_ctx *c, knn_ws *w, int32_t i)
+static inline __attribute__((always_inline)) void accumulate_v8i(const knn_ctx *c, knn_ws *w, int32_t i,
+                                                                 const int track)
 {
     const rk_csr *I = &c->m->by_item, *U = &c->m->by_user;
-    acc_d *acc = w->acc_d;
-    int32_t nt = 0;
-    for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) {
-        int32_t u = I->idx[p];
-        double x = c->iv[p];
-        const v4d xlo = {1.0, x, 0.0, x * x};
-        for (int64_t pp = U->ptr[u]; pp < U->ptr[u + 1]; pp++) {
-            int32_t j = U->idx[pp];
-            double y = c->uv[pp];
-            acc_d *a = &acc[j];
-            if (a->lo[0] == 0.0) w->touched[nt++] = j;
-            a->lo += xlo + (v4d){0.0, 0.0, y, 0.0};
-            a->hi += (v4d){y * y, x * y, 0.0, 0.0};
-        }
-    }
+    const int32_t *js = U->idx, *ys = c->uq;
+    v8i *acc = w->acc;
+    int32_t *touched = w->touched, nt = 0, x = 0;
+    KNN_WALK(0, js[pp], { PF_SEGMENT(js, q_, qe_); PF_SEGMENT(ys, q_, qe_); }, x = c->iq[p], {
+        const int32_t j = js[pp], y = ys[pp];
+        v8i *a = &acc[j];
+        if (track && (*a)[0] == 0) touched[nt++] = j;
+        *a += (v8i){1, x, 0, x * x, 0, 0, 0, 0} + (v8i){0, 0, y, 0, y * y, x * y, 0, 0};
+    });
     w->n_touched = nt;
 }
 
-/* ---- similarities of the touched items and the neighbour list ------------ */
-
-/* The sums of entry j as doubles, in the order of rk_sim_value. */
-static inline void sums_at(const knn_ctx *c, const knn_ws *w, int32_t j, double s[6])
+static inline __attribute__((always_inline)) void accumulate_double(const knn_ctx *c, knn_ws *w, int32_t i,
+                                                                    const int track)
 {
-    if (c->grid) {
-        const v8i a = w->acc_i[j];
+    const rk_csr *I = &c->m->by_item, *U = &c->m->by_user;
+    acc_d *acc = w->acc;
+    int32_t *touched = w->touched, nt = 0;
+    double x = 0.0;
+    KNN_WALK(0, U->idx[pp], { PF_SEGMENT(U->idx, q_, qe_); PF_SEGMENT(c->uv, q_, qe_); }, x = c->iv[p], {
+        const int32_t j = U->idx[pp];
+        const double y = c->uv[pp];
+        acc_d *a = &acc[j];
+        if (track && a->lo[0] == 0.0) touched[nt++] = j;
+        a->lo += (v4d){1.0, x, 0.0, x * x} + (v4d){0.0, 0.0, y, 0.0};
+        a->hi += (v4d){y * y, x * y, 0.0, 0.0};
+    });
+    w->n_touched = nt;
+}
+
+/* ---- similarities, the neighbour list ------------------------------------- */
+
+/* The sums of entry j as doubles, in the order of rk_sim_value; the return
+ * value is n (0: no co-rater).  Packed sums are of values offset by qmin and
+ * are shifted back exactly in 64-bit integers, so the doubles are those of the
+ * unpacked sums. */
+static inline __attribute__((always_inline)) void unpack(const knn_ctx *c, const v2u a, int64_t f[6])
+{
+    const uint64_t m_n = ((uint64_t)1 << c->b_n) - 1, m_1 = ((uint64_t)1 << c->b_1) - 1;
+    const uint64_t m_2 = ((uint64_t)1 << c->b_2) - 1;
+    f[0] = (int64_t)(a[0] & m_n);                          /* n */
+    f[1] = (int64_t)(a[1] & m_1);                          /* Σx' */
+    f[2] = (int64_t)((a[1] >> c->b_1) & m_1);              /* Σy' */
+    f[3] = (int64_t)((a[0] >> c->b_n) & m_2);              /* Σx'² */
+    f[4] = (int64_t)((a[0] >> (c->b_n + c->b_2)) & m_2);   /* Σy'² */
+    f[5] = (int64_t)((a[1] >> (2 * c->b_1)) & m_2);        /* Σx'y' */
+}
+
+static inline __attribute__((always_inline)) double sums_at(const knn_ctx *c, const knn_ws *w, int32_t j, double s[6])
+{
+    if (c->path == PATH_PACKED) {
+        int64_t f[6];
+        unpack(c, ((const v2u *)w->acc)[j], f);
+        const int64_t n = f[0], q = c->qmin;
+        s[0] = (double)n;
+        s[1] = (double)(f[1] + n * q);
+        s[2] = (double)(f[2] + n * q);
+        s[3] = (double)(f[3] + 2 * q * f[1] + n * q * q);
+        s[4] = (double)(f[4] + 2 * q * f[2] + n * q * q);
+        s[5] = (double)(f[5] + q * (f[1] + f[2]) + n * q * q);
+    } else if (c->path == PATH_V8I) {
+        const v8i a = ((const v8i *)w->acc)[j];
         for (int t = 0; t < 6; t++) s[t] = (double)a[t];
     } else {
-        const acc_d *a = &w->acc_d[j];
+        const acc_d *a = &((const acc_d *)w->acc)[j];
         s[0] = a->lo[0]; s[1] = a->lo[1]; s[2] = a->lo[2];
         s[3] = a->lo[3]; s[4] = a->hi[0]; s[5] = a->hi[1];
     }
+    return s[0];
 }
 
-/* Fill simrow for the positive similarities and push them into the heap.
- * The metric is a constant inside each instantiation so that the compiler
- * folds rk_sim_value's switch out of the loop. */
-#define SIM_LOOP(METRIC, PREFILTER)                                            \
+/* Offer the positive similarities of the columns to the heap (and to simrow
+ * when the item has queries): the touched ones, or every column of a dense
+ * item.  The order of the offers does not change the selection: the heap's
+ * order is total.  PREFILTER skips a column whose similarity cannot be
+ * positive.  Once the heap is full and no query needs the row, BOUND skips
+ * the root and the division for a column whose similarity before shrinkage
+ * (which only lowers it) is below the heap's worst score by a margin far
+ * above rounding (thr2 = worst² (1 - 1e-9)): such a column would be refused
+ * anyway.  The metric is a constant inside each instantiation so that the
+ * compiler folds rk_sim_value's switch out of the loop. */
+#define SIM_LOOP(METRIC, PREFILTER, BOUND)                                     \
     do {                                                                       \
         rk_sim_params lp = c->sp;                                              \
         lp.metric = (METRIC);                                                  \
-        for (int32_t t = 0; t < w->n_touched; t++) {                           \
-            int32_t j = w->touched[t];                                         \
+        const int32_t cnt = dense ? n_items : w->n_touched;                    \
+        double thr2 = 0.0;                                                     \
+        int full = 0;                                                          \
+        (void)thr2;                                                            \
+        for (int32_t t = 0; t < cnt; t++) {                                    \
+            int32_t j = dense ? t : w->touched[t];                             \
             double s6[6];                                                      \
-            if (j == i) continue;                                              \
-            sums_at(c, w, j, s6);                                              \
+            if (j == i || sums_at(c, w, j, s6) == 0.0) continue;               \
             if (PREFILTER) continue;                                           \
+            if (full && (BOUND)) continue;                                     \
             double s = rk_sim_value(&lp, s6[0], s6[1], s6[2], s6[3], s6[4], s6[5]); \
             if (s > 0.0) {                                                     \
-                w->simrow[j] = s;                                              \
+                if (rows) w->simrow[j] = s;                                    \
                 rk_topk_push(h, s, j);                                         \
+                if (!rows && h->n == h->k) {                                   \
+                    full = 1;                                                  \
+                    thr2 = h->score[0] * h->score[0] * (1.0 - 1e-9);           \
+                }                                                              \
             }                                                                  \
         }                                                                      \
     } while (0)
 
-static void similarities(const knn_ctx *c, knn_ws *w, int32_t i, rk_topk *h)
+#define SQ(x) ((x) * (x))
+
+/* Pearson on packed sums, in two passes per block of columns.  The first has
+ * no branch to mispredict: it keeps the columns whose numerator
+ * n Σxy - Σx Σy is positive and that BOUND cannot refuse.  Both tests need no
+ * shift back: covariances do not change when the values are offset.  With
+ * exact_num the numerator's products are below 2^53, so the integer sign is
+ * that of the double prefilter of SIM_LOOP.  The second pass computes the
+ * kept columns as SIM_LOOP does; the block's threshold is that of its start,
+ * lower than or equal to the current one, so it refuses nothing SIM_LOOP
+ * would keep. */
+static void pearson_packed(const knn_ctx *c, knn_ws *w, int32_t i, int dense, int rows, rk_topk *h)
 {
+    enum { B = 256 };
+    int32_t cand[B];
+    const v2u *acc = w->acc;
+    const int32_t cnt = dense ? c->m->by_item.n_rows : w->n_touched;
+    rk_sim_params lp = c->sp;
+    lp.metric = RK_METRIC_PEARSON;
+    for (int32_t t0 = 0; t0 < cnt; t0 += B) {
+        const int32_t t1 = cnt - t0 > B ? t0 + B : cnt;
+        const double thr2 = !rows && h->n == h->k ? h->score[0] * h->score[0] * (1.0 - 1e-9) : 0.0;
+        int32_t nc = 0;
+        for (int32_t t = t0; t < t1; t++) {
+            const int32_t j = dense ? t : w->touched[t];
+            int64_t f[6];
+            unpack(c, acc[j], f);
+            const int64_t num = f[0] * f[5] - f[1] * f[2];
+            const double vxy = (double)(f[0] * f[3] - f[1] * f[1]) * (double)(f[0] * f[4] - f[2] * f[2]);
+            cand[nc] = j;
+            nc += num > 0 && !((double)num * (double)num < thr2 * vxy);
+        }
+        for (int32_t t = 0; t < nc; t++) {
+            const int32_t j = cand[t];
+            double s6[6];
+            if (j == i) continue;
+            sums_at(c, w, j, s6);
+            const double s = rk_sim_value(&lp, s6[0], s6[1], s6[2], s6[3], s6[4], s6[5]);
+            if (s > 0.0) {
+                if (rows) w->simrow[j] = s;
+                rk_topk_push(h, s, j);
+            }
+        }
+    }
+}
+
+static void similarities(const knn_ctx *c, knn_ws *w, int32_t i, int dense, int rows, rk_topk *h)
+{
+    const int32_t n_items = c->m->by_item.n_rows;
+    if (c->path == PATH_PACKED && c->exact_num && c->sp.metric == RK_METRIC_PEARSON) {
+        pearson_packed(c, w, i, dense, rows, h);
+        return;
+    }
     switch (c->sp.metric) {
     case RK_METRIC_PEARSON:
         /* only positive similarities are ever used: skip the root and the
          * division when the numerator is not positive */
-        SIM_LOOP(RK_METRIC_PEARSON, s6[0] * s6[5] - s6[1] * s6[2] <= 0.0);
+        SIM_LOOP(RK_METRIC_PEARSON, s6[0] * s6[5] - s6[1] * s6[2] <= 0.0,
+                 SQ(s6[0] * s6[5] - s6[1] * s6[2]) <
+                     thr2 * ((s6[0] * s6[3] - s6[1] * s6[1]) * (s6[0] * s6[4] - s6[2] * s6[2])));
         break;
     case RK_METRIC_PEARSON_BASELINE:
-        SIM_LOOP(RK_METRIC_PEARSON_BASELINE, s6[5] <= 0.0);
+        SIM_LOOP(RK_METRIC_PEARSON_BASELINE, s6[5] <= 0.0, SQ(s6[5]) < thr2 * (s6[3] * s6[4]));
         break;
     case RK_METRIC_COSINE:
-        SIM_LOOP(RK_METRIC_COSINE, s6[5] <= 0.0);
+        SIM_LOOP(RK_METRIC_COSINE, s6[5] <= 0.0, SQ(s6[5]) < thr2 * (s6[3] * s6[4]));
         break;
-    case RK_METRIC_MSD:
-        SIM_LOOP(RK_METRIC_MSD, 0);
-        break;
-    case RK_METRIC_EUCLIDEAN:
-        SIM_LOOP(RK_METRIC_EUCLIDEAN, 0);
-        break;
+    case RK_METRIC_MSD: SIM_LOOP(RK_METRIC_MSD, 0, 0); break;
+    case RK_METRIC_EUCLIDEAN: SIM_LOOP(RK_METRIC_EUCLIDEAN, 0, 0); break;
     }
 }
 
@@ -261,13 +454,11 @@ static void write_list(const knn_ctx *c, knn_ws *w, int32_t i, rk_topk *h)
     l->len[i] = h->n;
     for (int32_t t = 0; t < h->n; t++) {
         double s6[6];
-        sums_at(c, w, h->idx[t], s6);
         l->nbr[base + t] = h->idx[t];
         l->sim[base + t] = (float)h->score[t];
-        l->support[base + t] = (int32_t)s6[0];
+        l->support[base + t] = (int32_t)sums_at(c, w, h->idx[t], s6);
     }
 }
-
 /* ---- predictions for the queries whose target is item i ------------------ */
 
 static void predict_item(const knn_ctx *c, knn_ws *w, int32_t i)
@@ -303,31 +494,46 @@ static void predict_item(const knn_ctx *c, knn_ws *w, int32_t i)
     }
 }
 
+/* Clear what item i left in the row: the whole row when it was dense,
+ * else the touched entries. */
+static void clear_row(const knn_ctx *c, knn_ws *w, int dense, int rows)
+{
+    const int32_t n_items = c->m->by_item.n_rows;
+    if (dense) {
+        memset(w->acc, 0, w->acc_bytes);
+        if (rows) memset(w->simrow, 0, (size_t)n_items * sizeof *w->simrow);
+        return;
+    }
+    for (int32_t t = 0; t < w->n_touched; t++) {
+        const int32_t j = w->touched[t];
+        if (c->path == PATH_PACKED) ((v2u *)w->acc)[j] = (v2u){0, 0};
+        else if (c->path == PATH_V8I) ((v8i *)w->acc)[j] = (v8i){0};
+        else ((acc_d *)w->acc)[j] = (acc_d){{0}, {0}};
+        if (rows) w->simrow[j] = 0.0;
+    }
+    w->n_touched = 0;
+}
+
 static void knn_item(const knn_ctx *c, knn_ws *w, int32_t i)
 {
     rk_topk h;
-    if (c->grid)
-        accumulate_grid(c, w, i);
-    else
-        accumulate_double(c, w, i);
+    const int dense = c->cost[i] >= c->dense_cost;
+    const int rows = c->q != NULL && c->qptr[i + 1] > c->qptr[i];
+    /* each call has a constant TRACK, so that each loop is compiled for it */
+    if (c->path == PATH_PACKED) { if (dense) accumulate_packed(c, w, i, 0); else accumulate_packed(c, w, i, 1); }
+    else if (c->path == PATH_V8I) { if (dense) accumulate_v8i(c, w, i, 0); else accumulate_v8i(c, w, i, 1); }
+    else if (dense) accumulate_double(c, w, i, 0);
+    else accumulate_double(c, w, i, 1);
     rk_topk_init(&h, c->o->k, w->hs, w->hi);
-    similarities(c, w, i, &h);
+    similarities(c, w, i, dense, rows, &h);
     double t0 = wall_now();
     if (c->lists != NULL) write_list(c, w, i, &h);
     double t1 = wall_now();
-    if (c->q != NULL && c->qptr[i + 1] > c->qptr[i]) predict_item(c, w, i);
+    if (rows) predict_item(c, w, i);
     double t2 = wall_now();
     w->t_select += t1 - t0;
     w->t_predict += t2 - t1;
-    for (int32_t t = 0; t < w->n_touched; t++) {
-        int32_t j = w->touched[t];
-        w->simrow[j] = 0.0;
-        if (c->grid)
-            w->acc_i[j] = (v8i){0};
-        else
-            w->acc_d[j] = (acc_d){{0}, {0}};
-    }
-    w->n_touched = 0;
+    clear_row(c, w, dense, rows);
 }
 
 /* ---- choosing the accumulation path -------------------------------------- */
@@ -385,12 +591,42 @@ static rk_status group_queries(knn_ctx *c, rk_error *err)
     return RK_OK;
 }
 
+static int bits_for(uint64_t v)
+{
+    int b = 0;
+    while (b < 64 && (v >> b) != 0) b++;
+    return b;
+}
+
+/* Packed entries hold the sums of offset values x' = q - qmin in [0, range]
+ * as fields of two words: n | Σx'² | Σy'² and Σx' | Σy' | Σx'y', each as wide
+ * as its largest possible value (n is at most the most popular item's rater
+ * count), so that adding two entries never carries from one field into the
+ * next.  The stream of a user's row packs the item and y' into 32 bits.
+ * @return 1 and the widths in c when everything fits, else 0. */
+static int pack_plan(knn_ctx *c, int32_t qmin, int32_t qmax, int64_t max_deg, int32_t n_items)
+{
+    int64_t range = (int64_t)qmax - qmin;
+    if (range < 0 || range > KNN_PACK_MAX_RANGE) return 0;
+    c->b_n = bits_for((uint64_t)max_deg);
+    c->b_1 = bits_for((uint64_t)max_deg * (uint64_t)range);
+    c->b_2 = bits_for((uint64_t)max_deg * (uint64_t)(range * range));
+    c->ybits = bits_for((uint64_t)range);
+    c->qmin = qmin;
+    c->tab_w = (int32_t)range + 1;
+    double qa = fmax(fabs((double)qmin), fabs((double)qmax));
+    c->exact_num = (double)max_deg * (double)max_deg * qa * qa < 9007199254740992.0;
+    return c->b_n + 2 * c->b_2 <= 64 && 2 * c->b_1 + c->b_2 <= 64 &&
+           ((uint64_t)n_items << c->ybits) <= ((uint64_t)1 << 32);
+}
+
 static rk_status prepare_values(knn_ctx *c, rk_knn_stats *st, rk_error *err)
 {
     const rk_model *m = c->m;
     const rk_csr *U = &m->by_user, *I = &m->by_item;
     double s = c->sp.metric == RK_METRIC_PEARSON_BASELINE ? 0.0 : rk_knn_grid_scale(m, NULL);
     if (s == 0.0) {
+        c->path = PATH_DOUBLE;
         c->uv = malloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *c->uv);
         c->iv = malloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *c->iv);
         if (c->uv == NULL || c->iv == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for double values");
@@ -407,18 +643,61 @@ static rk_status prepare_values(knn_ctx *c, rk_knn_stats *st, rk_error *err)
         }
         return RK_OK;
     }
-    c->grid = 1;
     c->sp.unit = 1.0 / s;
-    c->uq = malloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *c->uq);
     c->iq = malloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *c->iq);
-    if (c->uq == NULL || c->iq == NULL)
-        return rk_error_set(err, RK_E_NOMEM, "out of memory for grid values");
+    if (c->iq == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for grid values");
+    int32_t qmin = INT32_MAX, qmax = INT32_MIN;
+    int64_t max_deg = 0;
+#pragma omp parallel for reduction(min : qmin) reduction(max : qmax)
+    for (int64_t p = 0; p < I->nnz; p++) {
+        c->iq[p] = (int32_t)nearbyint((double)I->val[p] * s);
+        if (c->iq[p] < qmin) qmin = c->iq[p];
+        if (c->iq[p] > qmax) qmax = c->iq[p];
+    }
+    for (int32_t i = 0; i < I->n_rows; i++)
+        if (I->ptr[i + 1] - I->ptr[i] > max_deg) max_deg = I->ptr[i + 1] - I->ptr[i];
+    if (pack_plan(c, qmin, qmax, max_deg, I->n_rows)) {
+        c->path = PATH_PACKED;
+        c->pk = big_alloc((size_t)U->nnz * sizeof *c->pk);
+        c->tab = aligned_alloc(16, (size_t)c->tab_w * (size_t)c->tab_w * sizeof *c->tab);
+        if (c->pk == NULL || c->tab == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for grid values");
+#pragma omp parallel for
+        for (int64_t p = 0; p < U->nnz; p++)
+            c->pk[p] = (uint32_t)U->idx[p] << c->ybits | (uint32_t)((int32_t)nearbyint((double)U->val[p] * s) - qmin);
+#pragma omp parallel for
+        for (int64_t p = 0; p < I->nnz; p++) c->iq[p] -= qmin;
+        for (uint64_t x = 0; x < (uint64_t)c->tab_w; x++)
+            for (uint64_t y = 0; y < (uint64_t)c->tab_w; y++)
+                c->tab[x * (uint64_t)c->tab_w + y] =
+                    (v2u){1 | x * x << c->b_n | y * y << (c->b_n + c->b_2), x | y << c->b_1 | x * y << (2 * c->b_1)};
+        snprintf(st->path, sizeof st->path, "packed int grid 1/%g", s);
+        return RK_OK;
+    }
+    c->path = PATH_V8I;
+    c->uq = malloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *c->uq);
+    if (c->uq == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for grid values");
 #pragma omp parallel for
     for (int64_t p = 0; p < U->nnz; p++) c->uq[p] = (int32_t)nearbyint((double)U->val[p] * s);
-#pragma omp parallel for
-    for (int64_t p = 0; p < I->nnz; p++) c->iq[p] = (int32_t)nearbyint((double)I->val[p] * s);
     snprintf(st->path, sizeof st->path, "int32 grid 1/%g", s);
     return RK_OK;
+}
+
+/* Columns per chunk: half of the L2 cache (the rest holds the rows being
+ * read, the cursors and the heap), unless the options force a width. */
+static void plan_chunks(knn_ctx *c)
+{
+    const int32_t n_items = c->m->by_item.n_rows;
+    long l2 = -1;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    if (l2 < 64 * 1024 || l2 > 64L * 1024 * 1024) l2 = 512 * 1024; /* unknown or implausible */
+    int64_t chunk = c->o->chunk_items > 0 ? c->o->chunk_items : (int64_t)(l2 / 2) / (int64_t)entry_bytes(c->path);
+    if (chunk < 1) chunk = 1;
+    if (chunk >= n_items) chunk = n_items > 0 ? n_items : 1;
+    c->chunk = (int32_t)chunk;
+    c->n_chunks = n_items > 0 ? (int32_t)((n_items + chunk - 1) / chunk) : 1;
+    c->dense_cost = (int64_t)KNN_DENSE_RATIO * (n_items > 0 ? n_items : 1);
 }
 
 static const int64_t *g_cost_for_sort;
@@ -492,6 +771,8 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
     }
     if (s != RK_OK) goto done;
     st->pair_updates = total_cost;
+    c.cost = cost;
+    plan_chunks(&c);
 
     int32_t n_items = m->by_item.n_rows;
     int64_t done_cost = 0;
@@ -549,6 +830,8 @@ done:
     free(c.qlist);
     free(c.uq);
     free(c.iq);
+    free(c.pk);
+    free(c.tab);
     free(c.uv);
     free(c.iv);
     return s;

@@ -33,6 +33,7 @@ typedef struct rk_knn_opts {
     int threads;          /* 0 = OpenMP default */
     rk_progress_fn progress; /* may be NULL */
     void *progress_ud;
+    int32_t chunk_items;  /* columns per accumulation chunk (0: sized from the cache); tests */
 } rk_knn_opts;
 
 /* Neighbour lists: item i's list is nbr/sim/support[i*k .. i*k + len[i]). */

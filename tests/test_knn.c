@@ -203,6 +203,7 @@ static void make_data(rk_triples *t, int nu, int ni, double density, value_kind 
 /* ---- the comparison ----------------------------------------------------------- */
 
 static int g_checked_lists, g_checked_preds;
+static int32_t g_chunk; /* chunk_items for the engine: 0 = sized from the cache */
 
 static void compare(int nu, int ni, double density, value_kind vk, rk_metric metric, int k,
                     rk_predict_mode mode, int min_support, double shrink, int min_k,
@@ -225,6 +226,7 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
     o.k = k;
     o.mode = mode;
     o.min_k = min_k;
+    o.chunk_items = g_chunk;
     rk_lists l;
     CU_ASSERT_FATAL(rk_lists_alloc(&l, ni, k, &err) == RK_OK);
 
@@ -372,6 +374,62 @@ static void test_threads_agree(void)
     rk_triples_free(&t);
 }
 
+/* Columns in chunks of 1, 2, 7 and more than the item count: every chunk
+ * boundary falls inside users' rows, and the results must not change. */
+static void test_forced_chunks(void)
+{
+    static const int32_t chunks[] = {1, 2, 7, 1000};
+    int before = g_checked_lists;
+    for (int c = 0; c < 4; c++) {
+        g_chunk = chunks[c];
+        for (int m = 0; m < 5; m++)
+            for (int p = 0; p < 3; p++) {
+                /* half stars: packed sums; real values: double sums */
+                compare(30, 23, 0.35, VAL_HALF, all_metrics[m], 4, all_modes[p], 1,
+                        all_metrics[m] == RK_METRIC_PEARSON_BASELINE ? 100.0 : 0.0, 1, 9100 + 10 * m + p);
+                compare(25, 19, 0.4, VAL_REAL, all_metrics[m], 3, all_modes[p], 2, 0.0, 1, 9200 + 10 * m + p);
+            }
+        /* dense rows (every item touched) and a single item */
+        compare(40, 12, 0.9, VAL_TIES, RK_METRIC_PEARSON, 5, RK_PREDICT_MEANS, 1, 0.0, 1, 9300 + c);
+        compare(8, 1, 0.9, VAL_HALF, RK_METRIC_COSINE, 2, RK_PREDICT_BASIC, 1, 0.0, 1, 9310 + c);
+    }
+    g_chunk = 0;
+    CU_ASSERT(g_checked_lists - before > 4 * 5 * 3 * 30);
+}
+
+/* A grid too wide to pack (ratings 1..200 on the grid of 1) takes the
+ * unpacked integer sums; chunks must not change them either. */
+static void test_wide_grid_chunks(void)
+{
+    rk_triples t;
+    make_data(&t, 30, 20, 0.5, VAL_REAL, 9400);
+    for (int64_t p = 0; p < t.n; p++) t.rating[p] = (float)floor(t.rating[p] * 50.0); /* 50..250 */
+    rk_model m;
+    CU_ASSERT_FATAL(rk_model_build(&m, &t, 30, 20, 0, 0, 0, 1, NULL) == RK_OK);
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    o.k = 6;
+    rk_lists a, b;
+    rk_knn_stats st;
+    rk_lists_alloc(&a, 20, 6, NULL);
+    rk_lists_alloc(&b, 20, 6, NULL);
+    CU_ASSERT(rk_knn_cpu(&m, &o, &a, NULL, &st, NULL) == RK_OK);
+    CU_ASSERT(strstr(st.path, "int32 grid") != NULL);
+    o.chunk_items = 3;
+    CU_ASSERT(rk_knn_cpu(&m, &o, &b, NULL, NULL, NULL) == RK_OK);
+    CU_ASSERT(memcmp(a.len, b.len, 20 * sizeof(int32_t)) == 0);
+    CU_ASSERT(memcmp(a.nbr, b.nbr, 20 * 6 * sizeof(int32_t)) == 0);
+    CU_ASSERT(memcmp(a.sim, b.sim, 20 * 6 * sizeof(float)) == 0);
+    CU_ASSERT(memcmp(a.support, b.support, 20 * 6 * sizeof(int32_t)) == 0);
+    int listed = 0;
+    for (int i = 0; i < 20; i++) listed += a.len[i];
+    CU_ASSERT(listed > 20);
+    rk_lists_free(&a);
+    rk_lists_free(&b);
+    rk_model_free(&m);
+    rk_triples_free(&t);
+}
+
 static void test_bad_arguments(void)
 {
     rk_triples t;
@@ -405,6 +463,8 @@ int main(void)
         {"one item", test_one_item},
         {"random shapes", test_shapes},
         {"1 and 2 threads agree", test_threads_agree},
+        {"forced column chunks", test_forced_chunks},
+        {"unpacked grid in chunks", test_wide_grid_chunks},
         {"bad arguments", test_bad_arguments},
         {NULL, NULL},
     };
