@@ -67,64 +67,6 @@ static void *big_alloc(size_t bytes)
     return p;
 }
 
-void rk_knn_opts_default(rk_knn_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->sim.metric = RK_METRIC_PEARSON;
-    o->sim.min_support = 1;
-    o->sim.shrinkage = 0.0;
-    o->sim.unit = 1.0;
-    o->k = 20;
-    o->mode = RK_PREDICT_MEANS;
-    o->min_k = 1;
-    o->chunk_items = 0;
-}
-
-int rk_knn_needs_baselines(const rk_knn_opts *o)
-{
-    return o->mode == RK_PREDICT_BASELINE || o->sim.metric == RK_METRIC_PEARSON_BASELINE;
-}
-
-rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_lists *lists, rk_error *err)
-{
-    if (o->k < 1) return rk_error_set(err, RK_E_ARG, "k must be at least 1 (got %d)", o->k);
-    if (lists != NULL && (lists->n_items != m->by_item.n_rows || lists->k != o->k))
-        return rk_error_set(err, RK_E_ARG, "neighbour lists of shape %d x %d for %d items and k = %d",
-                            lists->n_items, lists->k, m->by_item.n_rows, o->k);
-    if (rk_knn_needs_baselines(o) && !m->have_baselines)
-        return rk_error_set(err, RK_E_ARG, "these options need the model's baselines, and it was built without them");
-    return RK_OK;
-}
-
-rk_status rk_lists_alloc(rk_lists *l, int32_t n_items, int32_t k, rk_error *err)
-{
-    memset(l, 0, sizeof *l);
-    if (n_items < 0 || k < 1) return rk_error_set(err, RK_E_ARG, "bad list shape %d x %d", n_items, k);
-    size_t cells = (size_t)n_items * (size_t)k;
-    if (cells / (size_t)k != (size_t)n_items || cells > ((size_t)1 << 40))
-        return rk_error_set(err, RK_E_RANGE, "%d lists of %d neighbours are too many", n_items, k);
-    if (cells == 0) cells = 1;
-    l->n_items = n_items;
-    l->k = k;
-    l->len = calloc((size_t)(n_items > 0 ? n_items : 1), sizeof *l->len);
-    /* zeroed: the cells past each list's length are defined too */
-    l->nbr = calloc(cells, sizeof *l->nbr);
-    l->sim = calloc(cells, sizeof *l->sim);
-    l->support = calloc(cells, sizeof *l->support);
-    if (l->len == NULL || l->nbr == NULL || l->sim == NULL || l->support == NULL) {
-        rk_lists_free(l);
-        return rk_error_set(err, RK_E_NOMEM, "out of memory for %d neighbour lists of %d", n_items, k);
-    }
-    return RK_OK;
-}
-
-void rk_lists_free(rk_lists *l)
-{
-    if (l == NULL) return;
-    free(l->len); free(l->nbr); free(l->sim); free(l->support);
-    memset(l, 0, sizeof *l);
-}
-
 /* ---- shared, read-only state of one run ---------------------------------- */
 
 typedef struct knn_ctx {
@@ -538,31 +480,6 @@ static void knn_item(const knn_ctx *c, knn_ws *w, int32_t i)
 
 /* ---- choosing the accumulation path -------------------------------------- */
 
-double rk_knn_grid_scale(const rk_model *m, double *qmax_out)
-{
-    static const double scales[] = {1, 2, 4, 5, 10, 20, 100};
-    const rk_csr *U = &m->by_user, *I = &m->by_item;
-    int64_t max_deg = 0;
-    for (int32_t i = 0; i < I->n_rows; i++)
-        if (I->ptr[i + 1] - I->ptr[i] > max_deg) max_deg = I->ptr[i + 1] - I->ptr[i];
-    for (size_t t = 0; t < sizeof scales / sizeof scales[0]; t++) {
-        double s = scales[t], qmax = 0.0;
-        int ok = 1;
-#pragma omp parallel for reduction(&& : ok) reduction(max : qmax)
-        for (int64_t p = 0; p < U->nnz; p++) {
-            double q = (double)U->val[p] * s;
-            if (q != nearbyint(q)) ok = 0;
-            if (fabs(q) > qmax) qmax = fabs(q);
-        }
-        if (!ok) continue;
-        if (qmax_out != NULL) *qmax_out = qmax;
-        /* n, Σx, Σx², Σxy of the most popular item stay below 2^31 */
-        if (qmax * qmax * (double)(max_deg + 1) < 2147483647.0) return s;
-        return 0.0;
-    }
-    return 0.0;
-}
-
 static rk_status group_queries(knn_ctx *c, rk_error *err)
 {
     const rk_model *m = c->m;
@@ -698,44 +615,6 @@ static void plan_chunks(knn_ctx *c)
     c->chunk = (int32_t)chunk;
     c->n_chunks = n_items > 0 ? (int32_t)((n_items + chunk - 1) / chunk) : 1;
     c->dense_cost = (int64_t)KNN_DENSE_RATIO * (n_items > 0 ? n_items : 1);
-}
-
-static const int64_t *g_cost_for_sort;
-static int cmp_cost_desc(const void *a, const void *b)
-{
-    int64_t ca = g_cost_for_sort[*(const int32_t *)a], cb = g_cost_for_sort[*(const int32_t *)b];
-    if (ca != cb) return ca > cb ? -1 : 1;
-    return *(const int32_t *)a - *(const int32_t *)b;
-}
-
-int64_t rk_knn_item_order(const rk_model *m, int32_t *order, int64_t *cost_out)
-{
-    const rk_csr *U = &m->by_user, *I = &m->by_item;
-    int32_t n = I->n_rows;
-    int64_t *cost = cost_out != NULL ? cost_out : malloc((size_t)(n > 0 ? n : 1) * sizeof *cost);
-    if (cost == NULL) return -1;
-    int64_t total = 0;
-#pragma omp parallel for schedule(dynamic, 256) reduction(+ : total)
-    for (int32_t i = 0; i < n; i++) {
-        int64_t cst = 0;
-        for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) {
-            int32_t u = I->idx[p];
-            cst += U->ptr[u + 1] - U->ptr[u];
-        }
-        cost[i] = cst;
-        total += cst;
-    }
-    for (int32_t i = 0; i < n; i++) order[i] = i;
-    /* qsort has no context argument in C11: the comparison reads a static,
-     * so concurrent calls are serialised */
-#pragma omp critical(rk_knn_item_order)
-    {
-        g_cost_for_sort = cost;
-        qsort(order, (size_t)n, sizeof *order, cmp_cost_desc);
-        g_cost_for_sort = NULL;
-    }
-    if (cost_out == NULL) free(cost);
-    return total;
 }
 
 rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
