@@ -1,4 +1,5 @@
 #include "rk_eval.h"
+#include "rk_omp.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -154,6 +155,192 @@ fail:
     rk_triples_free(test);
     rk_triples_free(train);
     return s != RK_OK ? s : rk_error_set(err, RK_E_NOMEM, "out of memory splitting %lld ratings", (long long)n);
+}
+
+/* ---- the same draw, in parts ------------------------------------------------------- */
+
+static inline int held(const rk_holdout *h, int64_t t)
+{
+    if (h->want == 0) return 0;
+    uint64_t k = row_key(h->seed_key, t);
+    return k < h->key || (k == h->key && t <= h->t);
+}
+
+int rk_eval_holdout_held(const rk_holdout *h, int64_t t)
+{
+    return t >= 0 && t < h->n && held(h, t);
+}
+
+rk_status rk_eval_holdout_plan(int64_t n, double frac, uint64_t seed, rk_holdout *h, rk_error *err)
+{
+    memset(h, 0, sizeof *h);
+    if (!(frac > 0.0 && frac < 1.0))
+        return rk_error_set(err, RK_E_ARG, "the holdout fraction must be in (0, 1), got %g", frac);
+    if (n < 0) return rk_error_set(err, RK_E_ARG, "a negative number of ratings");
+    int64_t want = (int64_t)llround(frac * (double)n);
+    if (want >= n) want = n - 1; /* keep at least one training rating */
+    if (want < 0) want = 0;
+    h->seed_key = mix64(seed ^ 0x243F6A8885A308D3ULL);
+    h->n = n;
+    h->want = want;
+    if (want == 0) return RK_OK;
+
+    /* as rk_eval_holdout: the bin of the want-th key from a histogram of the
+     * top bits, then that bin's rows in (key, t) order */
+    const uint64_t sk = h->seed_key;
+    const int nt = n > 65536 ? rk_omp_max_threads() : 1;
+    int64_t *hist = calloc(((size_t)nt + 1) * RK_HOLD_BINS, sizeof *hist); /* per thread, then the sums */
+    int64_t *at = calloc((size_t)nt + 1, sizeof *at);
+    keyed *edge = NULL;
+    int bin = 0, oom = hist == NULL || at == NULL;
+    int64_t take = 0, nedge = 0;
+    if (oom) goto done;
+#pragma omp parallel num_threads(nt)
+    {
+        const int th = rk_omp_thread_num(), T = rk_omp_num_threads();
+        int64_t *hh = hist + (size_t)th * RK_HOLD_BINS;
+#pragma omp for schedule(static)
+        for (int64_t t = 0; t < n; t++) hh[row_key(sk, t) >> (64 - RK_HOLD_BITS)]++;
+#pragma omp single
+        {
+            int64_t below = 0, inbin = 0;
+            int64_t *tot = hist + (size_t)T * RK_HOLD_BINS; /* the spare row */
+            for (int q = 0; q < T; q++)
+                for (int b = 0; b < RK_HOLD_BINS; b++) tot[b] += hist[(size_t)q * RK_HOLD_BINS + (size_t)b];
+            while (bin < RK_HOLD_BINS - 1 && below + tot[bin] < want) below += tot[bin++];
+            take = want - below; /* 1 <= take <= tot[bin] */
+            for (int q = 0; q < T; q++) { /* where each thread's rows of the bin go */
+                at[q] = inbin;
+                inbin += hist[(size_t)q * RK_HOLD_BINS + (size_t)bin];
+            }
+            nedge = inbin;
+            edge = malloc((size_t)(inbin > 0 ? inbin : 1) * sizeof *edge);
+            if (edge == NULL) oom = 1;
+        }
+        /* the same static share of the same loop: each thread meets its own rows again */
+        if (!oom) {
+            int64_t m = at[th];
+#pragma omp for schedule(static)
+            for (int64_t t = 0; t < n; t++) {
+                uint64_t k = row_key(sk, t);
+                if ((int)(k >> (64 - RK_HOLD_BITS)) == bin) edge[m++] = (keyed){k, t};
+            }
+        }
+    }
+    if (oom) goto done;
+    qsort(edge, (size_t)nedge, sizeof *edge, keyed_cmp);
+    h->key = edge[take - 1].key;
+    h->t = edge[take - 1].t;
+done:
+    free(hist);
+    free(at);
+    free(edge);
+    if (oom) {
+        memset(h, 0, sizeof *h);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory drawing the holdout of %lld ratings", (long long)n);
+    }
+    return RK_OK;
+}
+
+rk_status rk_eval_holdout_apply(const rk_holdout *h, const rk_triples *all, rk_triples *train, rk_triples *test,
+                                rk_error *err)
+{
+    memset(train, 0, sizeof *train);
+    memset(test, 0, sizeof *test);
+    if (all->n != h->n)
+        return rk_error_set(err, RK_E_ARG, "a holdout of %lld ratings applied to %lld", (long long)h->n,
+                            (long long)all->n);
+    const int64_t n = all->n, nblocks = (n + RK_HOLD_BLOCK - 1) / RK_HOLD_BLOCK;
+    const int par = n > 65536;
+    int64_t *at = calloc((size_t)nblocks + 1, sizeof *at); /* held out per block, then prefix sums */
+    uint8_t *mark = malloc((size_t)(n > 0 ? n : 1));
+    rk_status s = RK_OK;
+    if (at == NULL || mark == NULL) s = rk_error_set(err, RK_E_NOMEM, "out of memory splitting %lld ratings", (long long)n);
+    if (s == RK_OK) s = rk_triples_alloc(test, h->want, all->time != NULL, err);
+    if (s == RK_OK) s = rk_triples_alloc(train, n - h->want, all->time != NULL, err);
+    if (s != RK_OK) {
+        free(at);
+        free(mark);
+        rk_triples_free(test);
+        rk_triples_free(train);
+        return s;
+    }
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t b = 0; b < nblocks; b++) {
+        int64_t c = 0;
+        for (int64_t t = b * RK_HOLD_BLOCK; t < block_end(b, n); t++) c += mark[t] = (uint8_t)held(h, t);
+        at[b + 1] = c;
+    }
+    for (int64_t b = 0; b < nblocks; b++) at[b + 1] += at[b];
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t b = 0; b < nblocks; b++) {
+        const int64_t t0 = b * RK_HOLD_BLOCK, t1 = block_end(b, n);
+        const int64_t te0 = at[b], tr0 = t0 - at[b];
+#define SPLIT_COLUMN(col)                                                  \
+        do {                                                               \
+            int64_t te = te0, tr = tr0;                                    \
+            for (int64_t t = t0; t < t1; t++) {                            \
+                if (mark[t]) test->col[te++] = all->col[t];                \
+                else train->col[tr++] = all->col[t];                       \
+            }                                                              \
+        } while (0)
+        SPLIT_COLUMN(user);
+        SPLIT_COLUMN(item);
+        SPLIT_COLUMN(rating);
+        if (all->time != NULL) SPLIT_COLUMN(time);
+#undef SPLIT_COLUMN
+    }
+    free(at);
+    free(mark);
+    return RK_OK;
+}
+
+rk_status rk_eval_holdout_csr(const rk_holdout *h, rk_csr *a, const int64_t *pos, rk_error *err)
+{
+    if (h->want == 0 || a->nnz == 0) return RK_OK;
+    const int32_t nr = a->n_rows;
+    const int par = a->nnz > 65536;
+    int64_t *ptr = malloc(((size_t)nr + 1) * sizeof *ptr);
+    uint8_t *drop = malloc((size_t)a->nnz);
+    int32_t *idx = NULL;
+    float *val = NULL;
+    if (ptr == NULL || drop == NULL) goto nomem;
+    ptr[0] = 0;
+#pragma omp parallel for schedule(dynamic, 256) if (par)
+    for (int32_t r = 0; r < nr; r++) {
+        int64_t c = 0;
+        for (int64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) c += !(drop[p] = (uint8_t)held(h, pos[p]));
+        ptr[r + 1] = c;
+    }
+    for (int32_t r = 0; r < nr; r++) ptr[r + 1] += ptr[r];
+    idx = malloc((size_t)(ptr[nr] > 0 ? ptr[nr] : 1) * sizeof *idx);
+    val = malloc((size_t)(ptr[nr] > 0 ? ptr[nr] : 1) * sizeof *val);
+    if (idx == NULL || val == NULL) goto nomem;
+#pragma omp parallel for schedule(dynamic, 256) if (par)
+    for (int32_t r = 0; r < nr; r++) {
+        int64_t d = ptr[r];
+        for (int64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) {
+            if (drop[p]) continue;
+            idx[d] = a->idx[p];
+            val[d] = a->val[p];
+            d++;
+        }
+    }
+    free(drop);
+    free(a->ptr);
+    free(a->idx);
+    free(a->val);
+    a->ptr = ptr;
+    a->idx = idx;
+    a->val = val;
+    a->nnz = ptr[nr];
+    return RK_OK;
+nomem:
+    free(ptr);
+    free(drop);
+    free(idx);
+    free(val);
+    return rk_error_set(err, RK_E_NOMEM, "out of memory removing the held-out ratings");
 }
 
 void rk_eval_ratings(const rk_model *m, int64_t n, const int32_t *user,
