@@ -16,10 +16,10 @@
  *   4. a walk over the bucket finds duplicates and writes its rows.
  * Two routes share these steps.  The narrow one, taken first, moves 32-bit
  * keys (user's low bits, item) with the ratings and scatters them straight
- * into the output arrays, each bucket sorted where its rows end up: no
- * scratch arrays, whose page faults would cost as much as the sort.  It
- * cannot tell where a rating was in the file, so it gives up when it meets a
- * duplicate or when positions are asked for; the wide route then moves 64-bit
+ * into the output arrays (file positions too, into pos, when asked for),
+ * each bucket sorted where its rows end up: no scratch arrays, whose page
+ * faults would cost as much as the sort.  Its keys cannot tell duplicates
+ * apart, so it gives up when it meets one; the wide route then moves 64-bit
  * keys (user's low bits, item, file position), resolves duplicates by policy,
  * marks the removed ratings in a bitmap in file order (rare, atomic) and
  * compacts the rows and the ratings, in parallel, out of place.
@@ -73,13 +73,14 @@ typedef struct sorter {
     int stop;                /* the narrow route met a duplicate */
 } sorter;
 
-/* Per-thread scratch for one bucket: two copies of keys (of either width)
- * and ratings for the radix passes, and, for the wide route on grouped input,
- * the keys built from the file. */
+/* Per-thread scratch for one bucket: two copies of keys (of either width),
+ * ratings and, when wanted, file positions for the radix passes, and, for the
+ * wide route on grouped input, the keys built from the file. */
 typedef struct wksp {
     int64_t cap;
     uint64_t *k[2];
     float *r[2];
+    int64_t *p[2];
     uint64_t *kin;
     int64_t *cnt;
 } wksp;
@@ -91,33 +92,37 @@ typedef struct tally {
 
 static void wksp_free(wksp *w)
 {
-    free(w->k[0]);
-    free(w->k[1]);
-    free(w->r[0]);
-    free(w->r[1]);
+    for (int c = 0; c < 2; c++) {
+        free(w->k[c]);
+        free(w->r[c]);
+        free(w->p[c]);
+    }
     free(w->kin);
     free(w->cnt);
 }
 
-static int wksp_reserve(wksp *w, int64_t m, int digit)
+static int wksp_reserve(wksp *w, int64_t m, int digit, int with_pos)
 {
     if (w->cnt == NULL && (w->cnt = malloc(((size_t)1 << digit) * sizeof *w->cnt)) == NULL) return -1;
-    if (m <= w->cap) return 0;
-    int64_t cap = m + m / 4;
-    free(w->k[0]);
-    free(w->k[1]);
-    free(w->r[0]);
-    free(w->r[1]);
+    if (m <= w->cap && (!with_pos || w->p[0] != NULL)) return 0;
+    int64_t cap = m > w->cap ? m + m / 4 : w->cap;
+    for (int c = 0; c < 2; c++) {
+        free(w->k[c]);
+        free(w->r[c]);
+        free(w->p[c]);
+        w->p[c] = NULL;
+    }
     free(w->kin);
     w->cap = 0;
-    w->k[0] = malloc((size_t)cap * sizeof *w->k[0]);
-    w->k[1] = malloc((size_t)cap * sizeof *w->k[1]);
-    w->r[0] = malloc((size_t)cap * sizeof *w->r[0]);
-    w->r[1] = malloc((size_t)cap * sizeof *w->r[1]);
-    w->kin = malloc((size_t)cap * sizeof *w->kin);
-    if (w->k[0] == NULL || w->k[1] == NULL || w->r[0] == NULL || w->r[1] == NULL || w->kin == NULL) return -1;
-    w->cap = cap;
-    return 0;
+    int ok = 1;
+    for (int c = 0; c < 2; c++) {
+        ok &= (w->k[c] = malloc((size_t)cap * sizeof *w->k[c])) != NULL;
+        ok &= (w->r[c] = malloc((size_t)cap * sizeof *w->r[c])) != NULL;
+        if (with_pos) ok &= (w->p[c] = malloc((size_t)cap * sizeof *w->p[c])) != NULL;
+    }
+    ok &= (w->kin = malloc((size_t)cap * sizeof *w->kin)) != NULL;
+    if (ok) w->cap = cap;
+    return ok ? 0 : -1;
 }
 
 /* Exclusive prefix sums of cnt[0..nbins); @return the total. */
@@ -134,44 +139,60 @@ static int64_t prefix(int64_t *cnt, uint64_t nbins)
 
 /* ---- the narrow route ---------------------------------------------------------------- */
 
-/* Stable LSD radix sort of m records (32-bit keys rk, ratings rv) on key bits
- * [lo, hi); the result ends in rk/rv again. */
-static void radix32(uint32_t *rk, float *rv, int64_t m, int lo, int hi, int digit, wksp *w)
+/* Stable LSD radix sort of m records (32-bit keys rk, ratings rv, file
+ * positions rp when not NULL) on key bits [lo, hi); the result ends in
+ * rk/rv/rp again. */
+static void radix32(uint32_t *rk, float *rv, int64_t *rp, int64_t m, int lo, int hi, int digit, wksp *w)
 {
     const int passes = (hi - lo + digit - 1) / digit;
     if (passes == 0) return;
     const int width = (hi - lo + passes - 1) / passes;
     const uint32_t *ks = rk;
     const float *rs = rv;
+    const int64_t *ps = rp;
     if (passes == 1) { /* in and out are the same arrays */
         memcpy(w->k[1], rk, (size_t)m * sizeof *rk);
         memcpy(w->r[1], rv, (size_t)m * sizeof *rv);
+        if (rp != NULL) memcpy(w->p[1], rp, (size_t)m * sizeof *rp);
         ks = (const uint32_t *)w->k[1];
         rs = w->r[1];
+        ps = w->p[1];
     }
     for (int p = 0, shift = lo; p < passes; p++, shift += width) {
         const int wd = hi - shift < width ? hi - shift : width;
         const uint32_t mask = (uint32_t)low_mask(wd);
-        uint32_t *kd = p == passes - 1 ? rk : (uint32_t *)w->k[p & 1];
-        float *rd = p == passes - 1 ? rv : w->r[p & 1];
+        const int last = p == passes - 1;
+        uint32_t *kd = last ? rk : (uint32_t *)w->k[p & 1];
+        float *rd = last ? rv : w->r[p & 1];
+        int64_t *pd = last ? rp : w->p[p & 1];
         int64_t *cnt = w->cnt;
         memset(cnt, 0, ((size_t)mask + 1) * sizeof *cnt);
         for (int64_t q = 0; q < m; q++) cnt[(ks[q] >> shift) & mask]++;
         prefix(cnt, (uint64_t)mask + 1);
-        for (int64_t q = 0; q < m; q++) {
-            int64_t d = cnt[(ks[q] >> shift) & mask]++;
-            kd[d] = ks[q];
-            rd[d] = rs[q];
-        }
+        if (rp == NULL)
+            for (int64_t q = 0; q < m; q++) {
+                int64_t d = cnt[(ks[q] >> shift) & mask]++;
+                kd[d] = ks[q];
+                rd[d] = rs[q];
+            }
+        else
+            for (int64_t q = 0; q < m; q++) {
+                int64_t d = cnt[(ks[q] >> shift) & mask]++;
+                kd[d] = ks[q];
+                rd[d] = rs[q];
+                pd[d] = ps[q];
+            }
         ks = kd;
         rs = rd;
+        ps = pd;
     }
 }
 
 /* Bucket b on the narrow route: its records (key = user's low bits << ibits
- * | item, rating) sit at the bucket's place in idx/val, scattered there or
- * built here from grouped input.  Sort them there, turn keys into items and
- * count the rows.  @return 1 when a pair repeats (then nothing is resolved). */
+ * | item, rating, and file position when wanted) sit at the bucket's place in
+ * idx/val/pos, scattered there or built here from grouped input.  Sort them
+ * there, turn keys into items and count the rows.  @return 1 when a pair
+ * repeats (then nothing is resolved). */
 static int bucket32(sorter *S, int64_t b, wksp *w, int *oom)
 {
     const int64_t bs = S->bstart[b], m = S->bstart[b + 1] - bs;
@@ -180,6 +201,7 @@ static int bucket32(sorter *S, int64_t b, wksp *w, int *oom)
     const uint32_t imask = (uint32_t)low_mask(ib);
     uint32_t *rk = (uint32_t *)S->idx + bs; /* int32 memory, read as unsigned */
     float *rv = S->val + bs;
+    int64_t *rp = S->pos != NULL ? S->pos + bs : NULL;
     S->bsurv[b] = m;
     if (m == 0) return 0;
     if (S->user_sorted) {
@@ -187,6 +209,8 @@ static int bucket32(sorter *S, int64_t b, wksp *w, int *oom)
         const float *rs = S->t->rating + bs;
         int64_t q = 1;
         while (q < m && (us[q - 1] < us[q] || (us[q - 1] == us[q] && is[q - 1] < is[q]))) q++;
+        if (rp != NULL)
+            for (int64_t j = 0; j < m; j++) rp[j] = bs + j;
         if (q >= m) { /* sorted rows of distinct pairs: a copy */
             memcpy(rk, is, (size_t)m * sizeof *rk);
             memcpy(rv, rs, (size_t)m * sizeof *rv);
@@ -203,11 +227,11 @@ static int bucket32(sorter *S, int64_t b, wksp *w, int *oom)
         isorted &= (rk[q - 1] & imask) <= (rk[q] & imask);
     }
     if (!sorted) {
-        if (wksp_reserve(w, m, S->digit) != 0) {
+        if (wksp_reserve(w, m, S->digit, rp != NULL) != 0) {
             *oom = 1;
             return 0;
         }
-        radix32(rk, rv, m, isorted ? ib : 0, ib + sb, S->digit, w);
+        radix32(rk, rv, rp, m, isorted ? ib : 0, ib + sb, S->digit, w);
     }
     uint32_t prev = ~rk[0];
     for (int64_t q = 0; q < m; q++) {
@@ -300,7 +324,7 @@ static void do_bucket(sorter *S, int64_t b, wksp *w, tally *ty)
     const int64_t bs = S->bstart[b], m = S->bstart[b + 1] - bs;
     const int kb = S->kbits, ib = S->ibits;
     if (m == 0) return;
-    if (wksp_reserve(w, m, S->digit) != 0) {
+    if (wksp_reserve(w, m, S->digit, 0) != 0) {
         ty->oom = 1;
         return;
     }
@@ -308,6 +332,19 @@ static void do_bucket(sorter *S, int64_t b, wksp *w, tally *ty)
     const float *Y;
     if (S->user_sorted) {
         const int32_t *us = S->t->user + bs, *is = S->t->item + bs;
+        int64_t j = 1;
+        while (j < m && (us[j - 1] < us[j] || (us[j - 1] == us[j] && is[j - 1] < is[j]))) j++;
+        if (j >= m) { /* sorted rows of distinct pairs: a copy, as on the narrow route */
+            if (S->want_csr) {
+                memcpy(S->idx + bs, is, (size_t)m * sizeof *S->idx);
+                memcpy(S->val + bs, S->t->rating + bs, (size_t)m * sizeof *S->val);
+                if (S->pos != NULL)
+                    for (j = 0; j < m; j++) S->pos[bs + j] = bs + j;
+            }
+            for (j = 0; j < m; j++) S->ptr[us[j]]++;
+            S->bsurv[b] = m;
+            return;
+        }
         const uint64_t smask = low_mask(S->sbits);
         for (int64_t q = 0; q < m; q++)
             w->kin[q] = (((uint64_t)((uint32_t)us[q] & smask) << ib | (uint32_t)is[q]) << kb) | (uint64_t)(bs + q);
@@ -366,7 +403,7 @@ static int64_t count_buckets(sorter *S, int64_t *hist)
 }
 
 /* Scatter each chunk, stably, into the buckets (offsets per chunk in off):
- * 32-bit keys into idx, ratings into val. */
+ * 32-bit keys into idx, ratings into val, file positions into pos if wanted. */
 static void scatter32(sorter *S, int64_t *off)
 {
     const int32_t *user = S->t->user, *item = S->t->item;
@@ -376,16 +413,26 @@ static void scatter32(sorter *S, int64_t *off)
     const uint32_t smask = (uint32_t)low_mask(sb);
     uint32_t *rk = (uint32_t *)S->idx;
     float *rv = S->val;
+    int64_t *rp = S->pos;
 #pragma omp parallel for schedule(static, 1) num_threads(nt)
     for (int c = 0; c < nt; c++) {
         int64_t lo = n * c / nt, hi = n * (c + 1) / nt;
         int64_t *o = off + (size_t)c * (size_t)nb;
-        for (int64_t k = lo; k < hi; k++) {
-            uint32_t u = (uint32_t)user[k];
-            int64_t d = o[u >> sb]++;
-            rk[d] = (u & smask) << ib | (uint32_t)item[k];
-            rv[d] = rating[k];
-        }
+        if (rp == NULL)
+            for (int64_t k = lo; k < hi; k++) {
+                uint32_t u = (uint32_t)user[k];
+                int64_t d = o[u >> sb]++;
+                rk[d] = (u & smask) << ib | (uint32_t)item[k];
+                rv[d] = rating[k];
+            }
+        else
+            for (int64_t k = lo; k < hi; k++) {
+                uint32_t u = (uint32_t)user[k];
+                int64_t d = o[u >> sb]++;
+                rk[d] = (u & smask) << ib | (uint32_t)item[k];
+                rv[d] = rating[k];
+                rp[d] = k;
+            }
     }
 }
 
@@ -670,7 +717,7 @@ rk_status rk_triples_dedupe_csr(rk_triples *t, int32_t n_users, int32_t n_items,
     /* the narrow route when its keys fit and no positions are wanted; the
      * wide one's buckets must work for both, should the narrow one give up */
     const int hw = ibits + kbits <= 64 ? choose_hbits(n, bucket, ubits, 64 - ibits - kbits) : -1;
-    const int hn = pos == NULL && ibits <= 32 ? choose_hbits(n, bucket, ubits, 32 - ibits) : -1;
+    const int hn = ibits <= 32 ? choose_hbits(n, bucket, ubits, 32 - ibits) : -1;
     const int hbits = hn > hw ? hn : hw;
     if (opts->generic || hw < 0) return sort_generic(t, n_users, n_items, policy, by_user, pos, rep, err);
 
@@ -696,8 +743,9 @@ rk_status rk_triples_dedupe_csr(rk_triples *t, int32_t n_users, int32_t n_items,
     /* the narrow route sorts in the output arrays, wanted or not */
     S.idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *S.idx);
     S.val = malloc((size_t)(n > 0 ? n : 1) * sizeof *S.val);
+    if (pos != NULL) S.pos = malloc((size_t)(n > 0 ? n : 1) * sizeof *S.pos);
     if (S.bstart == NULL || S.bsurv == NULL || S.ptr == NULL || fb == NULL || hist == NULL || hist2 == NULL ||
-        S.idx == NULL || S.val == NULL)
+        S.idx == NULL || S.val == NULL || (pos != NULL && S.pos == NULL))
         goto nomem;
 
     /* 1: buckets per chunk, then where each chunk's share of a bucket goes */
@@ -734,8 +782,7 @@ rk_status rk_triples_dedupe_csr(rk_triples *t, int32_t n_users, int32_t n_items,
         }
         memset(S.ptr, 0, ((size_t)n_users + 1) * sizeof *S.ptr);
         S.drop = calloc((size_t)((n + 63) / 64 + 1), sizeof *S.drop); /* zero pages: touched where removed */
-        if (pos != NULL) S.pos = malloc((size_t)(n > 0 ? n : 1) * sizeof *S.pos);
-        if (S.drop == NULL || (pos != NULL && S.pos == NULL)) goto nomem;
+        if (S.drop == NULL) goto nomem;
         st = wide(&S, hist2, &removed, &first_dup, err);
         if (st != RK_OK) goto out;
     }
