@@ -91,8 +91,9 @@ typedef struct rk_sort_opts {
     int64_t bucket;   /* ratings per bucket aimed at (default 16384) */
     int digit_bits;   /* bits per radix pass inside a bucket, 1..12 (default 12) */
     int generic;      /* 1: take the slow reference route (rk_triples_dedupe,
-                         then rk_csr_build), as when the packed keys of the
-                         fast route would not fit in 64 bits */
+                         then rk_csr_build), as when a bucket's (user, item)
+                         keys would not fit in 32 bits (beyond about 2^24
+                         users x 2^24 items) */
 } rk_sort_opts;
 
 /*! rk_triples_dedupe_csr() : rk_triples_dedupe and rk_csr_build in one sort.
@@ -107,8 +108,10 @@ typedef struct rk_sort_opts {
  *  p, so that a caller can drop ratings by their file position from the
  *  matrix without sorting again (the holdout split).  Needs by_user.
  *  opts: NULL for the defaults.
- *  Cost: O(n + n_users) time in a few parallel passes, and about 24 bytes per
- *  rating of scratch beside the outputs (32 with pos).
+ *  Cost: O(n + n_users) time in a few parallel passes; the sort runs in the
+ *  output arrays (12 bytes per rating, 20 with pos, allocated even when
+ *  by_user is NULL), plus, only when duplicates are removed, new compacted
+ *  copies of the rows and of t.
  *  @return RK_OK; RK_E_ARG (unknown policy, negative size, index out of range:
  *  the same messages as rk_triples_dedupe); RK_E_DUPLICATE under
  *  RK_DUP_ERROR (t unchanged, rep names the first pair repeated in file

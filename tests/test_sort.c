@@ -3,9 +3,10 @@
  * matrix bit for bit, same report, statuses and messages), on random triples
  * with many duplicates under all four policies, in random, sorted, reverse,
  * grouped-by-user and grouped-by-item orders, with empty users and items, one
- * user, one item, with every route (narrow, wide, generic) forced through
- * tiny buckets and digits and several threads; the positions it hands out;
- * edge cases (n = 0, 1, every rating the same pair); errors. */
+ * user, one item, with and without positions carried (duplicates resolved
+ * in the walk, or found again by the fix-up pass), the generic route, tiny
+ * buckets and digits and several threads; the positions it hands out; edge
+ * cases (n = 0, 1, every rating the same pair); errors. */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_csr.h"
 #include "rk_omp.h"
@@ -175,7 +176,7 @@ static void compare_all(const rk_triples *in, int32_t nu, int32_t ni)
         {0, 0, 0, 0},  /* defaults */
         {1, 64, 3, 0}, /* many small buckets, several radix passes, one thread */
         {3, 16, 0, 0}, /* several threads */
-        {2, 0, 0, 1},  /* the generic route */
+        {2, 0, 0, 1},  /* the generic route (reference calls) */
     };
     for (int pol = RK_DUP_LAST; pol <= RK_DUP_ERROR; pol++)
         for (size_t q = 0; q < sizeof opts / sizeof opts[0]; q++)
