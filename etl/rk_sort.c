@@ -398,26 +398,29 @@ static void buckets(sorter *S, tally *all)
 }
 
 /* Positions were not carried: find the repeated pairs' ratings in file order
- * (one pass; a bitmap of their users keeps the other ratings to one load),
- * then mark the removed ones, find the first repeat, write the means back. */
+ * (one pass; a bitmap of hashed pairs, 16 bits per pair, small enough for
+ * L2, keeps most other ratings to one load), then mark the removed ones,
+ * find the first repeat, write the means back. */
 static rk_status fixup(sorter *S, const pair *pairs, int64_t np, int64_t *first_dup, rk_error *err)
 {
     const rk_triples *t = S->t;
     const int nt = S->nt;
-    uint64_t cap = 64;
+    uint64_t cap = 64, fbits = 1 << 16;
     while (cap < 2 * (uint64_t)np) cap *= 2;
-    uint64_t *key = malloc(cap * sizeof *key), *users = calloc(((size_t)S->nu + 63) / 64, sizeof *users);
+    while (fbits < 16 * (uint64_t)np) fbits *= 2;
+    uint64_t *key = malloc(cap * sizeof *key), *filt = calloc(fbits / 64, sizeof *filt);
     int64_t *id = malloc(cap * sizeof *id), *at = calloc((size_t)np + 1, sizeof *at), nhit = 0, fd = S->n;
     int64_t **hit = calloc((size_t)nt, sizeof *hit), *nh = calloc((size_t)nt, sizeof *nh), *occ = NULL;
-    int oom = key == NULL || users == NULL || id == NULL || at == NULL || hit == NULL || nh == NULL;
+    int oom = key == NULL || filt == NULL || id == NULL || at == NULL || hit == NULL || nh == NULL;
     if (!oom) {
         memset(id, 0xff, cap * sizeof *id);
         for (int64_t q = 0; q < np; q++) {
-            uint64_t k = (uint64_t)(uint32_t)pairs[q].u << 32 | (uint32_t)pairs[q].i, h = mix64(k) & (cap - 1);
+            uint64_t k = (uint64_t)(uint32_t)pairs[q].u << 32 | (uint32_t)pairs[q].i, x = mix64(k);
+            uint64_t h = x & (cap - 1), f = (x >> 32) & (fbits - 1);
             while (id[h] >= 0) h = (h + 1) & (cap - 1);
             key[h] = k;
             id[h] = q;
-            users[pairs[q].u >> 6] |= (uint64_t)1 << (pairs[q].u & 63);
+            filt[f >> 6] |= (uint64_t)1 << (f & 63);
         }
     }
     int lost = 0;
@@ -425,19 +428,20 @@ static rk_status fixup(sorter *S, const pair *pairs, int64_t np, int64_t *first_
     for (int c = 0; c < nt; c++) { /* (pair, position) of each hit, chunk by chunk */
         int64_t lo = t->n * c / nt, hi = t->n * (c + 1) / nt, hcap = 0;
         for (int64_t k = lo; k < hi && !oom && !lost; k++) {
-            const uint32_t u = (uint32_t)t->user[k];
-            if (!(users[u >> 6] >> (u & 63) & 1)) continue;
-            uint64_t kk = (uint64_t)u << 32 | (uint32_t)t->item[k], h = mix64(kk) & (cap - 1);
+            const uint64_t kk = (uint64_t)(uint32_t)t->user[k] << 32 | (uint32_t)t->item[k], x = mix64(kk);
+            const uint64_t f = (x >> 32) & (fbits - 1);
+            if (!(filt[f >> 6] >> (f & 63) & 1)) continue;
+            uint64_t h = x & (cap - 1);
             while (id[h] >= 0 && key[h] != kk) h = (h + 1) & (cap - 1);
             if (id[h] < 0) continue;
             if (nh[c] + 2 > hcap) {
                 hcap = hcap ? 2 * hcap : 256;
-                int64_t *x = realloc(hit[c], (size_t)hcap * sizeof *x);
-                if (x == NULL) {
+                int64_t *grown = realloc(hit[c], (size_t)hcap * sizeof *grown);
+                if (grown == NULL) {
                     lost = 1;
                     break;
                 }
-                hit[c] = x;
+                hit[c] = grown;
             }
             hit[c][nh[c]++] = id[h];
             hit[c][nh[c]++] = k;
@@ -474,7 +478,7 @@ static rk_status fixup(sorter *S, const pair *pairs, int64_t np, int64_t *first_
     free(hit);
     free(nh);
     free(key);
-    free(users);
+    free(filt);
     free(id);
     free(at);
     free(occ);
