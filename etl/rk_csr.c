@@ -6,7 +6,9 @@
  * the scatter keeps input order within a key.  The per-thread count tables
  * cost threads x keys; the thread count is cut when that would be large.
  * Input already sorted by (row, column), as MovieLens files are, is detected
- * first and copied straight through.
+ * first and copied straight through.  The transpose scatters by groups of
+ * columns first when there are many (see there).  rk_triples_dedupe and
+ * rk_csr_build are the reference for rk_sort.c, which the data stage uses.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_csr.h"
@@ -434,24 +436,26 @@ static int bitlen(uint64_t x)
     return b;
 }
 
-#define RK_TR_COARSE 7 /* at most 2^7 groups of columns in the first scatter */
+#define RK_TR_GROUPS 7 /* 2^7 groups of columns in the first scatter, up to 2^9 for many threads */
 
 /* The transpose is a stable counting sort of the entries by column.  With
  * many columns a direct scatter writes to one stream per column per thread
  * and misses the cache on nearly every entry; so the columns are grouped:
  * a first scatter sends (column's low bits, row) packed in 32 bits, with the
  * value, to its group's place in the output, a second pass sorts each group
- * (a few dozen columns, in cache) into place.  The groups' places are the
- * output's own: no scratch beyond one group per thread. */
+ * (a few hundred columns) into place.  The groups' places are the output's
+ * own: no scratch beyond one group per thread.  Fewer groups make a cheaper
+ * first scatter, more balance the second pass over the threads. */
 rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err)
 {
     RK_FORWARD(csr_alloc(out, a->n_cols, a->n_rows, a->nnz, err));
     const int32_t nc = a->n_cols;
     const int rbits = bitlen(a->n_rows > 0 ? (uint64_t)a->n_rows - 1 : 0);
     const int cbits = bitlen(nc > 0 ? (uint64_t)nc - 1 : 0);
-    const int lbits = cbits > RK_TR_COARSE && cbits - RK_TR_COARSE + rbits <= 32 ? cbits - RK_TR_COARSE : 0;
+    int nt = sort_threads(a->nnz, nc), gbits = RK_TR_GROUPS;
+    while ((1 << gbits) < 16 * nt && gbits < RK_TR_GROUPS + 2) gbits++;
+    const int lbits = cbits > gbits && cbits - gbits + rbits <= 32 ? cbits - gbits : 0;
     const int64_t ng = lbits > 0 ? (((int64_t)nc - 1) >> lbits) + 1 : nc; /* groups of columns */
-    int nt = sort_threads(a->nnz, nc);
     int64_t *hist = calloc((size_t)nt * ((size_t)nc + 1), sizeof *hist);
     int64_t *goff = lbits > 0 ? malloc((size_t)nt * (size_t)ng * sizeof *goff) : NULL;
     int oom = hist == NULL || (lbits > 0 && goff == NULL);
@@ -523,7 +527,7 @@ rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err)
             int64_t cap = 0;
             int64_t *cursor = malloc(((size_t)1 << lbits) * sizeof *cursor);
             if (cursor == NULL) oom++;
-#pragma omp for schedule(dynamic, 4)
+#pragma omp for schedule(dynamic, 1)
             for (int64_t g = 0; g < ng; g++) {
                 if (cursor == NULL) continue;
                 const int32_t c0 = (int32_t)(g << lbits);
