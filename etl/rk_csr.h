@@ -89,7 +89,7 @@ rk_status rk_csr_build(const rk_triples *t, int32_t n_users, int32_t n_items,
 typedef struct rk_sort_opts {
     int threads;      /* threads; 0: OpenMP's default (one below 65536 ratings) */
     int64_t bucket;   /* ratings per bucket aimed at (default 16384) */
-    int digit_bits;   /* bits per radix pass inside a bucket, 1..12 (default 12) */
+    int digit_bits;   /* bits per radix pass inside a bucket, 1..11 (default 11) */
     int generic;      /* 1: take the slow reference route (rk_triples_dedupe,
                          then rk_csr_build), as when a bucket's (user, item)
                          keys would not fit in 32 bits (beyond about 2^24

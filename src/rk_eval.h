@@ -38,8 +38,8 @@ typedef struct rk_holdout {
     uint64_t seed_key;  /* derived from the seed */
     int64_t n;          /* ratings drawn from */
     int64_t want;       /* ratings held out: round(frac × n), at most n − 1 */
-    uint64_t key;       /* the threshold (unused when want == 0) */
-    int64_t t;
+    uint64_t key;       /* the threshold pair (key, t), the want-th smallest; */
+    int64_t t;          /* unused when want == 0 */
 } rk_holdout;
 
 /*! rk_eval_holdout_plan() : the draw of rk_eval_holdout over n ratings.
