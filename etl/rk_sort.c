@@ -63,6 +63,7 @@ typedef struct sorter {
     int sbits, ibits;  /* key = user's low sbits bits << ibits | item */
     int64_t nb;        /* buckets: users >> sbits */
     int user_sorted;   /* the input is grouped by user: no scatter */
+    int strict;        /* ... and sorted by (user, item) with no pair repeated */
     int64_t *bstart;   /* nb + 1: where each bucket starts, duplicates included */
     int64_t *bsurv;    /* nb: survivors per bucket */
     int32_t *idx;      /* n: keys, then items, bucket by bucket */
@@ -263,7 +264,7 @@ static void bucket(sorter *S, int64_t b, wksp *w, tally *ty)
     if (m == 0) return;
     if (S->user_sorted) {
         const int32_t *us = S->t->user + bs, *is = S->t->item + bs;
-        int64_t q = 1;
+        int64_t q = S->strict ? m : 1;
         while (q < m && (us[q - 1] < us[q] || (us[q - 1] == us[q] && is[q - 1] < is[q]))) q++;
         if (rp != NULL)
             for (int64_t j = 0; j < m; j++) rp[j] = bs + j;
@@ -295,30 +296,34 @@ static void bucket(sorter *S, int64_t b, wksp *w, tally *ty)
 
 /* Count buckets per chunk (nt contiguous chunks of the ratings), check the
  * indices' range (before anything is changed: t stays as it was on errors)
- * and whether the users never decrease.  @return the first bad rating, or n. */
+ * and whether the users never decrease, and the pairs strictly increase.
+ * @return the first bad rating, or n. */
 static int64_t count_buckets(sorter *S, int64_t *hist)
 {
     const int32_t *user = S->t->user, *item = S->t->item;
     const int64_t n = S->n, nb = S->nb;
     const int nt = S->nt, sb = S->sbits;
-    int64_t bad = n, unsorted = 0;
-#pragma omp parallel for schedule(static, 1) num_threads(nt) reduction(min : bad) reduction(+ : unsorted)
+    int64_t bad = n, unsorted = 0, loose = 0;
+#pragma omp parallel for schedule(static, 1) num_threads(nt) reduction(min : bad) reduction(+ : unsorted, loose)
     for (int c = 0; c < nt; c++) {
         int64_t lo = n * c / nt, hi = n * (c + 1) / nt;
         int64_t *h = hist + (size_t)c * (size_t)nb;
-        int32_t prev = lo > 0 ? user[lo - 1] : INT32_MIN;
+        int32_t pu = lo > 0 ? user[lo - 1] : INT32_MIN, pi = lo > 0 ? item[lo - 1] : INT32_MIN;
         for (int64_t k = lo; k < hi; k++) {
-            int32_t u = user[k];
-            if ((uint32_t)u >= (uint32_t)S->nu || (uint32_t)item[k] >= (uint32_t)S->ni) {
+            const int32_t u = user[k], i = item[k];
+            if ((uint32_t)u >= (uint32_t)S->nu || (uint32_t)i >= (uint32_t)S->ni) {
                 if (k < bad) bad = k;
                 continue;
             }
-            unsorted += u < prev;
-            prev = u;
+            unsorted += u < pu;
+            loose += u < pu || (u == pu && i <= pi);
+            pu = u;
+            pi = i;
             h[(uint32_t)u >> sb]++;
         }
     }
     S->user_sorted = unsorted == 0;
+    S->strict = loose == 0;
     return bad;
 }
 
