@@ -295,52 +295,139 @@ rk_status rk_eval_holdout_apply(const rk_holdout *h, const rk_triples *all, rk_t
     return RK_OK;
 }
 
+/* The first row of a whose entries start at or after `want`. */
+static int32_t row_at(const rk_csr *a, int64_t want)
+{
+    int32_t lo = 0, hi = a->n_rows;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (a->ptr[mid] < want) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Dropping a few entries in place, in parallel: the rows are cut into T
+ * blocks; each block packs its kept entries at its own start (1), then moves
+ * them down to their final place (3).  A block's move overwrites only the
+ * last R entries of the block before it, R = entries dropped before that
+ * block, so those are saved first (2) — as long as every block keeps at
+ * least R entries; else the entries are copied to new arrays.  In place, no
+ * new arrays are faulted in: the extra pass costs less than their faults. */
 rk_status rk_eval_holdout_csr(const rk_holdout *h, rk_csr *a, const int64_t *pos, rk_error *err)
 {
     if (h->want == 0 || a->nnz == 0) return RK_OK;
     const int32_t nr = a->n_rows;
-    const int par = a->nnz > 65536;
-    int64_t *ptr = malloc(((size_t)nr + 1) * sizeof *ptr);
+    const int T = a->nnz > 65536 ? rk_omp_max_threads() : 1;
+    int64_t *ptr = malloc(((size_t)nr + 1) * sizeof *ptr), *cnt = malloc(((size_t)nr + 1) * sizeof *cnt);
+    int64_t *S = malloc(((size_t)T + 1) * sizeof *S), *F = calloc((size_t)T + 1, sizeof *F);
+    int64_t *L = calloc((size_t)T + 1, sizeof *L), *TO = calloc((size_t)T + 1, sizeof *TO);
+    int32_t *r0 = malloc(((size_t)T + 1) * sizeof *r0), *idx = NULL, *tidx = NULL;
     uint8_t *drop = malloc((size_t)a->nnz);
-    int32_t *idx = NULL;
-    float *val = NULL;
-    if (ptr == NULL || drop == NULL) goto nomem;
-    ptr[0] = 0;
-#pragma omp parallel for schedule(dynamic, 256) if (par)
-    for (int32_t r = 0; r < nr; r++) {
-        int64_t c = 0;
-        for (int64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) c += !(drop[p] = (uint8_t)held(h, pos[p]));
-        ptr[r + 1] = c;
+    float *val = NULL, *tval = NULL;
+    int in_place = 1;
+    rk_status st = RK_OK;
+    if (ptr == NULL || cnt == NULL || S == NULL || F == NULL || L == NULL || TO == NULL || r0 == NULL || drop == NULL)
+        goto nomem;
+    for (int b = 0; b < T; b++) r0[b] = b == 0 ? 0 : row_at(a, a->nnz * b / T);
+    r0[T] = nr;
+    /* which entries go; kept per row and per block */
+#pragma omp parallel for schedule(static, 1) num_threads(T)
+    for (int b = 0; b < T; b++) {
+        int64_t kept = 0;
+        for (int32_t r = r0[b]; r < r0[b + 1]; r++) {
+            int64_t c = 0;
+            for (int64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) c += !(drop[p] = (uint8_t)held(h, pos[p]));
+            cnt[r] = c;
+            kept += c;
+        }
+        L[b] = kept;
     }
-    for (int32_t r = 0; r < nr; r++) ptr[r + 1] += ptr[r];
-    idx = malloc((size_t)(ptr[nr] > 0 ? ptr[nr] : 1) * sizeof *idx);
-    val = malloc((size_t)(ptr[nr] > 0 ? ptr[nr] : 1) * sizeof *val);
-    if (idx == NULL || val == NULL) goto nomem;
-#pragma omp parallel for schedule(dynamic, 256) if (par)
-    for (int32_t r = 0; r < nr; r++) {
-        int64_t d = ptr[r];
-        for (int64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) {
-            if (drop[p]) continue;
-            idx[d] = a->idx[p];
-            val[d] = a->val[p];
-            d++;
+    for (int b = 0; b < T; b++) {
+        const int64_t R = (S[b] = a->ptr[r0[b]]) - F[b]; /* dropped before block b */
+        F[b + 1] = F[b] + L[b];
+        TO[b + 1] = TO[b] + R;
+        in_place &= R <= L[b];
+    }
+    if (in_place) {
+        tidx = malloc((size_t)(TO[T] > 0 ? TO[T] : 1) * sizeof *tidx);
+        tval = malloc((size_t)(TO[T] > 0 ? TO[T] : 1) * sizeof *tval);
+        in_place = tidx != NULL && tval != NULL;
+    }
+    if (!in_place) {
+        idx = malloc((size_t)(F[T] > 0 ? F[T] : 1) * sizeof *idx);
+        val = malloc((size_t)(F[T] > 0 ? F[T] : 1) * sizeof *val);
+        if (idx == NULL || val == NULL) goto nomem;
+    }
+#pragma omp parallel num_threads(T)
+    {
+        /* 1: each block packs its kept entries (in place: at its start) */
+#pragma omp for schedule(static, 1)
+        for (int b = 0; b < T; b++) {
+            int64_t d = in_place ? S[b] : F[b], run = F[b];
+            int32_t *di = in_place ? a->idx : idx;
+            float *dv = in_place ? a->val : val;
+            for (int32_t r = r0[b]; r < r0[b + 1]; r++) {
+                ptr[r] = run;
+                run += cnt[r];
+                for (int64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) {
+                    if (drop[p]) continue;
+                    di[d] = a->idx[p];
+                    dv[d] = a->val[p];
+                    d++;
+                }
+            }
+        }
+        if (in_place) {
+            /* 2: the entries the next block's move will overwrite */
+#pragma omp for schedule(static, 1)
+            for (int b = 0; b < T; b++) {
+                const int64_t R = S[b] - F[b], tail = S[b] + L[b] - R;
+                memcpy(tidx + TO[b], a->idx + tail, (size_t)R * sizeof *tidx);
+                memcpy(tval + TO[b], a->val + tail, (size_t)R * sizeof *tval);
+            }
+            /* 3: each block down to its place */
+#pragma omp for schedule(static, 1)
+            for (int b = 0; b < T; b++) {
+                const int64_t R = S[b] - F[b], keep = L[b] - R;
+                if (R == 0) continue;
+                memmove(a->idx + F[b], a->idx + S[b], (size_t)keep * sizeof *a->idx);
+                memmove(a->val + F[b], a->val + S[b], (size_t)keep * sizeof *a->val);
+                memcpy(a->idx + F[b] + keep, tidx + TO[b], (size_t)R * sizeof *tidx);
+                memcpy(a->val + F[b] + keep, tval + TO[b], (size_t)R * sizeof *tval);
+            }
         }
     }
-    free(drop);
+    ptr[nr] = F[T];
     free(a->ptr);
-    free(a->idx);
-    free(a->val);
     a->ptr = ptr;
-    a->idx = idx;
-    a->val = val;
-    a->nnz = ptr[nr];
-    return RK_OK;
+    a->nnz = F[T];
+    if (!in_place) {
+        free(a->idx);
+        free(a->val);
+        a->idx = idx;
+        a->val = val;
+    }
+    ptr = NULL;
+    idx = NULL;
+    val = NULL;
+    goto out;
 nomem:
-    free(ptr);
-    free(drop);
+    st = rk_error_set(err, RK_E_NOMEM, "out of memory removing the held-out ratings");
+out:
     free(idx);
     free(val);
-    return rk_error_set(err, RK_E_NOMEM, "out of memory removing the held-out ratings");
+    free(ptr);
+    free(cnt);
+    free(S);
+    free(F);
+    free(L);
+    free(TO);
+    free(r0);
+    free(drop);
+    free(tidx);
+    free(tval);
+    return st;
 }
 
 void rk_eval_ratings(const rk_model *m, int64_t n, const int32_t *user,

@@ -61,8 +61,9 @@ rk_status rk_eval_holdout_apply(const rk_holdout *h, const rk_triples *all,
 /*! rk_eval_holdout_csr() : drop the held-out ratings from a matrix in place:
  *  pos[p] (entries of a) is the position among the h->n ratings of the
  *  rating stored at entry p (rk_triples_dedupe_csr gives it).  The rows stay
- *  sorted; a's arrays are replaced.  @return RK_OK or RK_E_NOMEM (a is then
- *  unchanged). */
+ *  sorted; a's ptr is replaced, idx and val are packed in place (their
+ *  capacity stays) or, when too much goes, replaced.  @return RK_OK or
+ *  RK_E_NOMEM (a is then unchanged). */
 rk_status rk_eval_holdout_csr(const rk_holdout *h, rk_csr *a, const int64_t *pos,
                               rk_error *err);
 

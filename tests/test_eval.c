@@ -488,6 +488,15 @@ static void test_chain_vs_reference(void)
     chain_case(3000, 2000, 200000, 120000, 0.1, 4); /* parallel paths */
     chain_case(3000, 2000, 200000, 120000, 0.0, 5);
     chain_case(2, 3, 60, 6, 0.5, 6); /* one user, one item: one rating, none held out */
+    /* the held-out entries leave the matrix in place (a few) or by a copy
+     * (many), in one block or several */
+    int before = rk_omp_max_threads();
+    for (int nt = 1; nt <= 7; nt += 3) {
+        rk_omp_set_threads(nt);
+        chain_case(3000, 2000, 150000, 100000, 0.02, 10 + (unsigned long long)nt);
+        chain_case(3000, 2000, 150000, 100000, 0.7, 20 + (unsigned long long)nt);
+    }
+    rk_omp_set_threads(before);
 }
 
 int main(void)
