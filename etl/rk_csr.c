@@ -436,7 +436,7 @@ static int bitlen(uint64_t x)
     return b;
 }
 
-#define RK_TR_GROUPS 7 /* 2^7 groups of columns in the first scatter, up to 2^9 for many threads */
+#define RK_TR_GROUPS 7 /* at least 2^7 groups of columns in the first scatter, more for many threads */
 
 /* The transpose is a stable counting sort of the entries by column.  With
  * many columns a direct scatter writes to one stream per column per thread
@@ -451,10 +451,11 @@ rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err)
     RK_FORWARD(csr_alloc(out, a->n_cols, a->n_rows, a->nnz, err));
     const int32_t nc = a->n_cols;
     const int rbits = bitlen(a->n_rows > 0 ? (uint64_t)a->n_rows - 1 : 0);
-    const int cbits = bitlen(nc > 0 ? (uint64_t)nc - 1 : 0);
-    int nt = sort_threads(a->nnz, nc), gbits = RK_TR_GROUPS;
-    while ((1 << gbits) < 16 * nt && gbits < RK_TR_GROUPS + 2) gbits++;
-    const int lbits = cbits > gbits && cbits - gbits + rbits <= 32 ? cbits - gbits : 0;
+    int nt = sort_threads(a->nnz, nc);
+    int64_t want = (int64_t)32 * nt; /* groups: 2^7 to 2^10, about 32 per thread */
+    want = want < (1 << RK_TR_GROUPS) ? 1 << RK_TR_GROUPS : want > (8 << RK_TR_GROUPS) ? 8 << RK_TR_GROUPS : want;
+    int lbits = nc > want ? bitlen((uint64_t)(nc - 1) / (uint64_t)want) : 0; /* columns per group: 2^lbits */
+    if (lbits + rbits > 32) lbits = 0;
     const int64_t ng = lbits > 0 ? (((int64_t)nc - 1) >> lbits) + 1 : nc; /* groups of columns */
     int64_t *hist = calloc((size_t)nt * ((size_t)nc + 1), sizeof *hist);
     int64_t *goff = lbits > 0 ? malloc((size_t)nt * (size_t)ng * sizeof *goff) : NULL;
