@@ -31,7 +31,7 @@
 #include <string.h>
 
 #define RK_SORT_BUCKET 16384 /* ratings per bucket: keys, ratings, radix copies stay in L2 */
-#define RK_SORT_HBITS 11     /* at most 2048 buckets: write streams of the scatter */
+#define RK_SORT_HBITS 13     /* at most 8192 buckets (Netflix size): write streams of the scatter */
 #define RK_SORT_DIGIT 11     /* bits per radix pass inside a bucket */
 #define RK_PAR_MIN 65536     /* below this many ratings, one thread */
 
