@@ -534,6 +534,7 @@ rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err)
                 const int32_t c0 = (int32_t)(g << lbits);
                 const int32_t c1 = c0 + (1 << lbits) < nc ? c0 + (1 << lbits) : nc;
                 const int64_t s = out->ptr[c0], m = out->ptr[c1] - s;
+                if (m == 0) continue; /* (and kb may still be NULL) */
                 if (m > cap) {
                     free(kb);
                     free(vb);
