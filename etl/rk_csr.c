@@ -6,7 +6,9 @@
  * the scatter keeps input order within a key.  The per-thread count tables
  * cost threads x keys; the thread count is cut when that would be large.
  * Input already sorted by (row, column), as MovieLens files are, is detected
- * first and copied straight through.
+ * first and copied straight through.  The transpose scatters by groups of
+ * columns first when there are many (see there).  rk_triples_dedupe and
+ * rk_csr_build are the reference for rk_sort.c, which the data stage uses.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_csr.h"
@@ -409,44 +411,83 @@ rk_status rk_csr_build(const rk_triples *t, int32_t n_users, int32_t n_items, rk
     return RK_OK;
 }
 
+/* Rows [r0, r1) of chunk th of T: contiguous, about nnz / T entries each. */
+static void row_share(const rk_csr *a, int th, int T, int32_t *r0, int32_t *r1)
+{
+    int32_t bound[2];
+    for (int e = 0; e < 2; e++) {
+        int64_t want = a->nnz * (th + e) / T;
+        int32_t lo = 0, hi = a->n_rows;
+        while (lo < hi) { /* the first row whose start >= want */
+            int32_t mid = lo + (hi - lo) / 2;
+            if (a->ptr[mid] < want) lo = mid + 1;
+            else hi = mid;
+        }
+        bound[e] = lo;
+    }
+    *r0 = th == 0 ? 0 : bound[0];
+    *r1 = th == T - 1 ? a->n_rows : bound[1];
+}
+
+static int bitlen(uint64_t x)
+{
+    int b = 0;
+    for (; x != 0; x >>= 1) b++;
+    return b;
+}
+
+#define RK_TR_GROUPS 7 /* at least 2^7 groups of columns in the first scatter, more for many threads */
+
+/* The transpose is a stable counting sort of the entries by column.  With
+ * many columns a direct scatter writes to one stream per column per thread
+ * and misses the cache on nearly every entry; so the columns are grouped:
+ * a first scatter sends (column's low bits, row) packed in 32 bits, with the
+ * value, to its group's place in the output, a second pass sorts each group
+ * (a few hundred columns) into place.  The groups' places are the output's
+ * own: no scratch beyond one group per thread.  Fewer groups make a cheaper
+ * first scatter, more balance the second pass over the threads. */
 rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err)
 {
     RK_FORWARD(csr_alloc(out, a->n_cols, a->n_rows, a->nnz, err));
     const int32_t nc = a->n_cols;
+    const int rbits = bitlen(a->n_rows > 0 ? (uint64_t)a->n_rows - 1 : 0);
     int nt = sort_threads(a->nnz, nc);
+    int64_t want = (int64_t)32 * nt; /* groups: 2^7 to 2^10, about 32 per thread */
+    want = want < (1 << RK_TR_GROUPS) ? 1 << RK_TR_GROUPS : want > (8 << RK_TR_GROUPS) ? 8 << RK_TR_GROUPS : want;
+    int lbits = nc > want ? bitlen((uint64_t)(nc - 1) / (uint64_t)want) : 0; /* columns per group: 2^lbits */
+    if (lbits + rbits > 32) lbits = 0;
+    const int64_t ng = lbits > 0 ? (((int64_t)nc - 1) >> lbits) + 1 : nc; /* groups of columns */
     int64_t *hist = calloc((size_t)nt * ((size_t)nc + 1), sizeof *hist);
-    if (hist == NULL) {
+    int64_t *goff = lbits > 0 ? malloc((size_t)nt * (size_t)ng * sizeof *goff) : NULL;
+    int oom = hist == NULL || (lbits > 0 && goff == NULL);
+    if (oom) {
+        free(hist);
+        free(goff);
         rk_csr_free(out);
         return rk_error_set(err, RK_E_NOMEM, "out of memory transposing a matrix");
     }
-#pragma omp parallel num_threads(nt)
+#pragma omp parallel num_threads(nt) reduction(+ : oom)
     {
-        int th = rk_omp_thread_num(), T = rk_omp_num_threads();
-        /* contiguous row ranges with about nnz / T entries each */
-        int32_t r0 = 0, r1 = 0;
-        {
-            int64_t want0 = a->nnz * th / T, want1 = a->nnz * (th + 1) / T;
-            int32_t lo = 0, hi = a->n_rows;
-            while (lo < hi) { /* first row whose start >= want0 */
-                int32_t mid = lo + (hi - lo) / 2;
-                if (a->ptr[mid] < want0) lo = mid + 1;
-                else hi = mid;
-            }
-            r0 = th == 0 ? 0 : lo;
-            lo = 0, hi = a->n_rows;
-            while (lo < hi) {
-                int32_t mid = lo + (hi - lo) / 2;
-                if (a->ptr[mid] < want1) lo = mid + 1;
-                else hi = mid;
-            }
-            r1 = th == T - 1 ? a->n_rows : lo;
-        }
+        const int th = rk_omp_thread_num(), T = rk_omp_num_threads();
+        int32_t r0, r1;
+        row_share(a, th, T, &r0, &r1);
         int64_t *h = hist + (size_t)th * ((size_t)nc + 1);
         for (int64_t p = a->ptr[r0]; p < a->ptr[r1]; p++) h[a->idx[p]]++;
 #pragma omp barrier
 #pragma omp single
         {
             int64_t run = 0;
+            if (lbits > 0) { /* in a group, thread 0's entries, then thread 1's...: a stable order */
+                for (int64_t g = 0; g < ng; g++) {
+                    const int32_t c0 = (int32_t)(g << lbits);
+                    const int32_t c1 = c0 + (1 << lbits) < nc ? c0 + (1 << lbits) : nc;
+                    for (int q = 0; q < T; q++) {
+                        goff[(size_t)q * (size_t)ng + (size_t)g] = run;
+                        for (int32_t c = c0; c < c1; c++) run += hist[(size_t)q * ((size_t)nc + 1) + (size_t)c];
+                    }
+                }
+                run = 0;
+            }
             for (int32_t c = 0; c < nc; c++) {
                 out->ptr[c] = run;
                 for (int q = 0; q < T; q++) {
@@ -458,14 +499,74 @@ rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err)
             }
             out->ptr[nc] = run;
         }
-        for (int32_t r = r0; r < r1; r++)
-            for (int64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) {
-                int64_t d = h[a->idx[p]]++;
-                out->idx[d] = r;
-                out->val[d] = a->val[p];
+        if (lbits == 0) {
+            for (int32_t r = r0; r < r1; r++)
+                for (int64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) {
+                    int64_t d = h[a->idx[p]]++;
+                    out->idx[d] = r;
+                    out->val[d] = a->val[p];
+                }
+        } else {
+            int64_t *go = goff + (size_t)th * (size_t)ng;
+            uint32_t *key = (uint32_t *)out->idx; /* int32 memory, read as unsigned */
+            const uint32_t lmask = (1u << lbits) - 1;
+            for (int32_t r = r0; r < r1; r++)
+                for (int64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) {
+                    uint32_t c = (uint32_t)a->idx[p];
+                    int64_t d = go[c >> lbits]++;
+                    key[d] = (c & lmask) << rbits | (uint32_t)r;
+                    out->val[d] = a->val[p];
+                }
+        }
+    }
+    if (lbits > 0) {
+        const uint32_t rmask = rbits >= 32 ? ~0u : (1u << rbits) - 1;
+#pragma omp parallel num_threads(nt) reduction(+ : oom)
+        {
+            uint32_t *kb = NULL;
+            float *vb = NULL;
+            int64_t cap = 0;
+            int64_t *cursor = malloc(((size_t)1 << lbits) * sizeof *cursor);
+            if (cursor == NULL) oom++;
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t g = 0; g < ng; g++) {
+                if (cursor == NULL) continue;
+                const int32_t c0 = (int32_t)(g << lbits);
+                const int32_t c1 = c0 + (1 << lbits) < nc ? c0 + (1 << lbits) : nc;
+                const int64_t s = out->ptr[c0], m = out->ptr[c1] - s;
+                if (m == 0) continue; /* (and kb may still be NULL) */
+                if (m > cap) {
+                    free(kb);
+                    free(vb);
+                    cap = m + m / 4;
+                    kb = malloc((size_t)cap * sizeof *kb);
+                    vb = malloc((size_t)cap * sizeof *vb);
+                    if (kb == NULL || vb == NULL) {
+                        oom++;
+                        cap = 0;
+                        continue;
+                    }
+                }
+                memcpy(kb, out->idx + s, (size_t)m * sizeof *kb);
+                memcpy(vb, out->val + s, (size_t)m * sizeof *vb);
+                for (int32_t c = c0; c < c1; c++) cursor[c - c0] = out->ptr[c];
+                for (int64_t q = 0; q < m; q++) {
+                    int64_t d = cursor[kb[q] >> rbits]++;
+                    out->idx[d] = (int32_t)(kb[q] & rmask);
+                    out->val[d] = vb[q];
+                }
             }
+            free(kb);
+            free(vb);
+            free(cursor);
+        }
     }
     free(hist);
+    free(goff);
+    if (oom > 0) {
+        rk_csr_free(out);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory transposing a matrix");
+    }
     return RK_OK;
 }
 

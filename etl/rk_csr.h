@@ -4,6 +4,8 @@
  * loader to rk_triples_dedupe (duplicate policy of SPEC §1) and then to
  * rk_csr_build, which makes the user-major matrix; rk_csr_transpose makes the
  * item-major one (CSC of the same matrix).  Both are counting sorts, O(nnz + n).
+ * rk_triples_dedupe_csr (rk_sort.c) does the first two in one sort and is what
+ * the job uses; rk_triples_dedupe and rk_csr_build stay as its reference.
  *
  * Ownership: every array in these structs is malloc'ed by the function that
  * fills the struct and freed by rk_csr_free / rk_triples_free, which accept
@@ -81,6 +83,44 @@ void rk_triples_free(rk_triples *t);
  *  of range; RK_E_NOMEM. */
 rk_status rk_csr_build(const rk_triples *t, int32_t n_users, int32_t n_items,
                        rk_csr *out, rk_error *err);
+
+/* Tuning and test knobs of rk_triples_dedupe_csr; zero means the default.
+ * Tests set them to reach every path with small data. */
+typedef struct rk_sort_opts {
+    int threads;      /* threads; 0: OpenMP's default (one below 65536 ratings) */
+    int64_t bucket;   /* ratings per bucket aimed at (default 16384) */
+    int digit_bits;   /* bits per radix pass inside a bucket, 1..11 (default 11) */
+    int generic;      /* 1: take the slow reference route (rk_triples_dedupe,
+                         then rk_csr_build), as when a bucket's (user, item)
+                         keys would not fit in 32 bits (beyond about 2^24
+                         users x 2^24 items) */
+} rk_sort_opts;
+
+/*! rk_triples_dedupe_csr() : rk_triples_dedupe and rk_csr_build in one sort.
+ *  The ratings are sorted by (user, item, file position) once; duplicates are
+ *  then neighbours, resolved by `policy` exactly as rk_triples_dedupe does
+ *  (t keeps the survivors in file order; under MEAN t's rating is the mean;
+ *  rep as there), and the survivors in sorted order are the CSR.
+ *  by_user: receives the n_users x n_items matrix of the survivors, equal to
+ *  rk_csr_build's; NULL: only resolve duplicates.
+ *  pos: NULL, or receives a malloc'ed array of by_user->nnz entries: pos[p]
+ *  is the index in t (after the call) of the rating stored at by_user entry
+ *  p, so that a caller can drop ratings by their file position from the
+ *  matrix without sorting again (the holdout split).  Needs by_user.
+ *  opts: NULL for the defaults.
+ *  Cost: O(n + n_users) time in a few parallel passes; the sort runs in the
+ *  output arrays (12 bytes per rating, 20 with pos, allocated even when
+ *  by_user is NULL), plus, only when duplicates are removed, new compacted
+ *  copies of the rows and of t.
+ *  @return RK_OK; RK_E_ARG (unknown policy, negative size, index out of range:
+ *  the same messages as rk_triples_dedupe); RK_E_DUPLICATE under
+ *  RK_DUP_ERROR (t unchanged, rep names the first pair repeated in file
+ *  order); RK_E_NOMEM (t may then hold means already).  On failure
+ *  *by_user is empty and *pos NULL. */
+rk_status rk_triples_dedupe_csr(rk_triples *t, int32_t n_users, int32_t n_items,
+                                rk_dup_policy policy, const rk_sort_opts *opts,
+                                rk_csr *by_user, int64_t **pos,
+                                rk_dup_report *rep, rk_error *err);
 
 /*! rk_csr_transpose() : out = aᵀ (n_cols x n_rows), rows sorted.
  *  @return RK_OK or RK_E_NOMEM. */

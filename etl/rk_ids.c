@@ -1,9 +1,10 @@
 /* rk_ids.c — raw id <-> dense index maps.
  *
  * Integer ids (the common case) never become strings: when their range is
- * small next to their count a direct table maps value - min to the index,
- * else a hash table of the distinct values does; the distinct values are
- * sorted to give the numeric order.  As soon as one id of a map is not a
+ * small next to their count a bitmap of the values present, with popcount
+ * ranks, maps value - min to the index; else each share of the rows hashes
+ * its own distinct values and the shares' sorted lists are merged to give
+ * the numeric order.  Both run in a few parallel passes over the rows.  As soon as one id of a map is not a
  * canonical integer, every id of the map is handled as bytes: interned in a
  * hash table, the distinct ones sorted with memcmp.
  */
@@ -151,118 +152,254 @@ static inline uint64_t itab_slot(const itab *t, int64_t k)
     return h;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static rk_status too_many(rk_error *err)
 {
     return rk_error_set(err, RK_E_RANGE, "more than %d distinct ids", INT32_MAX);
 }
 
+/* Set bits of x; without -mpopcnt the builtin is a library call, too slow
+ * for a pass over every row. */
+static inline int popcount64(uint64_t x)
+{
+#if defined(__POPCNT__)
+    return __builtin_popcountll(x);
+#else
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
+/* Ids within RK_DIRECT_MAX of each other: a bitmap of the offsets present,
+ * set while each id's offset from the minimum is written as its index; an
+ * offset's rank among the set bits (a popcount prefix) is the dense index,
+ * so only ids with gaps between them need their indices rewritten.  The
+ * bitmap is read before it is written: the words stay shared between cores
+ * instead of bouncing, and an atomic runs once per distinct id at most. */
 static rk_status build_direct(rk_idcol *cols, int ncols, int nt, int64_t lo, uint64_t range,
                               rk_idmap *m, rk_error *err)
 {
-    int32_t *tab = calloc(range, sizeof *tab);
-    if (tab == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for an id table");
+    const int64_t nw = (int64_t)((range + 63) / 64);
+    uint64_t *bits = calloc((size_t)nw, sizeof *bits);
+    int32_t *before = malloc((size_t)nw * sizeof *before);
+    int64_t *part = calloc((size_t)nt + 1, sizeof *part);
+    if (bits == NULL || before == NULL || part == NULL) {
+        free(bits);
+        free(before);
+        free(part);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for an id table");
+    }
     for (int c = 0; c < ncols; c++) {
         const int64_t *v = cols[c].v;
+        int32_t *dense = cols[c].dense;
 #pragma omp parallel for schedule(static) num_threads(nt) if (cols[c].n > RK_PAR_MIN)
         for (int64_t j = 0; j < cols[c].n; j++) {
-#pragma omp atomic write
-            tab[(uint64_t)v[j] - (uint64_t)lo] = 1;
+            const uint64_t p = (uint64_t)v[j] - (uint64_t)lo, bit = (uint64_t)1 << (p & 63);
+            uint64_t w;
+#pragma omp atomic read
+            w = bits[p >> 6];
+            if (!(w & bit)) {
+#pragma omp atomic update
+                bits[p >> 6] |= bit;
+            }
+            if (dense != NULL) dense[j] = (int32_t)p; /* the offset for now */
         }
     }
     int64_t d = 0;
-    for (uint64_t k = 0; k < range; k++) d += tab[k];
-    m->vals = malloc((size_t)(d > 0 ? d : 1) * sizeof *m->vals);
+#pragma omp parallel num_threads(nw > 4096 ? nt : 1)
+    {
+        const int th = rk_omp_thread_num(), T = rk_omp_num_threads();
+        const int64_t w0 = nw * th / T, w1 = nw * (th + 1) / T;
+        int64_t run = 0;
+        for (int64_t w = w0; w < w1; w++) run += popcount64(bits[w]);
+        part[th + 1] = run;
+#pragma omp barrier
+#pragma omp single
+        {
+            for (int q = 0; q < T; q++) part[q + 1] += part[q];
+            d = part[T];
+            m->vals = malloc((size_t)(d > 0 ? d : 1) * sizeof *m->vals);
+        }
+        if (m->vals != NULL) {
+            run = part[th];
+            for (int64_t w = w0; w < w1; w++) {
+                before[w] = (int32_t)run;
+                for (uint64_t x = bits[w]; x != 0; x &= x - 1)
+                    m->vals[run++] = (int64_t)((uint64_t)lo + (uint64_t)w * 64 + (uint64_t)__builtin_ctzll(x));
+            }
+        }
+    }
+    free(part);
     if (m->vals == NULL) {
-        free(tab);
+        free(bits);
+        free(before);
         return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ids", (long long)d);
     }
-    int32_t x = 0;
-    for (uint64_t k = 0; k < range; k++)
-        if (tab[k]) {
-            m->vals[x] = (int64_t)((uint64_t)lo + k);
-            tab[k] = x++;
-        }
-    m->n = x;
-    for (int c = 0; c < ncols; c++) {
-        const int64_t *v = cols[c].v;
-        int32_t *dense = cols[c].dense;
-        if (dense == NULL) continue;
+    m->n = (int32_t)d;
+    if ((uint64_t)d != range) /* gaps: offsets become ranks */
+        for (int c = 0; c < ncols; c++) {
+            int32_t *dense = cols[c].dense;
+            if (dense == NULL) continue;
 #pragma omp parallel for schedule(static) num_threads(nt) if (cols[c].n > RK_PAR_MIN)
-        for (int64_t j = 0; j < cols[c].n; j++) dense[j] = tab[(uint64_t)v[j] - (uint64_t)lo];
-    }
-    free(tab);
+            for (int64_t j = 0; j < cols[c].n; j++) {
+                const uint32_t p = (uint32_t)dense[j];
+                dense[j] = before[p >> 6] + popcount64(bits[p >> 6] & (((uint64_t)1 << (p & 63)) - 1));
+            }
+        }
+    free(bits);
+    free(before);
     return RK_OK;
 }
 
+/* One share of the rows for the hashed path: its distinct ids in a table of
+ * its own, their local indices written as the rows' indices for now. */
+typedef struct share {
+    itab t;
+    int64_t *keys;   /* local index -> id */
+    int64_t d, dcap;
+    int32_t *grank;  /* local index -> dense index */
+} share;
+
+/* @return the local index of k, -1 out of memory, -2 too many ids. */
+static int64_t share_add(share *S, int64_t k)
+{
+    uint64_t h = itab_slot(&S->t, k);
+    if (S->t.val[h] >= 0) return S->t.val[h];
+    if (S->d == INT32_MAX) return -2;
+    if (S->d == S->dcap) {
+        int64_t cap = S->dcap ? S->dcap * 2 : 1024;
+        int64_t *nk = realloc(S->keys, (size_t)cap * sizeof *nk);
+        if (nk == NULL) return -1;
+        S->keys = nk;
+        S->dcap = cap;
+    }
+    S->keys[S->d] = k;
+    S->t.key[h] = k;
+    S->t.val[h] = (int32_t)S->d;
+    if ((uint64_t)++S->d * 2 > S->t.mask + 1) { /* grow and re-insert */
+        itab n2;
+        if (itab_init(&n2, (S->t.mask + 1) * 2) != 0) {
+            free(n2.key);
+            free(n2.val);
+            return -1;
+        }
+        for (int64_t q = 0; q < S->d; q++) {
+            uint64_t x = itab_slot(&n2, S->keys[q]);
+            n2.key[x] = S->keys[q];
+            n2.val[x] = (int32_t)q;
+        }
+        free(S->t.key);
+        free(S->t.val);
+        S->t = n2;
+    }
+    return S->d - 1;
+}
+
+typedef struct keyidx {
+    int64_t key;
+    int32_t idx;
+} keyidx;
+
+static int cmp_keyidx(const void *a, const void *b)
+{
+    int64_t x = ((const keyidx *)a)->key, y = ((const keyidx *)b)->key;
+    return (x > y) - (x < y);
+}
+
+/* Sparse integer ids: each share of the rows collects its distinct ids
+ * (hash table) and sorts them; a merge of the shares' sorted lists gives the
+ * numeric order and each share's local -> dense table; a last pass rewrites
+ * the rows' indices.  The rows are read twice, in parallel; only the merge,
+ * over the shares' distinct ids, is serial. */
 static rk_status build_hashed(rk_idcol *cols, int ncols, int nt, rk_idmap *m, rk_error *err)
 {
-    itab t = {0, NULL, NULL};
-    uint64_t cap = 1 << 12;
-    int64_t d = 0, dcap = 1 << 10;
-    int64_t *keys = malloc((size_t)dcap * sizeof *keys);
+    share *sh = calloc((size_t)nt, sizeof *sh);
+    keyidx **sorted = calloc((size_t)nt, sizeof *sorted);
+    int64_t *at = calloc((size_t)nt, sizeof *at);
+    int64_t total = 0;
+    int fail = 0; /* 1 out of memory, 2 too many ids */
     rk_status st = RK_OK;
-    if (keys == NULL || itab_init(&t, cap) != 0) goto nomem;
-    for (int c = 0; c < ncols; c++)
-        for (int64_t j = 0; j < cols[c].n; j++) {
-            int64_t k = cols[c].v[j];
-            uint64_t h = itab_slot(&t, k);
-            if (t.val[h] >= 0) continue;
-            if (d == INT32_MAX) {
-                st = too_many(err);
-                goto out;
-            }
-            if (d == dcap) {
-                dcap *= 2;
-                int64_t *nk = realloc(keys, (size_t)dcap * sizeof *nk);
-                if (nk == NULL) goto nomem;
-                keys = nk;
-            }
-            keys[d] = k;
-            t.key[h] = k;
-            t.val[h] = (int32_t)d++;
-            if ((uint64_t)d * 2 > cap) { /* grow and re-insert */
-                itab n2;
-                cap *= 2;
-                if (itab_init(&n2, cap) != 0) {
-                    free(n2.key);
-                    free(n2.val);
-                    goto nomem;
+    if (sh == NULL || sorted == NULL || at == NULL) {
+        fail = 1;
+        goto out;
+    }
+#pragma omp parallel for schedule(static, 1) num_threads(nt) reduction(max : fail)
+    for (int s = 0; s < nt; s++) {
+        share *S = &sh[s];
+        int f = 0;
+        if (itab_init(&S->t, 1 << 10) != 0) f = 1;
+        for (int c = 0; c < ncols && !f; c++) {
+            const int64_t lo = cols[c].n * s / nt, hi = cols[c].n * (s + 1) / nt;
+            for (int64_t j = lo; j < hi; j++) {
+                int64_t q = share_add(S, cols[c].v[j]);
+                if (q < 0) {
+                    f = q == -2 ? 2 : 1;
+                    break;
                 }
-                for (int64_t q = 0; q < d; q++) {
-                    uint64_t s = itab_slot(&n2, keys[q]);
-                    n2.key[s] = keys[q];
-                    n2.val[s] = (int32_t)q;
-                }
-                free(t.key);
-                free(t.val);
-                t = n2;
+                if (cols[c].dense != NULL) cols[c].dense[j] = (int32_t)q;
             }
         }
-    qsort(keys, (size_t)d, sizeof *keys, cmp_i64);
-    for (int64_t q = 0; q < d; q++) t.val[itab_slot(&t, keys[q])] = (int32_t)q;
-    for (int c = 0; c < ncols; c++) {
-        const int64_t *v = cols[c].v;
-        int32_t *dense = cols[c].dense;
-        if (dense == NULL) continue;
-#pragma omp parallel for schedule(static) num_threads(nt) if (cols[c].n > RK_PAR_MIN)
-        for (int64_t j = 0; j < cols[c].n; j++) dense[j] = t.val[itab_slot(&t, v[j])];
+        if (!f) {
+            sorted[s] = malloc((size_t)(S->d > 0 ? S->d : 1) * sizeof *sorted[s]);
+            S->grank = malloc((size_t)(S->d > 0 ? S->d : 1) * sizeof *S->grank);
+            if (sorted[s] == NULL || S->grank == NULL) f = 1;
+        }
+        if (!f) {
+            for (int64_t q = 0; q < S->d; q++) sorted[s][q] = (keyidx){S->keys[q], (int32_t)q};
+            qsort(sorted[s], (size_t)S->d, sizeof *sorted[s], cmp_keyidx);
+        }
+        if (f > fail) fail = f;
     }
-    m->vals = keys;
+    if (fail) goto out;
+    for (int s = 0; s < nt; s++) total += sh[s].d;
+    m->vals = malloc((size_t)(total > 0 ? total : 1) * sizeof *m->vals);
+    if (m->vals == NULL) {
+        fail = 1;
+        goto out;
+    }
+    /* merge: the smallest head is the next id; every share holding it gets its rank */
+    int64_t d = 0;
+    for (;;) {
+        int64_t k = INT64_MAX;
+        int any = 0;
+        for (int s = 0; s < nt; s++)
+            if (at[s] < sh[s].d && (!any || sorted[s][at[s]].key < k)) {
+                k = sorted[s][at[s]].key;
+                any = 1;
+            }
+        if (!any) break;
+        if (d == INT32_MAX) {
+            fail = 2;
+            goto out;
+        }
+        for (int s = 0; s < nt; s++)
+            if (at[s] < sh[s].d && sorted[s][at[s]].key == k) sh[s].grank[sorted[s][at[s]++].idx] = (int32_t)d;
+        m->vals[d++] = k;
+    }
     m->n = (int32_t)d;
-    keys = NULL;
-    goto out;
-nomem:
-    st = rk_error_set(err, RK_E_NOMEM, "out of memory for an id table");
+#pragma omp parallel for schedule(static, 1) num_threads(nt)
+    for (int s = 0; s < nt; s++)
+        for (int c = 0; c < ncols; c++) {
+            int32_t *dense = cols[c].dense;
+            if (dense == NULL) continue;
+            const int64_t lo = cols[c].n * s / nt, hi = cols[c].n * (s + 1) / nt;
+            for (int64_t j = lo; j < hi; j++) dense[j] = sh[s].grank[dense[j]];
+        }
 out:
-    free(keys);
-    free(t.key);
-    free(t.val);
+    if (fail == 1) st = rk_error_set(err, RK_E_NOMEM, "out of memory for an id table");
+    if (fail == 2) st = too_many(err);
+    if (sh != NULL)
+        for (int s = 0; s < nt; s++) {
+            free(sh[s].t.key);
+            free(sh[s].t.val);
+            free(sh[s].keys);
+            free(sh[s].grank);
+            free(sorted[s]);
+        }
+    free(sh);
+    free(sorted);
+    free(at);
     return st;
 }
 
@@ -287,7 +424,7 @@ static rk_status build_numeric(rk_idcol *cols, int ncols, int nt, int64_t total,
     uint64_t span = (uint64_t)hi - (uint64_t)lo; /* range - 1, no overflow */
     if (span < RK_DIRECT_MAX && span < 4 * (uint64_t)total + 65536)
         return build_direct(cols, ncols, nt, lo, span + 1, m, err);
-    return build_hashed(cols, ncols, nt, m, err);
+    return build_hashed(cols, ncols, total < RK_PAR_MIN ? 1 : nt, m, err);
 }
 
 /* ---- string ids ---------------------------------------------------------------- */

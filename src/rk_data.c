@@ -1,9 +1,11 @@
-/* The data stage: load → duplicates → split → model (rk_data.h). */
+/* The data stage: load → duplicates and the user-major matrix (one sort) →
+ * split → model (rk_data.h). */
 #include "rk_data.h"
 #include "rk_eval.h"
 #include "rk_omp.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void rk_data_free(rk_data *d)
@@ -18,11 +20,14 @@ void rk_data_free(rk_data *d)
     memset(d, 0, sizeof *d);
 }
 
+/* Duplicates resolved (SPEC §1) and, for the training ratings, the user-major
+ * matrix of the survivors from the same sort (by_user NULL: only duplicates). */
 static rk_status dedupe(const rk_data_opts *o, rk_triples *t, const rk_dataset *ds, const char *what,
-                        int64_t *removed, rk_error *err)
+                        rk_csr *by_user, int64_t **pos, int64_t *removed, rk_error *err)
 {
     rk_dup_report rep;
-    rk_status s = rk_triples_dedupe(t, rk_ids_count(ds->users), rk_ids_count(ds->items), o->duplicates, &rep, err);
+    rk_status s = rk_triples_dedupe_csr(t, rk_ids_count(ds->users), rk_ids_count(ds->items), o->duplicates, NULL,
+                                        by_user, pos, &rep, err);
     if (s == RK_E_DUPLICATE) {
         char ub[RK_ID_MAX + 1], ib[RK_ID_MAX + 1];
         rk_ids_format(ds->users, rep.first_user, ub, sizeof ub);
@@ -37,8 +42,11 @@ static rk_status dedupe(const rk_data_opts *o, rk_triples *t, const rk_dataset *
 rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
 {
     rk_status s;
+    rk_csr by_user;
+    int64_t *pos = NULL; /* by_user entry -> position among the training ratings (holdout only) */
     double t0 = rk_omp_wtime();
     memset(d, 0, sizeof *d);
+    memset(&by_user, 0, sizeof by_user);
     if (o->n_inputs < 1) return rk_error_set(err, RK_E_ARG, "no rating file given");
     if (o->test_path != NULL && o->holdout > 0.0)
         return rk_error_set(err, RK_E_ARG, "--test and --holdout cannot be used together");
@@ -50,18 +58,26 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     d->t_read_parse = d->ds.train_report.read_parse_s + d->ds.test_report.read_parse_s;
     d->t_ids = d->ds.ids_s;
 
+    /* one sort of the training ratings gives the survivors and their matrix */
     double t_dd = rk_omp_wtime();
-    s = dedupe(o, &d->ds.train, &d->ds, o->n_inputs == 1 ? o->inputs[0] : "input", &d->duplicates_removed, err);
+    s = dedupe(o, &d->ds.train, &d->ds, o->n_inputs == 1 ? o->inputs[0] : "input", &by_user,
+               o->holdout > 0.0 ? &pos : NULL, &d->duplicates_removed, err);
     if (s == RK_OK && d->ds.test.n > 0)
-        s = dedupe(o, &d->ds.test, &d->ds, o->test_path, &d->duplicates_removed, err);
+        s = dedupe(o, &d->ds.test, &d->ds, o->test_path, NULL, NULL, &d->duplicates_removed, err);
     if (s != RK_OK) goto fail;
 
+    /* the holdout: the triples are split, the matrix loses the held-out entries */
     double t_split = rk_omp_wtime();
     d->t_dedupe = t_split - t_dd;
     if (o->holdout > 0.0) {
-        s = rk_eval_holdout(&d->ds.train, o->holdout, o->seed, &d->train, &d->test, err);
-        if (s != RK_OK) goto fail;
+        rk_holdout h;
+        s = rk_eval_holdout_plan(d->ds.train.n, o->holdout, o->seed, &h, err);
+        if (s == RK_OK) s = rk_eval_holdout_apply(&h, &d->ds.train, &d->train, &d->test, err);
         d->own_split_ = 1;
+        if (s == RK_OK) s = rk_eval_holdout_csr(&h, &by_user, pos, err);
+        free(pos);
+        pos = NULL;
+        if (s != RK_OK) goto fail;
     } else {
         d->train = d->ds.train;
         d->test = d->ds.test;
@@ -69,14 +85,16 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
 
     double t_model = rk_omp_wtime();
     d->t_split = t_model - t_split;
-    s = rk_model_build(&d->model, &d->train, rk_ids_count(d->ds.users), rk_ids_count(d->ds.items),
-                       o->load.have_scale, o->load.scale_min, o->load.scale_max, o->with_baselines, err);
+    s = rk_model_from_csr(&d->model, &by_user, o->load.have_scale, o->load.scale_min, o->load.scale_max,
+                          o->with_baselines, err);
     if (s != RK_OK) goto fail;
     double t1 = rk_omp_wtime();
     d->t_model = t1 - t_model;
     d->t_total = t1 - t0;
     return RK_OK;
 fail:
+    free(pos);
+    rk_csr_free(&by_user);
     rk_data_free(d);
     return s;
 }

@@ -2,9 +2,11 @@
  * training and test parts → model (prefix rk_data_).
  *
  * load (rk_load) → duplicates resolved (SPEC §1) in the training and the
- * test ratings → the split (a --test file, or a --holdout fraction of the
- * ratings) → the model (both CSR orientations, means, baselines when
- * asked for).  Wall times per part are kept for metrics.json.
+ * test ratings, the training ratings' user-major matrix from the same sort
+ * (rk_triples_dedupe_csr) → the split (a --test file, or a --holdout
+ * fraction of the ratings, whose entries then leave the matrix) → the model
+ * (the item-major matrix, means, baselines when asked for).  Wall times per
+ * part are kept for metrics.json.
  */
 #ifndef RK_DATA_H
 #define RK_DATA_H
@@ -37,7 +39,9 @@ typedef struct rk_data {
     rk_triples train, test;     /* without duplicates, after the split; test.n == 0 when none */
     rk_model model;             /* from train */
     int64_t duplicates_removed;
-    /* wall seconds: reading and parsing, id maps, duplicates, split, model */
+    /* wall seconds: reading and parsing, id maps, duplicates (with the
+     * user-major matrix: one sort gives both), split, model (the item-major
+     * matrix, means, baselines) */
     double t_read_parse, t_ids, t_dedupe, t_split, t_model, t_total;
     int own_split_;             /* internal: train/test were allocated by the split */
 } rk_data;

@@ -59,10 +59,25 @@ rk_status rk_model_build(rk_model *m, const rk_triples *train, int32_t n_users,
                          int32_t n_items, int have_scale, double scale_min,
                          double scale_max, int with_baselines, rk_error *err)
 {
+    rk_csr by_user;
     memset(m, 0, sizeof *m);
     if (train->n <= 0) return rk_error_set(err, RK_E_EMPTY, "no training ratings");
-    rk_status s = rk_csr_build(train, n_users, n_items, &m->by_user, err);
-    if (s == RK_OK) s = rk_csr_transpose(&m->by_user, &m->by_item, err);
+    RK_FORWARD(rk_csr_build(train, n_users, n_items, &by_user, err));
+    return rk_model_from_csr(m, &by_user, have_scale, scale_min, scale_max, with_baselines, err);
+}
+
+rk_status rk_model_from_csr(rk_model *m, rk_csr *by_user, int have_scale, double scale_min,
+                            double scale_max, int with_baselines, rk_error *err)
+{
+    memset(m, 0, sizeof *m);
+    m->by_user = *by_user; /* ours from here on, whatever happens */
+    memset(by_user, 0, sizeof *by_user);
+    const int32_t n_users = m->by_user.n_rows, n_items = m->by_user.n_cols;
+    if (m->by_user.nnz <= 0) {
+        rk_model_free(m);
+        return rk_error_set(err, RK_E_EMPTY, "no training ratings");
+    }
+    rk_status s = rk_csr_transpose(&m->by_user, &m->by_item, err);
     if (s != RK_OK) {
         rk_model_free(m);
         return s;

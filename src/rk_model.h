@@ -45,6 +45,18 @@ rk_status rk_model_build(rk_model *m, const rk_triples *train, int32_t n_users,
                          int32_t n_items, int have_scale, double scale_min,
                          double scale_max, int with_baselines, rk_error *err);
 
+/*! rk_model_from_csr() : as rk_model_build, from the user-major matrix of the
+ *  training ratings (rows sorted, no duplicates: rk_csr_build's or
+ *  rk_triples_dedupe_csr's), so that a caller that sorted the ratings already
+ *  does not sort them again.  Ownership: the model takes *by_user over,
+ *  whatever the outcome: on return *by_user is zeroed, and its arrays are
+ *  the model's by_user (freed with it, or already freed on failure).
+ *  @return RK_OK, RK_E_EMPTY (no entries), RK_E_NOMEM.  On failure *m holds
+ *  nothing. */
+rk_status rk_model_from_csr(rk_model *m, rk_csr *by_user, int have_scale,
+                            double scale_min, double scale_max,
+                            int with_baselines, rk_error *err);
+
 /*! rk_model_baselines() : compute bu and bi (SPEC §4) unless already done. */
 void rk_model_baselines(rk_model *m);
 

@@ -3,6 +3,7 @@
  * transpose twice = identity, errors, and rk_csr_check on broken matrices. */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_csr.h"
+#include "rk_omp.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -244,6 +245,48 @@ static void test_random(void)
     random_case(3, 2000, 200000, 0, 8);
 }
 
+/* The transpose groups columns by thread count (more groups for more
+ * threads): the same matrix whatever the count, and the right one. */
+static void test_transpose_threads(void)
+{
+    unsigned long long seed = 77;
+    const int32_t nu = 5000, ni = 3000;
+    rk_triples t;
+    rk_csr a, ref, b;
+    CU_ASSERT_EQUAL_FATAL(rk_triples_alloc(&t, 150000, 0, NULL), RK_OK);
+    for (int64_t k = 0; k < t.n; k++) {
+        t.user[k] = (int32_t)(rk_test_rand(&seed) % (unsigned)nu);
+        t.item[k] = (int32_t)(rk_test_rand(&seed) % 97 * 31 % (unsigned)ni); /* a few popular columns */
+        t.rating[k] = (float)k;
+    }
+    CU_ASSERT_EQUAL_FATAL(rk_triples_dedupe(&t, nu, ni, RK_DUP_LAST, NULL, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_csr_build(&t, nu, ni, &a, NULL), RK_OK);
+    int before = rk_omp_max_threads();
+    rk_omp_set_threads(1);
+    CU_ASSERT_EQUAL_FATAL(rk_csr_transpose(&a, &ref, NULL), RK_OK);
+    int64_t bad = 0; /* each entry of the transpose is an entry of a */
+    for (int32_t i = 0; i < ref.n_rows; i++)
+        for (int64_t p = ref.ptr[i]; p < ref.ptr[i + 1]; p++) {
+            int32_t u = ref.idx[p];
+            int64_t q = a.ptr[u];
+            while (q < a.ptr[u + 1] && a.idx[q] != i) q++;
+            bad += q == a.ptr[u + 1] || a.val[q] != ref.val[p];
+        }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(ref.nnz, a.nnz);
+    CU_ASSERT_EQUAL(rk_csr_check(&ref, NULL, 0), 0);
+    for (int nt = 2; nt <= 20; nt += 9) {
+        rk_omp_set_threads(nt);
+        CU_ASSERT_EQUAL_FATAL(rk_csr_transpose(&a, &b, NULL), RK_OK);
+        CU_ASSERT_TRUE(csr_equal(&ref, &b));
+        rk_csr_free(&b);
+    }
+    rk_omp_set_threads(before);
+    rk_csr_free(&a);
+    rk_csr_free(&ref);
+    rk_triples_free(&t);
+}
+
 static void test_mean_random(void)
 {
     unsigned long long seed = 11;
@@ -347,6 +390,7 @@ int main(void)
         {"policy names, free of empty structs", test_policy_names},
         {"random CSR/CSC against dense", test_random},
         {"mean of random duplicates", test_mean_random},
+        {"transpose on any thread count", test_transpose_threads},
         {"build errors and empty rows", test_build_errors},
         {"rk_csr_check finds broken matrices", test_check_detects},
         {NULL, NULL},

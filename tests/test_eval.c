@@ -1,6 +1,9 @@
-/* rk_eval: the seeded hold-out split (count, partition, order, determinism)
- * and the rating metrics of SPEC §6 on hand values. */
+/* rk_eval: the seeded hold-out split (count, partition, order, determinism),
+ * the same split in parts (plan, held, apply, and the held-out ratings dropped
+ * from a matrix: the data stage's chain against the reference chain) and the
+ * rating metrics of SPEC §6 on hand values. */
 #include "rk_eval.h"
+#include "rk_csr.h"
 #include "test_util.h"
 #include "rk_omp.h"
 
@@ -341,9 +344,166 @@ static void test_ratings_many(void)
     free(user); free(item); free(used); free(truth); free(pred);
 }
 
+/* ---- the holdout in parts, and the data stage's chain against the reference ---- */
+
+static int triples_same(const rk_triples *a, const rk_triples *b)
+{
+    if (a->n != b->n) return 0;
+    for (int64_t k = 0; k < a->n; k++)
+        if (!same_row(a, k, b, k)) return 0;
+    return 1;
+}
+
+/* plan + apply make rk_eval_holdout's split; held() names exactly its test rows */
+static void test_holdout_parts(void)
+{
+    static const struct { int64_t n; double frac; uint64_t seed; } tab[] = {
+        {0, 0.3, 1}, {1, 0.5, 2}, {2, 0.3, 3}, {10, 0.34, 4}, {1000, 0.2, 5}, {1000, 0.999, 6},
+        {5000, 0.001, 7}, {300000, 0.02, 1}, {300000, 0.37, 8}, {70000, 0.5, 0xFFFFFFFFFFFFFFFFULL},
+    };
+    for (size_t q = 0; q < sizeof tab / sizeof tab[0]; q++) {
+        rk_triples all = make_rows(tab[q].n, q % 2), tr, te, tr2, te2;
+        rk_holdout h;
+        CU_ASSERT_EQUAL_FATAL(rk_eval_holdout(&all, tab[q].frac, tab[q].seed, &tr, &te, NULL), RK_OK);
+        CU_ASSERT_EQUAL_FATAL(rk_eval_holdout_plan(all.n, tab[q].frac, tab[q].seed, &h, NULL), RK_OK);
+        CU_ASSERT_EQUAL(h.want, te.n);
+        CU_ASSERT_EQUAL_FATAL(rk_eval_holdout_apply(&h, &all, &tr2, &te2, NULL), RK_OK);
+        CU_ASSERT_TRUE(triples_same(&tr, &tr2));
+        CU_ASSERT_TRUE(triples_same(&te, &te2));
+        int64_t held = 0, agree = 1;
+        for (int64_t k = 0, j = 0; k < all.n; k++) { /* row k is test row j when held */
+            int hk = rk_eval_holdout_held(&h, k);
+            held += hk;
+            if (hk) agree &= j < te.n && same_row(&all, k, &te, j++);
+        }
+        CU_ASSERT_EQUAL(held, te.n);
+        CU_ASSERT_TRUE(agree);
+        CU_ASSERT_EQUAL(rk_eval_holdout_held(&h, -1), 0);
+        CU_ASSERT_EQUAL(rk_eval_holdout_held(&h, all.n), 0);
+        rk_triples_free(&tr);
+        rk_triples_free(&te);
+        rk_triples_free(&tr2);
+        rk_triples_free(&te2);
+        free_rows(&all);
+    }
+    rk_holdout h;
+    rk_triples all = make_rows(10, 0), tr, te;
+    CU_ASSERT_EQUAL(rk_eval_holdout_plan(10, 1.0, 1, &h, NULL), RK_E_ARG);
+    CU_ASSERT_EQUAL(rk_eval_holdout_plan(-1, 0.5, 1, &h, NULL), RK_E_ARG);
+    CU_ASSERT_EQUAL_FATAL(rk_eval_holdout_plan(11, 0.5, 1, &h, NULL), RK_OK);
+    CU_ASSERT_EQUAL(rk_eval_holdout_apply(&h, &all, &tr, &te, NULL), RK_E_ARG); /* 10 ratings, not 11 */
+    CU_ASSERT_PTR_NULL(tr.user);
+    free_rows(&all);
+}
+
+/* ratings with many duplicates, in random order, over users and items with gaps */
+static rk_triples dup_rows(int32_t nu, int32_t ni, int64_t n, int64_t pairs, unsigned long long seed)
+{
+    rk_triples t;
+    CU_ASSERT_EQUAL_FATAL(rk_triples_alloc(&t, n, 1, NULL), RK_OK);
+    int32_t *pu = malloc((size_t)pairs * sizeof *pu), *pi = malloc((size_t)pairs * sizeof *pi);
+    for (int64_t q = 0; q < pairs; q++) {
+        pu[q] = (int32_t)(rk_test_rand(&seed) % (unsigned)(nu / 2)) * 2;
+        pi[q] = (int32_t)(rk_test_rand(&seed) % (unsigned)(ni / 3)) * 3;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        int64_t q = (int64_t)(rk_test_rand(&seed) % (unsigned long long)pairs);
+        t.user[k] = pu[q];
+        t.item[k] = pi[q];
+        t.rating[k] = (float)(rk_test_uniform(&seed) * 4 + 1);
+        t.time[k] = k;
+    }
+    free(pu);
+    free(pi);
+    return t;
+}
+
+static int csr_same(const rk_csr *a, const rk_csr *b)
+{
+    if (a->n_rows != b->n_rows || a->n_cols != b->n_cols || a->nnz != b->nnz) return 0;
+    return memcmp(a->ptr, b->ptr, ((size_t)a->n_rows + 1) * sizeof *a->ptr) == 0 &&
+           memcmp(a->idx, b->idx, (size_t)a->nnz * sizeof *a->idx) == 0 &&
+           memcmp(a->val, b->val, (size_t)a->nnz * sizeof *a->val) == 0;
+}
+
+/* The data stage's chain — one sort (duplicates and the matrix), the draw,
+ * the split of the triples, the held-out entries dropped from the matrix,
+ * the model from it — against the reference chain: rk_triples_dedupe,
+ * rk_eval_holdout, rk_model_build (rk_csr_build, rk_csr_transpose). */
+static void chain_case(int32_t nu, int32_t ni, int64_t n, int64_t pairs, double frac, unsigned long long seed)
+{
+    for (int pol = RK_DUP_LAST; pol <= RK_DUP_MEAN; pol++) {
+        rk_triples a = dup_rows(nu, ni, n, pairs, seed), b = dup_rows(nu, ni, n, pairs, seed);
+        rk_triples rtr, rte, ntr, nte;
+        rk_model rm, nm;
+        rk_csr by_user;
+        int64_t *pos = NULL;
+        rk_holdout h;
+        CU_ASSERT_EQUAL_FATAL(rk_triples_dedupe(&a, nu, ni, (rk_dup_policy)pol, NULL, NULL), RK_OK);
+        CU_ASSERT_EQUAL_FATAL(rk_triples_dedupe_csr(&b, nu, ni, (rk_dup_policy)pol, NULL, &by_user,
+                                                    frac > 0 ? &pos : NULL, NULL, NULL), RK_OK);
+        if (frac > 0) {
+            CU_ASSERT_EQUAL_FATAL(rk_eval_holdout(&a, frac, seed, &rtr, &rte, NULL), RK_OK);
+            CU_ASSERT_EQUAL_FATAL(rk_eval_holdout_plan(b.n, frac, seed, &h, NULL), RK_OK);
+            CU_ASSERT_EQUAL_FATAL(rk_eval_holdout_apply(&h, &b, &ntr, &nte, NULL), RK_OK);
+            CU_ASSERT_EQUAL_FATAL(rk_eval_holdout_csr(&h, &by_user, pos, NULL), RK_OK);
+            CU_ASSERT(rte.n > 0 || a.n == 1); /* one rating left: it stays for training */
+        } else {
+            rtr = a, ntr = b;
+            memset(&rte, 0, sizeof rte);
+            memset(&nte, 0, sizeof nte);
+        }
+        CU_ASSERT_TRUE(triples_same(&rtr, &ntr));
+        CU_ASSERT_TRUE(triples_same(&rte, &nte));
+        CU_ASSERT_EQUAL_FATAL(rk_model_build(&rm, &rtr, nu, ni, 0, 0, 0, 1, NULL), RK_OK);
+        CU_ASSERT_EQUAL_FATAL(rk_model_from_csr(&nm, &by_user, 0, 0, 0, 1, NULL), RK_OK);
+        CU_ASSERT_PTR_NULL(by_user.ptr); /* the model has it now */
+        CU_ASSERT_TRUE(csr_same(&rm.by_user, &nm.by_user));
+        CU_ASSERT_TRUE(csr_same(&rm.by_item, &nm.by_item));
+        CU_ASSERT_EQUAL(rm.mu, nm.mu);
+        CU_ASSERT_EQUAL(rm.rmin, nm.rmin);
+        CU_ASSERT_EQUAL(rm.rmax, nm.rmax);
+        CU_ASSERT_EQUAL(memcmp(rm.item_mean, nm.item_mean, (size_t)ni * sizeof *rm.item_mean), 0);
+        CU_ASSERT_EQUAL(memcmp(rm.bi, nm.bi, (size_t)ni * sizeof *rm.bi), 0);
+        CU_ASSERT_EQUAL(memcmp(rm.bu, nm.bu, (size_t)nu * sizeof *rm.bu), 0);
+        rk_model_free(&rm);
+        rk_model_free(&nm);
+        free(pos);
+        if (frac > 0) {
+            rk_triples_free(&rtr);
+            rk_triples_free(&rte);
+            rk_triples_free(&ntr);
+            rk_triples_free(&nte);
+        }
+        rk_triples_free(&a);
+        rk_triples_free(&b);
+    }
+}
+
+static void test_chain_vs_reference(void)
+{
+    chain_case(40, 30, 500, 150, 0.2, 1);
+    chain_case(40, 30, 500, 150, 0.0, 2);
+    chain_case(400, 900, 20000, 9000, 0.02, 3);
+    chain_case(3000, 2000, 200000, 120000, 0.1, 4); /* parallel paths */
+    chain_case(3000, 2000, 200000, 120000, 0.0, 5);
+    chain_case(2, 3, 60, 6, 0.5, 6); /* one user, one item: one rating, none held out */
+    /* the held-out entries leave the matrix in place (a few) or by a copy
+     * (many), in one block or several */
+    int before = rk_omp_max_threads();
+    for (int nt = 1; nt <= 7; nt += 3) {
+        rk_omp_set_threads(nt);
+        chain_case(3000, 2000, 150000, 100000, 0.02, 10 + (unsigned long long)nt);
+        chain_case(3000, 2000, 150000, 100000, 0.7, 20 + (unsigned long long)nt);
+    }
+    rk_omp_set_threads(before);
+}
+
 int main(void)
 {
     static const rk_test_case cases[] = {
+        {"holdout in parts: plan, held, apply as rk_eval_holdout", test_holdout_parts},
+        {"data chain: one sort, split, filter, model = reference", test_chain_vs_reference},
         {"holdout: count round(frac*n), partition", test_holdout_counts},
         {"holdout: order and timestamps preserved", test_holdout_partition_with_time},
         {"holdout: same seed same split, other seeds differ", test_holdout_seeds},

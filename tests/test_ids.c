@@ -145,15 +145,18 @@ static int cmp_i64(const void *a, const void *b)
 
 /* Random integer ids, dense (direct table) and sparse (hash), through the
  * loader's column interface: indices follow the sorted distinct values. */
-static void check_numeric_random(int64_t n, uint64_t spread, int negative, unsigned long long seed)
+static void check_numeric_threads(int64_t n, uint64_t spread, int negative, int nthreads, unsigned long long seed)
 {
     int64_t *v = malloc((size_t)n * sizeof *v), *s = malloc((size_t)n * sizeof *s);
     int32_t *d1 = malloc((size_t)n / 2 * sizeof *d1), *d2 = malloc((size_t)(n - n / 2) * sizeof *d2);
     for (int64_t k = 0; k < n; k++) {
         int64_t x = (int64_t)(rk_test_rand(&seed) % spread);
-        v[k] = negative && (k & 1) ? -x : x;
+        if (negative == 2) x = 1000 + (int64_t)(rk_test_rand(&seed) % 7000); /* every value present: no gaps */
+        v[k] = negative == 1 && (k & 1) ? -x : x;
         s[k] = v[k];
     }
+    if (negative == 2)
+        for (int64_t k = 0; k < 7000; k++) v[(k * 7919) % n] = s[(k * 7919) % n] = 1000 + k;
     qsort(s, (size_t)n, sizeof *s, cmp_i64);
     int64_t nd = 0;
     for (int64_t k = 0; k < n; k++)
@@ -161,7 +164,7 @@ static void check_numeric_random(int64_t n, uint64_t spread, int negative, unsig
     rk_idcol cols[2] = {{v, NULL, NULL, n / 2, d1}, {v + n / 2, NULL, NULL, n - n / 2, d2}};
     rk_idmap *m = NULL;
     rk_error e;
-    CU_ASSERT_EQUAL_FATAL(rk_ids_build(cols, 2, 2, &m, &e), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_ids_build(cols, 2, nthreads, &m, &e), RK_OK);
     CU_ASSERT_TRUE(rk_ids_numeric(m));
     CU_ASSERT_EQUAL_FATAL(rk_ids_count(m), nd);
     int ok = 1;
@@ -182,6 +185,44 @@ static void check_numeric_random(int64_t n, uint64_t spread, int negative, unsig
     free(s);
     free(d1);
     free(d2);
+}
+
+static void check_numeric_random(int64_t n, uint64_t spread, int negative, unsigned long long seed)
+{
+    check_numeric_threads(n, spread, negative, 2, seed);
+}
+
+/* Any thread count: direct with and without gaps, hashed (the shares' merge). */
+static void test_numeric_threads(void)
+{
+    for (int t = 1; t <= 8; t += 3) {
+        check_numeric_threads(150000, 1, 2, t, 10 + (unsigned long long)t);             /* contiguous */
+        check_numeric_threads(150000, 400000, 0, t, 20 + (unsigned long long)t);        /* gaps */
+        check_numeric_threads(150000, 1ULL << 50, 1, t, 30 + (unsigned long long)t);   /* hashed */
+        check_numeric_threads(150000, 5000, 1, t, 40 + (unsigned long long)t);
+        check_numeric_threads(9, 1ULL << 60, 0, t, 50 + (unsigned long long)t);         /* fewer rows than shares */
+    }
+}
+
+/* A column that only contributes ids (no indices wanted) still gets them mapped. */
+static void test_column_without_output(void)
+{
+    int64_t a[] = {30, 10, 20}, b[] = {40, 10, 5, 5};
+    int32_t da[3];
+    for (int k = 0; k < 2; k++) {
+        if (k == 1) { /* hashed: ids far apart */
+            b[0] = (int64_t)1 << 50;
+        }
+        rk_idcol cols[2] = {{a, NULL, NULL, 3, da}, {b, NULL, NULL, 4, NULL}};
+        rk_idmap *m = NULL;
+        CU_ASSERT_EQUAL_FATAL(rk_ids_build(cols, 2, 3, &m, NULL), RK_OK);
+        CU_ASSERT_EQUAL(rk_ids_count(m), 5); /* 5 10 20 30 40 (or 2^50) */
+        CU_ASSERT_EQUAL(da[0], 3);
+        CU_ASSERT_EQUAL(da[1], 1);
+        CU_ASSERT_EQUAL(da[2], 2);
+        CU_ASSERT_EQUAL(rk_ids_find(m, "5", 1), 0);
+        rk_ids_free(m);
+    }
 }
 
 static void test_numeric_random(void)
@@ -258,6 +299,8 @@ int main(void)
         {"int64 limits", test_int64_edges},
         {"format, find and errors", test_format_edges},
         {"random integer ids", test_numeric_random},
+        {"integer ids on any thread count", test_numeric_threads},
+        {"a column without indices", test_column_without_output},
         {"random string ids", test_string_random},
         {"maps built by the loader", test_loader_maps},
         {NULL, NULL},

@@ -376,6 +376,39 @@ static void test_errors(void)
     rk_model_free(&m);
 }
 
+/* rk_model_from_csr: the same model as rk_model_build, and it owns the matrix */
+static void test_from_csr(void)
+{
+    rk_triples t = data_triples();
+    rk_model a, b;
+    rk_csr by_user;
+    CU_ASSERT_EQUAL_FATAL(rk_model_build(&a, &t, NU, NI, 0, 0, 0, 1, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_csr_build(&t, NU, NI, &by_user, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_model_from_csr(&b, &by_user, 0, 0, 0, 1, NULL), RK_OK);
+    CU_ASSERT_PTR_NULL(by_user.ptr);
+    CU_ASSERT_PTR_NULL(by_user.idx);
+    CU_ASSERT_EQUAL(by_user.nnz, 0);
+    CU_ASSERT_EQUAL(b.by_user.nnz, NR);
+    CU_ASSERT_EQUAL(b.by_item.n_rows, NI);
+    CU_ASSERT_EQUAL(memcmp(a.by_item.ptr, b.by_item.ptr, (NI + 1) * sizeof *a.by_item.ptr), 0);
+    CU_ASSERT_EQUAL(memcmp(a.by_item.idx, b.by_item.idx, NR * sizeof *a.by_item.idx), 0);
+    CU_ASSERT_EQUAL(a.mu, b.mu);
+    CU_ASSERT_EQUAL(memcmp(a.item_mean, b.item_mean, NI * sizeof *a.item_mean), 0);
+    CU_ASSERT_EQUAL(memcmp(a.bu, b.bu, NU * sizeof *a.bu), 0);
+    CU_ASSERT_EQUAL(memcmp(a.bi, b.bi, NI * sizeof *a.bi), 0);
+    CU_ASSERT_DOUBLE_EQUAL(b.item_mean[0], 10.0 / 3.0, 1e-12);
+    rk_model_free(&a);
+    rk_model_free(&b);
+    /* an empty matrix: RK_E_EMPTY, taken over and freed all the same */
+    rk_triples none = {0, NULL, NULL, NULL, NULL};
+    rk_error err;
+    CU_ASSERT_EQUAL_FATAL(rk_csr_build(&none, 3, 2, &by_user, NULL), RK_OK);
+    CU_ASSERT_EQUAL(rk_model_from_csr(&b, &by_user, 0, 0, 0, 0, &err), RK_E_EMPTY);
+    CU_ASSERT_PTR_NULL(by_user.ptr);
+    CU_ASSERT_PTR_NULL(b.by_user.ptr);
+    CU_ASSERT_PTR_NULL(b.item_mean);
+}
+
 int main(void)
 {
     static const rk_test_case cases[] = {
@@ -389,6 +422,7 @@ int main(void)
         {"random data against the reference", test_random_vs_reference},
         {"residuals", test_residuals},
         {"empty, duplicate, out-of-range input", test_errors},
+        {"from a user-major matrix handed over", test_from_csr},
         {NULL, NULL},
     };
     return rk_test_main("rk_model", cases);
