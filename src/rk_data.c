@@ -58,7 +58,10 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     d->t_read_parse = d->ds.train_report.read_parse_s + d->ds.test_report.read_parse_s;
     d->t_ids = d->ds.ids_s;
 
-    /* one sort of the training ratings gives the survivors and their matrix */
+    /* one sort of the training ratings gives the survivors and their matrix;
+     * progress in ratings, a step at a time: sort, split, item-major matrix */
+    const int64_t n_all = d->ds.train.n + d->ds.test.n;
+    RK_PROGRESS(o->progress, o->progress_ud, "CSR", 0, 3 * n_all, "ratings");
     double t_dd = rk_omp_wtime();
     s = dedupe(o, &d->ds.train, &d->ds, o->n_inputs == 1 ? o->inputs[0] : "input", &by_user,
                o->holdout > 0.0 ? &pos : NULL, &d->duplicates_removed, err);
@@ -67,6 +70,7 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     if (s != RK_OK) goto fail;
 
     /* the holdout: the triples are split, the matrix loses the held-out entries */
+    RK_PROGRESS(o->progress, o->progress_ud, "CSR", n_all, 3 * n_all, "ratings");
     double t_split = rk_omp_wtime();
     d->t_dedupe = t_split - t_dd;
     if (o->holdout > 0.0) {
@@ -83,12 +87,14 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
         d->test = d->ds.test;
     }
 
+    RK_PROGRESS(o->progress, o->progress_ud, "CSR", 2 * n_all, 3 * n_all, "ratings");
     double t_model = rk_omp_wtime();
     d->t_split = t_model - t_split;
     s = rk_model_from_csr(&d->model, &by_user, o->load.have_scale, o->load.scale_min, o->load.scale_max,
                           o->with_baselines, err);
     if (s != RK_OK) goto fail;
     double t1 = rk_omp_wtime();
+    RK_PROGRESS(o->progress, o->progress_ud, "CSR", 3 * n_all, 3 * n_all, "ratings");
     d->t_model = t1 - t_model;
     d->t_total = t1 - t0;
     return RK_OK;
