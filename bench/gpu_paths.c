@@ -1,10 +1,12 @@
-/* gpu_paths — time the GPU engine's two ways of filling a tile that holds every
- * item: each pair summed once (symmetric, the default) and every row in full,
- * for each metric, on one rating file.  Its measurements made msd and
- * euclidean keep full rows: for them both lines now time the same path.  Lists only (k = 20), three runs each,
- * the best run printed.  Benchmark tool, not a test:
- *     bench/gpu_paths RATINGS [METRIC...]
- */
+/* gpu_paths — time the GPU engine's alternative paths on one rating file.
+ *   bench/gpu_paths RATINGS [METRIC...]   the two ways of filling a tile that
+ *       holds every item: each pair summed once (symmetric, the default) and
+ *       every row in full, for each metric.  Its measurements made msd and
+ *       euclidean keep full rows: for them both lines now time the same path.
+ *   bench/gpu_paths RATINGS transpose     the item-major matrix built on the
+ *       device (cusparseCsr2cscEx2, the default) against uploading the host's.
+ * Lists only (k = 20), three runs each, the best run printed.  Benchmark
+ * tool, not a test. */
 #include "rk_gpu.h"
 #include "rk_load.h"
 #include "rk_model.h"
@@ -38,6 +40,32 @@ int main(int argc, char **argv)
     if (rk_model_build(&m, &ds.train, rk_ids_count(ds.users), rk_ids_count(ds.items), 0, 0, 0, 1, &err) != RK_OK) {
         fprintf(stderr, "gpu_paths: %s\n", err.msg);
         return 3;
+    }
+    if (argc == 3 && strcmp(argv[2], "transpose") == 0) {
+        rk_knn_opts o;
+        rk_knn_opts_default(&o);
+        rk_lists l;
+        if (rk_lists_alloc(&l, m.by_item.n_rows, o.k, &err) != RK_OK) return 5;
+        printf("%-22s %9s  %s\n", "item-major matrix", "upload s", "set-up detail");
+        for (int host = 0; host < 2; host++) {
+            rk_gpu_opts g = {0};
+            g.host_transpose = host;
+            rk_knn_stats best, st;
+            memset(&best, 0, sizeof best);
+            for (int rep = 0; rep < 3; rep++) {
+                if (rk_gpu_knn(&m, &o, &g, &l, NULL, NULL, NULL, &st, &err) != RK_OK) {
+                    fprintf(stderr, "gpu_paths: %s\n", err.msg);
+                    return 5;
+                }
+                if (rep == 0 || st.upload_s < best.upload_s) best = st;
+            }
+            printf("%-22s %9.4f  %s\n", host ? "uploaded from the host" : "transposed on device", best.upload_s,
+                   best.detail);
+        }
+        rk_lists_free(&l);
+        rk_model_free(&m);
+        rk_dataset_free(&ds);
+        return 0;
     }
     static const char *all[] = {"pearson", "pearson-baseline", "cosine", "msd", "euclidean"};
     const char *const *names = argc > 2 ? (const char *const *)argv + 2 : all;

@@ -255,6 +255,8 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     RK_FORWARD(upload(&d_bi, m->bi, (size_t)n_items, mem, sg, s, err));
     rk_dev_csr by_user, by_item;
     RK_FORWARD(upload_csr(&m->by_user, &by_user, mem, sg, s, err));
+    RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
+    const double t_up = rk_omp_wtime();
     // the item-major matrix: transposed on the device (one orientation crosses
     // PCIe) unless cusparseCsr2cscEx2 cannot count its entries
     const bool dev_transpose = !(g != NULL && g->host_transpose) && rk_gpu_transpose_fits(m->by_user.nnz);
@@ -263,6 +265,8 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     } else {
         RK_FORWARD(upload_csr(&m->by_item, &by_item, mem, sg, s, err));
     }
+    RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
+    const double t_tr = rk_omp_wtime();
     const residual_args res_u = {m->mu, d_bu, d_bi, 1}, res_i = {m->mu, d_bu, d_bi, 0};
     RK_FORWARD(acc_values(&by_user, by_user.v, scale, pb ? &res_u : NULL, mem, s, err));
     RK_FORWARD(acc_values(&by_item, by_item.v, scale, pb ? &res_i : NULL, mem, s, err));
@@ -365,8 +369,10 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     const double t_upload = rk_omp_wtime();
     st->upload_s = t_upload - t_init;
-    snprintf(st->detail, sizeof st->detail, "pinned buffers %.4f s, matrices up %.4f s, tile alloc %.4f s, rest %.4f s",
-             t_pinned - t_init, t_h2d - t_pinned, t_tile1 - t_tile0, (t_upload - t_h2d) - (t_tile1 - t_tile0));
+    snprintf(st->detail, sizeof st->detail, "pinned buffers %.4f s, user-major up %.4f s, item-major %s %.4f s, "
+             "values %.4f s, tile alloc %.4f s, rest %.4f s", t_pinned - t_init, t_up - t_pinned,
+             dev_transpose ? "transposed" : "up", t_tr - t_up, t_h2d - t_tr, t_tile1 - t_tile0,
+             (t_upload - t_h2d) - (t_tile1 - t_tile0));
     float t_sims = 0, t_sel = 0, t_pred = 0;
     for (int32_t tile = 0; tile < n_tiles; tile++) {
         const int32_t first = tile * T, rows = std::min(T, n_items - first);

@@ -107,30 +107,33 @@ static void job_free(job_state *j)
     rk_out_free(j->out);
 }
 
-/* --device gpu: fail before loading when no usable GPU takes these options,
- * then start its context in the background.  --device auto: ask in the
- * background (decide_device answers after the load). */
+/* Asking the driver whether a GPU is usable starts it (about 0.1 s), so a
+ * thread asks, and starts the context, while the data load; decide_device
+ * reads the answer.  --device gpu fails at once only for what needs no
+ * driver (options the GPU engine does not take, a build without CUDA). */
 static rk_status start_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_error *err)
 {
     if (o->device == RK_DEVICE_CPU) return RK_OK;
     if (o->device == RK_DEVICE_GPU) {
         char why[256];
-        if (!rk_gpu_available(why, sizeof why) || !rk_gpu_supports(ko, why, sizeof why))
-            return rk_error_set(err, RK_E_GPU, "--device gpu: %s", why);
-        j->gpu_ok = 1;
-    } else {
-        j->probe_gpu = 1;
+        if (!rk_gpu_supports(ko, why, sizeof why)) return rk_error_set(err, RK_E_GPU, "--device gpu: %s", why);
     }
+    j->probe_gpu = 1;
     warm_start(j);
     return RK_OK;
 }
 
-static int decide_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j)
+/* @return 1 for the GPU, 0 for the CPU, -1 when --device gpu finds none (err set). */
+static int decide_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_error *err)
 {
     char why[256];
     warm_join(j);
     if (o->device == RK_DEVICE_CPU) return 0;
-    if (o->device == RK_DEVICE_GPU) return 1;
+    if (o->device == RK_DEVICE_GPU) {
+        if (j->gpu_ok) return 1;
+        rk_error_set(err, RK_E_GPU, "--device gpu: %s", j->gpu_why);
+        return -1;
+    }
     if (!j->gpu_ok) {
         note(o, "no usable GPU (%s): running on the CPU", j->gpu_why);
         return 0;
@@ -276,7 +279,11 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     to.progress_ud = o->ud;
 
     /* engine: lists, predictions, and on the GPU the top-N while the lists are there */
-    int use_gpu = decide_device(o, &ko, &j);
+    int use_gpu = decide_device(o, &ko, &j, err);
+    if (use_gpu < 0) {
+        s = RK_E_GPU;
+        goto fail;
+    }
     s = rk_lists_alloc(&j.lists, (int32_t)rep->items, ko.k, err);
     if (s != RK_OK) goto fail;
     rk_queries q = {0};
