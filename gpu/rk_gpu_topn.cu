@@ -271,9 +271,12 @@ rk_status rk_gpu_topn_run(const rk_model *m, const rk_topn_dev_in *in, const rk_
     for (int64_t b = 0; b < n_users; b++) updates += prod[(size_t)b];
     ts->updates = updates;
 
-    // batches: results of B users twice over (device and pinned host)
+    // batches: about 4 MB of results (34k users at N = 10), twice over (device
+    // and pinned host): small enough that the sink writes one batch while the
+    // next is computed, large enough to fill the GPU
     const size_t per_user = (size_t)n * (sizeof(int32_t) + sizeof(uint64_t)) + sizeof(int32_t);
-    int64_t B = g != NULL && g->topn_batch > 0 ? g->topn_batch : (int64_t)(((size_t)256 << 20) / per_user);
+    int64_t B = g != NULL && g->topn_batch > 0 ? g->topn_batch : (int64_t)(((size_t)4 << 20) / per_user);
+    if (!(g != NULL && g->topn_batch > 0)) B = std::max<int64_t>(B, 4096);
     B = std::max<int64_t>(1, std::min<int64_t>(B, 1 << 17));
     B = std::min(B, n_users);
     std::vector<int64_t> cut(1, 0); // batch boundaries in the request
