@@ -7,7 +7,8 @@
 #   test         make check after build (no sanitizers)
 #   bench        bench/bench_recknn.sh with $RUNS (default ml20m-gpu ml20m-job netflix-gpu netflix-16g)
 #   peers        bench/run_peers.sh on the same data ($PEERS, default "torch cupy"; $SETS)
-#   paths        bench/gpu_paths on the bench data: symmetric against full-row tiles, per metric
+#   paths        bench/gpu_paths on the bench data: symmetric against full-row tiles, per metric,
+#                or with PATHS_ARGS=transpose the device transpose against the host's
 #   e2e          bench/gpu_vs_cpu.sh: whole jobs on both engines, every metric and mode
 #   gen          bench/gen.sh for $GEN_SETS (default ml20m-random ml20m netflix-random netflix),
 #                each set timed (the other steps generate what they miss, untimed here)
@@ -84,7 +85,8 @@ for step in "$@"; do
                "$logs/peers.jsonl" >"$logs/peers.txt" 2>&1
            echo "peers: exit $? ($(($(date +%s) - t0)) s)" >>"$summary"; cat "$logs/peers.txt" >>"$summary" ;;
     paths) for f in ml20m netflix; do
-               [ -f "$data/$f.csv" ] && { echo "== $f"; timeout 120 ./bench/gpu_paths "$data/$f.csv"; }
+               # PATHS_ARGS: metrics, or "transpose" (the device transpose against the host's)
+               [ -f "$data/$f.csv" ] && { echo "== $f"; timeout 120 ./bench/gpu_paths "$data/$f.csv" ${PATHS_ARGS:-}; }
            done >"$logs/paths.txt" 2>&1
            echo "paths: ($(($(date +%s) - t0)) s)" >>"$summary"; cat "$logs/paths.txt" >>"$summary" ;;
     e2e) timeout "$lim" sh bench/gpu_vs_cpu.sh /tmp/rke2e >"$logs/e2e.txt" 2>&1
