@@ -41,6 +41,33 @@ static int64_t block_end(int64_t b, int64_t n)
     return (b + 1) * RK_HOLD_BLOCK < n ? (b + 1) * RK_HOLD_BLOCK : n;
 }
 
+/* Both copies in order, block by block: mark[t] sends rating t to test;
+ * before[b] ratings of the blocks before b are held out. */
+static void split_copy(const rk_triples *all, const uint8_t *mark, const int64_t *before, int64_t nblocks, int par,
+                       rk_triples *train, rk_triples *test)
+{
+    const int64_t n = all->n;
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t b = 0; b < nblocks; b++) {
+        const int64_t t0 = b * RK_HOLD_BLOCK, t1 = block_end(b, n);
+        const int64_t te0 = before[b], tr0 = t0 - before[b];
+        /* column by column: short loops the compiler keeps in registers */
+#define SPLIT_COLUMN(col)                                                  \
+        do {                                                               \
+            int64_t te = te0, tr = tr0;                                    \
+            for (int64_t t = t0; t < t1; t++) {                            \
+                if (mark[t]) test->col[te++] = all->col[t];                \
+                else train->col[tr++] = all->col[t];                       \
+            }                                                              \
+        } while (0)
+        SPLIT_COLUMN(user);
+        SPLIT_COLUMN(item);
+        SPLIT_COLUMN(rating);
+        if (all->time != NULL) SPLIT_COLUMN(time);
+#undef SPLIT_COLUMN
+    }
+}
+
 rk_status rk_eval_holdout(const rk_triples *all, double frac, uint64_t seed,
                           rk_triples *train, rk_triples *test, rk_error *err)
 {
@@ -119,25 +146,7 @@ rk_status rk_eval_holdout(const rk_triples *all, double frac, uint64_t seed,
 
     /* 4: both copies in order, block by block */
     for (int64_t b = 0; b < nblocks; b++) held[b + 1] += held[b];
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t b = 0; b < nblocks; b++) {
-        const int64_t t0 = b * RK_HOLD_BLOCK, t1 = block_end(b, n);
-        const int64_t te0 = held[b], tr0 = t0 - held[b];
-        /* column by column: short loops the compiler keeps in registers */
-#define SPLIT_COLUMN(col)                                                  \
-        do {                                                               \
-            int64_t te = te0, tr = tr0;                                    \
-            for (int64_t t = t0; t < t1; t++) {                            \
-                if (mark[t]) test->col[te++] = all->col[t];                \
-                else train->col[tr++] = all->col[t];                       \
-            }                                                              \
-        } while (0)
-        SPLIT_COLUMN(user);
-        SPLIT_COLUMN(item);
-        SPLIT_COLUMN(rating);
-        if (all->time != NULL) SPLIT_COLUMN(time);
-#undef SPLIT_COLUMN
-    }
+    split_copy(all, mark, held, nblocks, par, train, test);
     test->n = held[nblocks];
     train->n = n - held[nblocks];
     free(edge);
@@ -272,24 +281,7 @@ rk_status rk_eval_holdout_apply(const rk_holdout *h, const rk_triples *all, rk_t
         at[b + 1] = c;
     }
     for (int64_t b = 0; b < nblocks; b++) at[b + 1] += at[b];
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t b = 0; b < nblocks; b++) {
-        const int64_t t0 = b * RK_HOLD_BLOCK, t1 = block_end(b, n);
-        const int64_t te0 = at[b], tr0 = t0 - at[b];
-#define SPLIT_COLUMN(col)                                                  \
-        do {                                                               \
-            int64_t te = te0, tr = tr0;                                    \
-            for (int64_t t = t0; t < t1; t++) {                            \
-                if (mark[t]) test->col[te++] = all->col[t];                \
-                else train->col[tr++] = all->col[t];                       \
-            }                                                              \
-        } while (0)
-        SPLIT_COLUMN(user);
-        SPLIT_COLUMN(item);
-        SPLIT_COLUMN(rating);
-        if (all->time != NULL) SPLIT_COLUMN(time);
-#undef SPLIT_COLUMN
-    }
+    split_copy(all, mark, at, nblocks, par, train, test);
     free(at);
     free(mark);
     return RK_OK;

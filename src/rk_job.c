@@ -191,11 +191,7 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     memset(&j, 0, sizeof j);
     memset(rep, 0, sizeof *rep);
     memset(&st, 0, sizeof st);
-    if (o->n_inputs < 1) return rk_error_set(err, RK_E_ARG, "no rating file given");
-    if (o->test_path != NULL && o->holdout > 0.0)
-        return rk_error_set(err, RK_E_ARG, "--test and --holdout cannot be used together");
-    if (o->holdout != 0.0 && !(o->holdout > 0.0 && o->holdout < 1.0))
-        return rk_error_set(err, RK_E_ARG, "--holdout must be in (0, 1)");
+    /* the inputs, --test and --holdout are checked by the data stage, first */
     if (ko.k < 1) return rk_error_set(err, RK_E_ARG, "-k must be at least 1");
     if (!o->shrinkage_given) ko.sim.shrinkage = rk_sim_default_shrinkage(ko.sim.metric);
     if (ko.threads > 0) rk_omp_set_threads(ko.threads);

@@ -15,37 +15,6 @@
 
 #include <string.h>
 
-typedef enum { VAL_HALF, VAL_TIES, VAL_REAL } value_kind;
-
-/* Random ratings; the last user rates every item, the one before only item 0,
- * the last item has none. */
-static void make_model(rk_model *m, int nu, int ni, double density, value_kind vk, unsigned long long seed)
-{
-    rk_triples t;
-    rk_error err;
-    unsigned long long s = seed;
-    int64_t cap = (int64_t)((double)nu * ni * density * 1.2) + 2 * ni + 16;
-    CU_ASSERT_FATAL(rk_triples_alloc(&t, cap, 0, &err) == RK_OK);
-    int64_t n = 0;
-    for (int u = 0; u < nu && n < cap - ni; u++) {
-        int all = nu > 2 && u == nu - 1 && ni <= 5000, one = nu > 3 && u == nu - 2;
-        for (int i = 0; i < ni && n < cap; i++) {
-            if (!all && ni > 3 && i == ni - 1) continue;
-            if (!all && (one ? i != 0 : rk_test_uniform(&s) >= density)) continue;
-            double v = vk == VAL_HALF ? 0.5 * (double)(1 + rk_test_rand(&s) % 10)
-                     : vk == VAL_TIES ? (double)(1 + rk_test_rand(&s) % 2)
-                                      : 1.0 + 4.0 * rk_test_uniform(&s);
-            t.user[n] = u;
-            t.item[n] = i;
-            t.rating[n] = (float)v;
-            n++;
-        }
-    }
-    t.n = n;
-    CU_ASSERT_FATAL(n > 0);
-    CU_ASSERT_FATAL(rk_model_build(m, &t, nu, ni, 0, 0, 0, 1, &err) == RK_OK);
-    rk_triples_free(&t);
-}
 
 static void knn_opts(rk_knn_opts *o, rk_metric metric, int k)
 {

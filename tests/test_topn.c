@@ -47,40 +47,6 @@ static void test_fixed(void)
 
 /* ---- data ---------------------------------------------------------------------------- */
 
-typedef enum { VAL_HALF, VAL_TIES, VAL_REAL } value_kind;
-
-/* Random ratings; the last user rates every item, the one before only item 0,
- * the last item has no rating. */
-static void make_model(rk_model *m, int nu, int ni, double density, value_kind vk, unsigned long long seed)
-{
-    rk_triples t;
-    unsigned long long s = seed;
-    rk_error err;
-    CU_ASSERT_FATAL(rk_triples_alloc(&t, (int64_t)nu * ni + 1, 0, &err) == RK_OK);
-    int64_t n = 0;
-    for (int u = 0; u < nu; u++) {
-        int all = nu > 2 && u == nu - 1, one = nu > 3 && u == nu - 2;
-        for (int i = 0; i < ni; i++) {
-            if (!all && ni > 3 && i == ni - 1) continue;
-            if (!all && (one ? i != 0 : rk_test_uniform(&s) >= density)) continue;
-            double v = vk == VAL_HALF ? 0.5 * (double)(1 + rk_test_rand(&s) % 10)
-                     : vk == VAL_TIES ? (double)(1 + rk_test_rand(&s) % 2)
-                                      : 1.0 + 4.0 * rk_test_uniform(&s);
-            t.user[n] = u;
-            t.item[n] = i;
-            t.rating[n] = (float)v;
-            n++;
-        }
-    }
-    t.n = n > 0 ? n : 1;
-    if (n == 0) { /* at least one rating */
-        t.user[0] = 0;
-        t.item[0] = 0;
-        t.rating[0] = 3.0f;
-    }
-    CU_ASSERT_FATAL(rk_model_build(m, &t, nu, ni, 0, 0, 0, 1, &err) == RK_OK);
-    rk_triples_free(&t);
-}
 
 static void make_lists(const rk_model *m, rk_metric metric, int k, rk_lists *l)
 {

@@ -6,6 +6,46 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rk_topn.h"
+#include "rk_model.h"
+#include "test_util.h"
+
+/* Random ratings for the top-N tests; the last user rates every item (when
+ * there are at most 5000), the one before only item 0, the last item has
+ * none; at least one rating. */
+typedef enum { VAL_HALF, VAL_TIES, VAL_REAL } value_kind;
+
+static inline void make_model(rk_model *m, int nu, int ni, double density, value_kind vk, unsigned long long seed)
+{
+    rk_triples t;
+    rk_error err;
+    unsigned long long s = seed;
+    int64_t cap = (int64_t)((double)nu * ni * density * 1.2) + 2 * (int64_t)ni + 16;
+    CU_ASSERT_FATAL(rk_triples_alloc(&t, cap, 0, &err) == RK_OK);
+    int64_t n = 0;
+    for (int u = 0; u < nu && n < cap - ni; u++) {
+        int all = nu > 2 && u == nu - 1 && ni <= 5000, one = nu > 3 && u == nu - 2;
+        for (int i = 0; i < ni && n < cap; i++) {
+            if (!all && ni > 3 && i == ni - 1) continue;
+            if (!all && (one ? i != 0 : rk_test_uniform(&s) >= density)) continue;
+            double v = vk == VAL_HALF ? 0.5 * (double)(1 + rk_test_rand(&s) % 10)
+                     : vk == VAL_TIES ? (double)(1 + rk_test_rand(&s) % 2)
+                                      : 1.0 + 4.0 * rk_test_uniform(&s);
+            t.user[n] = u;
+            t.item[n] = i;
+            t.rating[n] = (float)v;
+            n++;
+        }
+    }
+    if (n == 0) { /* at least one rating */
+        t.user[0] = 0;
+        t.item[0] = 0;
+        t.rating[0] = 3.0f;
+        n = 1;
+    }
+    t.n = n;
+    CU_ASSERT_FATAL(rk_model_build(m, &t, nu, ni, 0, 0, 0, 1, &err) == RK_OK);
+    rk_triples_free(&t);
+}
 
 typedef struct collected {
     int64_t n_users;
