@@ -16,6 +16,7 @@ const char *rk_strerror(rk_status s)
     case RK_E_DUPLICATE: return "duplicate rating";
     case RK_E_RANGE: return "size out of range";
     case RK_E_INTERNAL: return "internal error";
+    case RK_E_MODEL: return "bad model file";
     case RK_STATUS_MAX_: break;
     }
     return "unknown status";
@@ -28,7 +29,8 @@ int rk_status_exit_code(rk_status s)
     case RK_E_ARG: return 2;
     case RK_E_PARSE:
     case RK_E_EMPTY:
-    case RK_E_DUPLICATE: return 3;
+    case RK_E_DUPLICATE:
+    case RK_E_MODEL: return 3;
     case RK_E_IO: return 4;
     case RK_E_NOMEM:
     case RK_E_GPU:

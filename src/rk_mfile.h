@@ -1,0 +1,76 @@
+/* rk_mfile.h — the saved model: a versioned binary file that serves the
+ * next day's queries without recomputing the similarities (prefix rk_mfile_).
+ *
+ * A model file holds what the run that saved it used to answer: the options
+ * (metric, k, min-support, shrinkage, prediction mode, min-k), the id maps
+ * of users and items, the training ratings (user-major), μ, the rating
+ * scale, the item means, the ALS baselines, and the neighbour lists with
+ * their similarities and supports.  Little-endian, a magic, a format
+ * version, the sizes, and checksums over the header and every section, so
+ * that a truncated, corrupted or foreign file is refused with RK_E_MODEL
+ * (exit 3) before anything is trusted; MODEL_FORMAT.md documents the layout.
+ * The reader checks every invariant the engines rely on (CSR offsets and
+ * indices, list lengths and neighbours in range, ids unique), so a file that
+ * passes cannot make an engine read out of bounds.
+ */
+#ifndef RK_MFILE_H
+#define RK_MFILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+#include "rk_status.h"
+#include "rk_ids.h"
+#include "rk_knn.h"
+#include "rk_model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RK_MFILE_VERSION 1
+
+/* What a run saves (all borrowed). */
+typedef struct rk_mfile_view {
+    const rk_model *model;       /* by_user, mu, rmin, rmax, item_mean, bu, bi, have_baselines */
+    const rk_lists *lists;       /* n_items = model's items */
+    const rk_idmap *users;       /* model's users */
+    const rk_idmap *items;       /* model's items */
+    const rk_knn_opts *knn;      /* metric, min_support, shrinkage, k, mode, min_k */
+} rk_mfile_view;
+
+/* A model read back (owned; rk_mfile_free). */
+typedef struct rk_mfile {
+    uint32_t version;
+    rk_model model;              /* by_user and by_item (rebuilt), statistics as saved */
+    rk_lists lists;
+    rk_idmap *users, *items;
+    rk_knn_opts knn;             /* the saved options; threads, progress zero */
+} rk_mfile;
+
+/*! rk_mfile_save() : write the model to `path` through a temporary file in
+ *  the same folder, flushed and renamed when complete: on failure nothing is
+ *  left at `path` (an older file there stays untouched).
+ *  @return RK_OK, RK_E_ARG (shapes disagree), RK_E_IO (with the path). */
+rk_status rk_mfile_save(const char *path, const rk_mfile_view *v, rk_error *err);
+
+/*! rk_mfile_write() : the same bytes to an open stream (tests). */
+rk_status rk_mfile_write(FILE *fp, const rk_mfile_view *v, rk_error *err);
+
+/*! rk_mfile_read() : read and check a model file.  @return RK_OK, RK_E_IO
+ *  (cannot open or read), RK_E_MODEL (not a model file, another version,
+ *  truncated, a checksum or an invariant fails: the message says which),
+ *  RK_E_NOMEM.  On failure *out holds nothing. */
+rk_status rk_mfile_read(const char *path, rk_mfile *out, rk_error *err);
+
+/*! rk_mfile_read_mem() : the same from len bytes in memory (`name` is used
+ *  in messages): for tests and fuzzing. */
+rk_status rk_mfile_read_mem(const void *buf, size_t len, const char *name, rk_mfile *out, rk_error *err);
+
+/*! rk_mfile_free() : NULL and zeroed are fine. */
+void rk_mfile_free(rk_mfile *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RK_MFILE_H */

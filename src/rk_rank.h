@@ -1,0 +1,80 @@
+/* rk_rank.h — ranking metrics of top-N lists against held-out ratings
+ * (prefix rk_rank_).
+ *
+ * SPEC §6.  A test item is relevant to its user when its held-out rating is
+ * at least `relevance` (default 4.0).  For every test user with at least one
+ * relevant item, over its list of at most N recommendations (best first):
+ *   precision@N  hits / N                        (a shorter list still divides by N)
+ *   recall@N     hits / #relevant
+ *   NDCG@N       Σ_{hit at rank r} 1/log2(r + 1) over Σ_{r=1..min(N,#relevant)} 1/log2(r + 1)
+ *   RR           1 / rank of the first hit (0 when none)
+ *   hit          1 when the list holds a relevant item
+ * and the means over those users are reported; a user who got no list (not
+ * in the training data, or not served) counts with zeros.  Over all lists:
+ * catalogue coverage (distinct items recommended / items) and the Gini index
+ * of the times each item of the catalogue was recommended, items never
+ * recommended included: G = Σ_i (2i − n − 1) c_(i) / (n Σ c), counts sorted
+ * ascending, 0 when nothing was recommended.
+ *
+ * Use: rk_rank_new with the test ratings, then feed every list (rk_rank_add,
+ * or rk_rank_sink as a top-N engine's sink), then rk_rank_finish.
+ */
+#ifndef RK_RANK_H
+#define RK_RANK_H
+
+#include <stdint.h>
+#include "rk_status.h"
+#include "rk_csr.h"
+#include "rk_topn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RK_RANK_RELEVANCE_DEFAULT 4.0
+
+typedef struct rk_rank_result {
+    int32_t n;                  /* N of the lists */
+    double relevance;           /* threshold used */
+    int64_t users;              /* test users with at least one relevant test item */
+    int64_t users_without_list; /* of them, users who got no list */
+    double precision, recall, ndcg, mrr, hit_rate; /* means over `users` (0 when users == 0) */
+    int64_t lists;              /* lists fed (every served user) */
+    int64_t rows;               /* recommendations fed: Σ list lengths */
+    int32_t items_recommended;  /* distinct items in the lists */
+    double coverage;            /* items_recommended / n_items */
+    double gini;                /* Gini index of the recommendation counts over the n_items items */
+} rk_rank_result;
+
+typedef struct rk_rank rk_rank; /* opaque accumulator */
+
+/*! rk_rank_new() : an accumulator for lists of at most n items (n >= 1)
+ *  over a catalogue of n_items, judged against the test ratings (dense
+ *  indices below n_users and n_items; duplicates not expected).
+ *  @return RK_OK, RK_E_ARG (n < 1, an index out of range), RK_E_NOMEM. */
+rk_status rk_rank_new(rk_rank **r, const rk_triples *test, int32_t n_users, int32_t n_items, int32_t n,
+                      double relevance, rk_error *err);
+
+/*! rk_rank_add() : the list of `user` (items best first, len <= n).  Each
+ *  user is expected once: a second list of the same user is ignored by the
+ *  user metrics (the first counts) and still counted in coverage and Gini. */
+void rk_rank_add(rk_rank *r, int32_t user, const int32_t *items, int32_t len);
+
+/*! rk_rank_sink() : rk_rank_add for every list of a top-N batch; matches
+ *  rk_topn_sink (ud is the rk_rank).  @return RK_OK. */
+rk_status rk_rank_sink(void *ud, const rk_topn_batch *b, rk_error *err);
+
+/*! rk_rank_finish() : the metrics of what was fed so far. */
+void rk_rank_finish(const rk_rank *r, rk_rank_result *out);
+
+/*! rk_rank_item_counts() : times each of the n_items items was recommended
+ *  (valid until rk_rank_free). */
+const int64_t *rk_rank_item_counts(const rk_rank *r);
+
+/*! rk_rank_free() : NULL is fine. */
+void rk_rank_free(rk_rank *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RK_RANK_H */
