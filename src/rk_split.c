@@ -1,0 +1,221 @@
+#include "rk_split.h"
+#include "rk_omp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One ordering machine for the three splits: the ratings are counting-sorted
+ * into groups (users, or the top bits of the key for K-fold), then each group
+ * is sorted by (key, t).  (key, t) is a total order, so the result is the same
+ * for every thread count whatever order the scatter left a group in. */
+
+static const char *const kind_names[] = {"ratings", "user", "temporal"};
+
+rk_status rk_split_kind_parse(const char *name, rk_split_kind *out)
+{
+    for (int k = 0; k < 3; k++)
+        if (name != NULL && strcmp(name, kind_names[k]) == 0) {
+            *out = (rk_split_kind)k;
+            return RK_OK;
+        }
+    return RK_E_ARG;
+}
+
+const char *rk_split_kind_name(rk_split_kind k)
+{
+    return (unsigned)k < 3 ? kind_names[k] : "unknown";
+}
+
+/* The key of rk_eval.c (a copy: that one is static there), so that a seed
+ * means the same draw order in both modules. */
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static uint64_t seed_key(uint64_t seed) { return mix64(seed ^ 0x243F6A8885A308D3ULL); }
+
+static uint64_t row_key(uint64_t sk, int64_t t)
+{
+    return mix64(sk + 0x9E3779B97F4A7C15ULL * (uint64_t)(t + 1));
+}
+
+typedef struct keyed { uint64_t key; int64_t t; } keyed;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+/* What to order by: group = user[t] when user != NULL, else the key's top
+ * `bits` bits (monotone in the key, so the groups in turn are one sorted
+ * run); key = the seeded hash, or the timestamp when time != NULL (the sign
+ * bit flipped so that unsigned order is signed order). */
+typedef struct order_src {
+    const int32_t *user;
+    int64_t n_groups;
+    int bits;
+    uint64_t sk;
+    const int64_t *time;
+} order_src;
+
+static inline uint64_t key_of(const order_src *s, int64_t t)
+{
+    return s->time != NULL ? (uint64_t)s->time[t] ^ 0x8000000000000000ULL : row_key(s->sk, t);
+}
+
+static inline int64_t group_of(const order_src *s, uint64_t key, int64_t t)
+{
+    if (s->user != NULL) return s->user[t];
+    return s->bits > 0 ? (int64_t)(key >> (64 - s->bits)) : 0;
+}
+
+/* *ord (n entries) = the ratings grouped, each group in (key, t) order;
+ * *ptr (n_groups + 1) = the groups' offsets.  Both malloc'ed, NULL on failure.
+ * Memory: 16 bytes per rating plus 8 per group. */
+static rk_status order_ratings(const order_src *s, int64_t n, keyed **ord, int64_t **ptr, rk_error *err)
+{
+    *ord = NULL;
+    *ptr = NULL;
+    keyed *o = malloc((size_t)(n > 0 ? n : 1) * sizeof *o);
+    int64_t *p = calloc((size_t)s->n_groups + 1, sizeof *p);
+    if (o == NULL || p == NULL) {
+        free(o);
+        free(p);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory ordering %lld ratings for a split", (long long)n);
+    }
+    for (int64_t t = 0; t < n; t++) {
+        int64_t g = group_of(s, key_of(s, t), t);
+        if (g < 0 || g >= s->n_groups) {
+            free(o);
+            free(p);
+            return rk_error_set(err, RK_E_ARG, "rating %lld has user index %lld outside [0, %lld)", (long long)t,
+                                (long long)g, (long long)s->n_groups);
+        }
+        p[g + 1]++;
+    }
+    for (int64_t g = 0; g < s->n_groups; g++) p[g + 1] += p[g];
+    /* scatter with a moving cursor per group (p[g] ends at the group's end,
+     * then is shifted back) */
+    for (int64_t t = 0; t < n; t++) {
+        uint64_t k = key_of(s, t);
+        o[p[group_of(s, k, t)]++] = (keyed){k, t};
+    }
+    for (int64_t g = s->n_groups; g > 0; g--) p[g] = p[g - 1];
+    p[0] = 0;
+#pragma omp parallel for schedule(dynamic, 256) if (n > 65536)
+    for (int64_t g = 0; g < s->n_groups; g++)
+        if (p[g + 1] - p[g] > 1) qsort(o + p[g], (size_t)(p[g + 1] - p[g]), sizeof *o, keyed_cmp);
+    *ord = o;
+    *ptr = p;
+    return RK_OK;
+}
+
+rk_status rk_split_folds(int64_t n, int32_t k, uint64_t seed, int32_t *fold, rk_error *err)
+{
+    if (n < 0) return rk_error_set(err, RK_E_ARG, "a negative number of ratings");
+    if (k < 2 || k > n)
+        return rk_error_set(err, RK_E_ARG, "--folds %d must be between 2 and the number of ratings (%lld)", (int)k,
+                            (long long)n);
+    order_src s = {NULL, 1, 0, seed_key(seed), NULL};
+    while (s.bits < 16 && ((int64_t)32 << s.bits) < n) s.bits++; /* about 32 ratings a group, at most 2^16 groups */
+    s.n_groups = (int64_t)1 << s.bits;
+    keyed *ord;
+    int64_t *ptr;
+    RK_FORWARD(order_ratings(&s, n, &ord, &ptr, err));
+    /* rank r in (key, t) order: the first n % k folds take q + 1 ranks each */
+    const int64_t q = n / k, big = (n % k) * (q + 1);
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (int64_t r = 0; r < n; r++)
+        fold[ord[r].t] = (int32_t)(r < big ? r / (q + 1) : n % k + (r - big) / q);
+    free(ord);
+    free(ptr);
+    return RK_OK;
+}
+
+/* t_u of SPEC §6: round(frac × n_u) half up, at most n_u − 1; none below 2. */
+static int64_t user_take(int64_t n_u, double frac)
+{
+    if (n_u < 2) return 0;
+    int64_t t_u = (int64_t)floor(frac * (double)n_u + 0.5);
+    return t_u < n_u - 1 ? t_u : n_u - 1;
+}
+
+/* Shared by the per-user splits: order each user's ratings by `s`'s key and
+ * send the first (latest == 0) or last (latest == 1) t_u to the test set. */
+static rk_status per_user(const rk_triples *all, int32_t n_users, double frac, order_src *s, int latest,
+                          int32_t *part, int64_t *n_test, rk_error *err)
+{
+    if (n_test != NULL) *n_test = 0;
+    if (!(frac > 0.0 && frac < 1.0))
+        return rk_error_set(err, RK_E_ARG, "the test fraction must be in (0, 1), got %g", frac);
+    if (all->n < 0 || n_users < 0)
+        return rk_error_set(err, RK_E_ARG, "a negative number of ratings or users");
+    s->user = all->user;
+    s->n_groups = n_users;
+    keyed *ord;
+    int64_t *ptr;
+    RK_FORWARD(order_ratings(s, all->n, &ord, &ptr, err));
+    int64_t total = 0;
+#pragma omp parallel for schedule(dynamic, 256) reduction(+ : total) if (all->n > 65536)
+    for (int64_t u = 0; u < n_users; u++) {
+        const int64_t b = ptr[u], e = ptr[u + 1], t_u = user_take(e - b, frac);
+        const int64_t lo = latest ? e - t_u : b, hi = latest ? e : b + t_u; /* the test range */
+        for (int64_t p = b; p < e; p++) part[ord[p].t] = p >= lo && p < hi;
+        total += t_u;
+    }
+    free(ord);
+    free(ptr);
+    if (n_test != NULL) *n_test = total;
+    return RK_OK;
+}
+
+rk_status rk_split_user(const rk_triples *all, int32_t n_users, double frac, uint64_t seed, int32_t *part,
+                        int64_t *n_test, rk_error *err)
+{
+    order_src s = {NULL, 0, 0, seed_key(seed), NULL};
+    return per_user(all, n_users, frac, &s, 0, part, n_test, err);
+}
+
+rk_status rk_split_temporal(const rk_triples *all, int32_t n_users, double frac, int32_t *part,
+                            int64_t *n_test, rk_error *err)
+{
+    if (n_test != NULL) *n_test = 0;
+    if (all->time == NULL)
+        return rk_error_set(err, RK_E_ARG, "--split temporal needs timestamps, and the input has none");
+    order_src s = {NULL, 0, 0, 0, all->time};
+    return per_user(all, n_users, frac, &s, 1, part, n_test, err);
+}
+
+rk_status rk_split_apply(const rk_triples *all, const int32_t *part, int32_t which, rk_triples *train,
+                         rk_triples *test, rk_error *err)
+{
+    memset(train, 0, sizeof *train);
+    memset(test, 0, sizeof *test);
+    const int64_t n = all->n;
+    const int with_time = all->time != NULL;
+    int64_t n_te = 0;
+    for (int64_t t = 0; t < n; t++) n_te += part[t] == which;
+    rk_status s = rk_triples_alloc(test, n_te, with_time, err);
+    if (s == RK_OK) s = rk_triples_alloc(train, n - n_te, with_time, err);
+    if (s != RK_OK) {
+        rk_triples_free(test);
+        rk_triples_free(train);
+        return s;
+    }
+    int64_t a = 0, b = 0;
+    for (int64_t t = 0; t < n; t++) {
+        rk_triples *dst = part[t] == which ? test : train;
+        int64_t i = part[t] == which ? b++ : a++;
+        dst->user[i] = all->user[t];
+        dst->item[i] = all->item[t];
+        dst->rating[i] = all->rating[t];
+        if (with_time) dst->time[i] = all->time[t];
+    }
+    return RK_OK;
+}
