@@ -21,7 +21,9 @@ extern "C" {
 
 /*! rk_popular_topn() : the baseline's lists for the users of o, in batches
  *  through o->sink.  Memory: O(n_items + threads × (n_items bits) + batch × n).
- *  st may be NULL (path "popular").  @return RK_OK, RK_E_ARG (rk_topn_check),
+ *  Users without a training rating (in o->users) get the first N popular
+ *  items.  o->progress reports the stage "baseline" in users.
+ *  st may be NULL (path "popular"; updates stays 0).  @return RK_OK, RK_E_ARG (rk_topn_check),
  *  RK_E_NOMEM, or the sink's status. */
 rk_status rk_popular_topn(const rk_model *m, const rk_topn_opts *o, rk_topn_stats *st, rk_error *err);
 

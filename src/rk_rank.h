@@ -50,14 +50,22 @@ typedef struct rk_rank rk_rank; /* opaque accumulator */
 
 /*! rk_rank_new() : an accumulator for lists of at most n items (n >= 1)
  *  over a catalogue of n_items, judged against the test ratings (dense
- *  indices below n_users and n_items; duplicates not expected).
- *  @return RK_OK, RK_E_ARG (n < 1, an index out of range), RK_E_NOMEM. */
+ *  indices below n_users and n_items; duplicates not expected, and a
+ *  repeated relevant pair counts once).  Memory: O(n_users + n_items +
+ *  relevant test ratings).
+ *  @return RK_OK, RK_E_ARG (n < 1, an index out of range: the message names
+ *  the test rating), RK_E_NOMEM. */
 rk_status rk_rank_new(rk_rank **r, const rk_triples *test, int32_t n_users, int32_t n_items, int32_t n,
                       double relevance, rk_error *err);
 
 /*! rk_rank_add() : the list of `user` (items best first, len <= n).  Each
  *  user is expected once: a second list of the same user is ignored by the
- *  user metrics (the first counts) and still counted in coverage and Gini. */
+ *  user metrics (the first counts) and still counted in coverage and Gini.
+ *  Whatever the caller passes, nothing is read out of bounds: a user outside
+ *  [0, n_users) is ignored altogether, len is taken as 0 when negative and
+ *  as n when above n, an item outside [0, n_items) holds its place in the
+ *  list but is never a hit nor counted, and an item repeated within one list
+ *  is one hit (at its first place). */
 void rk_rank_add(rk_rank *r, int32_t user, const int32_t *items, int32_t len);
 
 /*! rk_rank_sink() : rk_rank_add for every list of a top-N batch; matches
