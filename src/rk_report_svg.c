@@ -204,7 +204,7 @@ void rk_rep_svg_hist(FILE *fp, const rk_rep_hist *h)
         rk_rep_short(s, sizeof s, rk_rep_fin(h->count[b]));
         if (strlen(s) * 5.4 + 2 > bw) counts_fit = 0;
     }
-    double step = h->tick_step > 0 && isfinite(h->tick_step) ? h->tick_step : nice_step((hi - lo) / 8);
+    double step = h->tick_step > 0 && isfinite(h->tick_step) ? h->tick_step : nice_step((hi - lo) / 10); /* rounds up: 5 to 10 ticks */
     int digits = h->tick_digits >= 0 ? h->tick_digits : step_digits(step);
     for (int b = 0; b < nb; b++) {
         double c = rk_rep_fin(h->count[b]);
