@@ -51,8 +51,23 @@ typedef struct rk_report_data {
     const int64_t *item_counts;
 } rk_report_data;
 
-/*! rk_report_write() : the page to fp (UTF-8).  @return RK_OK, RK_E_IO
- *  (a write failed), RK_E_NOMEM. */
+/*! rk_report_write() : the page to fp (UTF-8), well-formed XML as well as
+ *  HTML5: every string given is escaped (bytes that are not UTF-8 and control
+ *  characters become U+FFFD), numbers that are not finite print as "n/a" and
+ *  never reach a figure.  The figures (one <svg> each), by section: the time
+ *  bar when the stages took some time; two for the errors when n_pred > 0
+ *  (prediction − rating in bins of 0.25 over [−4, 4), closed below, outliers
+ *  in the end bins; RMSE per true rating value, or per one of 10 equal bins
+ *  when there are more than 20 values); for lists with items, the list
+ *  lengths, and when some list has an entry the similarity (20 bins over
+ *  [0, 1], or over the values' range when some lie outside it) and the
+ *  support (bins 1, 2–3, 4–7, …); RMSE per fold when n_folds >= 2; the
+ *  ranking means of the model (and the baseline) when fold_rank and
+ *  n_folds >= 1; the concentration curve when item_counts sum to more than 0.
+ *  Fold tables give mean and sample sd (n − 1; 0 for one fold).  The Gini
+ *  index is computed from item_counts with rk_rank.h's formula.
+ *  fp is flushed, not closed.  @return RK_OK, RK_E_ARG (fp or d NULL),
+ *  RK_E_IO (a write failed: ferror or fflush), RK_E_NOMEM. */
 rk_status rk_report_write(FILE *fp, const rk_report_data *d, rk_error *err);
 
 #ifdef __cplusplus
