@@ -49,23 +49,44 @@ typedef struct rk_mfile {
 } rk_mfile;
 
 /*! rk_mfile_save() : write the model to `path` through a temporary file in
- *  the same folder, flushed and renamed when complete: on failure nothing is
- *  left at `path` (an older file there stays untouched).
- *  @return RK_OK, RK_E_ARG (shapes disagree), RK_E_IO (with the path). */
+ *  the same folder (`path`.tmp.<pid>), flushed, fsync'ed, closed and renamed
+ *  over `path` when complete (then the folder is synced, best effort): on
+ *  failure the temporary file is removed and nothing is left at `path` (an
+ *  older file there stays untouched).  Two threads of one process must not
+ *  save to the same path at once (one temporary name per process).
+ *  @return RK_OK, RK_E_ARG (a part missing; shapes disagree: id counts,
+ *  lists not n_items x knn->k, a list longer than min(k, n_items - 1);
+ *  invalid options; μ or the scale not finite or rmin > rmax; nonzero
+ *  baselines without have_baselines; an id that cannot be stored; k beyond
+ *  what a reader accepts, about 128 x the ratings per item), RK_E_IO (the
+ *  message names the path and gives errno's text), RK_E_NOMEM. */
 rk_status rk_mfile_save(const char *path, const rk_mfile_view *v, rk_error *err);
 
-/*! rk_mfile_write() : the same bytes to an open stream (tests). */
+/*! rk_mfile_write() : the same bytes to an open stream (tests), flushed
+ *  (every fwrite and the fflush checked).  @return as rk_mfile_save. */
 rk_status rk_mfile_write(FILE *fp, const rk_mfile_view *v, rk_error *err);
 
-/*! rk_mfile_read() : read and check a model file.  @return RK_OK, RK_E_IO
- *  (cannot open or read), RK_E_MODEL (not a model file, another version,
- *  truncated, a checksum or an invariant fails: the message says which),
- *  RK_E_NOMEM.  On failure *out holds nothing. */
+/*! rk_mfile_read() : read and check a model file (mapped whole, or read
+ *  whole when it cannot be mapped, then rk_mfile_read_mem).  @return RK_OK,
+ *  RK_E_IO (cannot open or read, a folder: "PATH: ..." with errno's text),
+ *  RK_E_MODEL (not a model file, another version, truncated, a checksum or
+ *  an invariant fails: the message, "PATH: what", says which), RK_E_NOMEM.
+ *  On failure *out is zeroed and nothing is leaked.  On success *out holds
+ *  the model (by_item rebuilt by rk_csr_transpose), the lists padded to
+ *  n_items x k (cells past each length zero), the id maps, and the options
+ *  in knn (the other fields of knn as rk_knn_opts_default gives them). */
 rk_status rk_mfile_read(const char *path, rk_mfile *out, rk_error *err);
 
-/*! rk_mfile_read_mem() : the same from len bytes in memory (`name` is used
- *  in messages): for tests and fuzzing. */
+/*! rk_mfile_read_mem() : the same from len bytes in memory (`name`, or
+ *  "model file" when NULL, starts the messages): for tests and fuzzing.
+ *  Reads nothing outside buf[0..len) and allocates, beyond what the file
+ *  holds, only the padded lists (bounded: see MODEL_FORMAT.md). */
 rk_status rk_mfile_read_mem(const void *buf, size_t len, const char *name, rk_mfile *out, rk_error *err);
+
+/*! rk_mfile_hash() : the checksum of model files: XXH64 (xxHash's 64-bit
+ *  hash, as MODEL_FORMAT.md describes it) of p[0..len) with `seed`.  Exposed
+ *  for tests and tools that patch or inspect a file. */
+uint64_t rk_mfile_hash(const void *p, size_t len, uint64_t seed);
 
 /*! rk_mfile_free() : NULL and zeroed are fine. */
 void rk_mfile_free(rk_mfile *f);

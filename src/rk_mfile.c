@@ -1,0 +1,395 @@
+/* rk_mfile.c — writing model files (rk_mfile.h; the layout is MODEL_FORMAT.md)
+ * and their checksum; rk_mfile_read.c reads them.
+ *
+ * The header, then one record per array, each hashed (XXH64) as it is
+ * written in 64 KiB chunks, so that a chunk is hashed while in cache.
+ * Header fields are written with shifts (any host); arrays are written as
+ * they lie in memory, byte-swapped first on a big-endian host (a path
+ * never exercised here: the build machines are little-endian).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "rk_mfile_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* ---- XXH64 ------------------------------------------------------------------- */
+
+#define P1 0x9E3779B185EBCA87ULL
+#define P2 0xC2B2AE3D27D4EB4FULL
+#define P3 0x165667B19E3779F9ULL
+#define P4 0x85EBCA77C2B2AE63ULL
+#define P5 0x27D4EB2F165667C5ULL
+
+static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static inline uint64_t rd64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if RK_MF_BIG
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+static inline uint64_t xround(uint64_t acc, uint64_t in) { return rotl(acc + in * P2, 31) * P1; }
+static inline uint64_t xmerge(uint64_t h, uint64_t v) { return (h ^ xround(0, v)) * P1 + P4; }
+
+/* A streaming XXH64: any split of the input gives the one-shot value. */
+typedef struct xxh {
+    uint64_t v[4], total, seed;
+    unsigned char buf[32];
+    size_t nbuf;
+} xxh;
+
+static void xxh_init(xxh *s, uint64_t seed)
+{
+    s->v[0] = seed + P1 + P2;
+    s->v[1] = seed + P2;
+    s->v[2] = seed;
+    s->v[3] = seed - P1;
+    s->total = 0;
+    s->seed = seed;
+    s->nbuf = 0;
+}
+
+/* 32-byte stripes of p[0..n), n a multiple of 32: the hot loop. */
+static void xxh_stripes(uint64_t v[4], const unsigned char *p, size_t n)
+{
+    uint64_t a = v[0], b = v[1], c = v[2], d = v[3];
+    for (const unsigned char *e = p + n; p < e; p += 32) {
+        a = xround(a, rd64(p));
+        b = xround(b, rd64(p + 8));
+        c = xround(c, rd64(p + 16));
+        d = xround(d, rd64(p + 24));
+    }
+    v[0] = a, v[1] = b, v[2] = c, v[3] = d;
+}
+
+static void xxh_update(xxh *s, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    s->total += len;
+    if (s->nbuf > 0) {
+        size_t take = 32 - s->nbuf < len ? 32 - s->nbuf : len;
+        memcpy(s->buf + s->nbuf, p, take);
+        s->nbuf += take, p += take, len -= take;
+        if (s->nbuf < 32) return;
+        xxh_stripes(s->v, s->buf, 32);
+        s->nbuf = 0;
+    }
+    size_t full = len & ~(size_t)31;
+    xxh_stripes(s->v, p, full);
+    memcpy(s->buf, p + full, len - full);
+    s->nbuf = len - full;
+}
+
+static uint64_t xxh_digest(const xxh *s)
+{
+    uint64_t h;
+    if (s->total >= 32) {
+        h = rotl(s->v[0], 1) + rotl(s->v[1], 7) + rotl(s->v[2], 12) + rotl(s->v[3], 18);
+        for (int l = 0; l < 4; l++) h = xmerge(h, s->v[l]);
+    } else {
+        h = s->seed + P5;
+    }
+    h += s->total;
+    const unsigned char *p = s->buf;
+    size_t n = s->nbuf;
+    for (; n >= 8; p += 8, n -= 8) h = rotl(h ^ xround(0, rd64(p)), 27) * P1 + P4;
+    if (n >= 4) {
+        h = rotl(h ^ (uint64_t)get32(p) * P1, 23) * P2 + P3;
+        p += 4, n -= 4;
+    }
+    for (; n > 0; p++, n--) h = rotl(h ^ (uint64_t)*p * P5, 11) * P1;
+    h ^= h >> 33;
+    h *= P2;
+    h ^= h >> 29;
+    h *= P3;
+    h ^= h >> 32;
+    return h;
+}
+
+uint64_t rk_mfile_hash(const void *p, size_t len, uint64_t seed)
+{
+    xxh s;
+    xxh_init(&s, seed);
+    xxh_update(&s, p, len);
+    return xxh_digest(&s);
+}
+
+/* ---- writing ----------------------------------------------------------------- */
+
+typedef struct wr {
+    FILE *fp;
+    const char *name;
+    rk_error *err;
+    rk_status st;
+    xxh h;
+    uint64_t len; /* payload length of the open record */
+} wr;
+
+static void w_raw(wr *w, const void *p, size_t n)
+{
+    if (w->st != RK_OK || n == 0) return;
+    errno = 0;
+    if (fwrite(p, 1, n, w->fp) != n) {
+        int e = errno;
+        w->st = rk_error_set(w->err, RK_E_IO, "%s: write failed: %s", w->name,
+                             e != 0 ? strerror(e) : "short write");
+    }
+}
+
+static void w_put(wr *w, const void *p, size_t n)
+{
+    if (w->st != RK_OK) return;
+    xxh_update(&w->h, p, n);
+    w_raw(w, p, n);
+}
+
+/* n elements of elem bytes, little-endian, in chunks (hashed while cached). */
+static void w_array(wr *w, const void *a, size_t n, size_t elem)
+{
+    const unsigned char *p = a;
+    size_t left = n * elem;
+#if RK_MF_BIG
+    unsigned char stage[CHUNK];
+#endif
+    while (left > 0 && w->st == RK_OK) {
+        size_t c = left < CHUNK ? left : CHUNK;
+#if RK_MF_BIG
+        memcpy(stage, p, c);
+        swap_elems(stage, c / elem, elem);
+        w_put(w, stage, c);
+#else
+        w_put(w, p, c);
+#endif
+        p += c, left -= c;
+    }
+}
+
+static void w_begin(wr *w, int tag, uint64_t len)
+{
+    unsigned char h[REC_HEAD];
+    memcpy(h, TAGS[tag], 4);
+    put32(h + 4, 0);
+    put64(h + 8, len);
+    xxh_init(&w->h, 0);
+    w->len = len;
+    w_put(w, h, sizeof h);
+}
+
+static void w_end(wr *w)
+{
+    static const unsigned char zeros[8];
+    unsigned char c[8];
+    w_put(w, zeros, (size_t)pad8(w->len));
+    put64(c, xxh_digest(&w->h));
+    w_raw(w, c, 8);
+}
+
+/* The ids of map as records of a one-byte length and the bytes; *out
+ * malloc'ed, *len its size. */
+static rk_status id_blob(const rk_idmap *m, const char *what, unsigned char **out, uint64_t *len, rk_error *err)
+{
+    char id[RK_ID_MAX + 1];
+    int32_t n = rk_ids_count(m);
+    uint64_t total = 0;
+    *out = NULL;
+    for (int32_t i = 0; i < n; i++) {
+        int l = rk_ids_format(m, i, id, sizeof id);
+        if (l < 1 || l > RK_ID_MAX || memchr(id, '\0', (size_t)l) != NULL)
+            return rk_error_set(err, RK_E_ARG, "%s id %d cannot be saved (empty, too long or holding a NUL byte)",
+                                what, i);
+        total += 1 + (uint64_t)l;
+    }
+    unsigned char *b = malloc(total > 0 ? (size_t)total : 1);
+    if (b == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for the %s ids of a model file", what);
+    uint64_t at = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int l = rk_ids_format(m, i, id, sizeof id);
+        b[at] = (unsigned char)l;
+        memcpy(b + at + 1, id, (size_t)l);
+        at += 1 + (uint64_t)l;
+    }
+    *out = b;
+    *len = total;
+    return RK_OK;
+}
+
+/* What a saved file must satisfy that the writer can check cheaply: the
+ * reader refuses the rest (RK_E_MODEL) anyway. */
+static rk_status check_view(const rk_mfile_view *v, rk_error *err)
+{
+    char why[160];
+    if (v == NULL || v->model == NULL || v->lists == NULL || v->users == NULL || v->items == NULL || v->knn == NULL)
+        return rk_error_set(err, RK_E_ARG, "model file: a part of the model is missing");
+    const rk_model *m = v->model;
+    const rk_lists *l = v->lists;
+    const rk_knn_opts *o = v->knn;
+    const int32_t nu = m->by_user.n_rows, ni = m->by_user.n_cols;
+    if (nu < 1 || ni < 1 || m->by_user.nnz < 1 || m->item_mean == NULL || m->bu == NULL || m->bi == NULL)
+        return rk_error_set(err, RK_E_ARG, "model file: an empty model (%d users, %d items)", nu, ni);
+    if (rk_csr_check(&m->by_user, why, sizeof why) != 0)
+        return rk_error_set(err, RK_E_ARG, "model file: the training matrix is broken: %s", why);
+    if (rk_ids_count(v->users) != nu || rk_ids_count(v->items) != ni)
+        return rk_error_set(err, RK_E_ARG, "model file: %d user and %d item ids for a %d x %d model",
+                            rk_ids_count(v->users), rk_ids_count(v->items), nu, ni);
+    if (o->k < 1 || l->n_items != ni || l->k != o->k || l->len == NULL || l->nbr == NULL || l->sim == NULL ||
+        l->support == NULL)
+        return rk_error_set(err, RK_E_ARG, "model file: neighbour lists of the wrong shape (%d x %d, k %d, %d items)",
+                            l->n_items, l->k, o->k, ni);
+    if (!cells_ok(ni, o->k, 8 * (uint64_t)m->by_user.nnz))
+        return rk_error_set(err, RK_E_ARG, "model file: k = %d is too large for %d items and %lld ratings", o->k,
+                            ni, (long long)m->by_user.nnz);
+    if (metric_code(o->sim.metric) == 0 || mode_code(o->mode) == 0 || o->sim.min_support < 0 || o->min_k < 0 ||
+        !isfinite(o->sim.shrinkage) || o->sim.shrinkage < 0)
+        return rk_error_set(err, RK_E_ARG, "model file: invalid options");
+    if (!isfinite(m->mu) || !isfinite(m->rmin) || !isfinite(m->rmax) || m->rmin > m->rmax)
+        return rk_error_set(err, RK_E_ARG, "model file: mu or the rating scale is not finite or inverted");
+    const int32_t cap = o->k < ni - 1 ? o->k : ni - 1;
+    for (int32_t i = 0; i < ni; i++)
+        if (l->len[i] < 0 || l->len[i] > cap)
+            return rk_error_set(err, RK_E_ARG, "model file: item %d's list has %d entries (at most %d)", i,
+                                l->len[i], cap);
+    if (!m->have_baselines)
+        for (int32_t u = 0; u < nu; u++)
+            if (m->bu[u] != 0.0) return rk_error_set(err, RK_E_ARG, "model file: baselines without have_baselines");
+    if (!m->have_baselines)
+        for (int32_t i = 0; i < ni; i++)
+            if (m->bi[i] != 0.0) return rk_error_set(err, RK_E_ARG, "model file: baselines without have_baselines");
+    return RK_OK;
+}
+
+/* The file's bytes to fp (a view that passed check_view). */
+static rk_status write_stream(FILE *fp, const rk_mfile_view *v, const char *name, rk_error *err)
+{
+    const rk_model *m = v->model;
+    const rk_lists *l = v->lists;
+    const rk_knn_opts *o = v->knn;
+    const int32_t nu = m->by_user.n_rows, ni = m->by_user.n_cols, k = o->k;
+    const uint64_t nnz = (uint64_t)m->by_user.nnz;
+    uint64_t ne = 0;
+    for (int32_t i = 0; i < ni; i++) ne += (uint64_t)l->len[i];
+
+    unsigned char *ub = NULL, *ib = NULL;
+    uint64_t ulen = 0, ilen = 0;
+    rk_status s = id_blob(v->users, "user", &ub, &ulen, err);
+    if (s == RK_OK) s = id_blob(v->items, "item", &ib, &ilen, err);
+    if (s != RK_OK) {
+        free(ub);
+        return s;
+    }
+    const uint64_t size = HDR_SIZE + rec_size(ulen) + rec_size(ilen) + rec_size(8 * ((uint64_t)nu + 1)) +
+                          2 * rec_size(4 * nnz) + 2 * rec_size(8 * (uint64_t)ni) + rec_size(8 * (uint64_t)nu) +
+                          rec_size(4 * (uint64_t)ni) + 3 * rec_size(4 * ne) + rec_size(0);
+
+    unsigned char h[HDR_SIZE];
+    memset(h, 0, sizeof h);
+    memcpy(h, MAGIC, 8);
+    put32(h + 8, RK_MFILE_VERSION);
+    put32(h + 12, HDR_SIZE);
+    put32(h + 16, 0x01020304u);
+    put32(h + 20, m->have_baselines ? 1 : 0);
+    put32(h + 24, (uint32_t)nu);
+    put32(h + 28, (uint32_t)ni);
+    put64(h + 32, nnz);
+    put64(h + 40, ne);
+    put32(h + 48, (uint32_t)k);
+    put32(h + 52, (uint32_t)o->sim.min_support);
+    put64(h + 56, f64_bits(o->sim.shrinkage));
+    put32(h + 64, metric_code(o->sim.metric));
+    put32(h + 68, mode_code(o->mode));
+    put32(h + 72, (uint32_t)o->min_k);
+    put64(h + 80, f64_bits(m->mu));
+    put64(h + 88, f64_bits(m->rmin));
+    put64(h + 96, f64_bits(m->rmax));
+    put64(h + 104, size);
+    put64(h + 120, rk_mfile_hash(h, 120, 0));
+
+    wr w;
+    memset(&w, 0, sizeof w);
+    w.fp = fp, w.name = name, w.err = err, w.st = RK_OK;
+    w_raw(&w, h, sizeof h);
+    w_begin(&w, T_UIDS, ulen), w_put(&w, ub, (size_t)ulen), w_end(&w);
+    w_begin(&w, T_IIDS, ilen), w_put(&w, ib, (size_t)ilen), w_end(&w);
+    free(ub);
+    free(ib);
+    w_begin(&w, T_RPTR, 8 * ((uint64_t)nu + 1)), w_array(&w, m->by_user.ptr, (size_t)nu + 1, 8), w_end(&w);
+    w_begin(&w, T_RIDX, 4 * nnz), w_array(&w, m->by_user.idx, (size_t)nnz, 4), w_end(&w);
+    w_begin(&w, T_RVAL, 4 * nnz), w_array(&w, m->by_user.val, (size_t)nnz, 4), w_end(&w);
+    w_begin(&w, T_IMEA, 8 * (uint64_t)ni), w_array(&w, m->item_mean, (size_t)ni, 8), w_end(&w);
+    w_begin(&w, T_UBAS, 8 * (uint64_t)nu), w_array(&w, m->bu, (size_t)nu, 8), w_end(&w);
+    w_begin(&w, T_IBAS, 8 * (uint64_t)ni), w_array(&w, m->bi, (size_t)ni, 8), w_end(&w);
+    w_begin(&w, T_LLEN, 4 * (uint64_t)ni), w_array(&w, l->len, (size_t)ni, 4), w_end(&w);
+    /* the lists packed: item i's len[i] entries, no padding to k */
+    w_begin(&w, T_LNBR, 4 * ne);
+    for (int32_t i = 0; i < ni; i++) w_array(&w, l->nbr + (size_t)i * (size_t)k, (size_t)l->len[i], 4);
+    w_end(&w);
+    w_begin(&w, T_LSIM, 4 * ne);
+    for (int32_t i = 0; i < ni; i++) w_array(&w, l->sim + (size_t)i * (size_t)k, (size_t)l->len[i], 4);
+    w_end(&w);
+    w_begin(&w, T_LSUP, 4 * ne);
+    for (int32_t i = 0; i < ni; i++) w_array(&w, l->support + (size_t)i * (size_t)k, (size_t)l->len[i], 4);
+    w_end(&w);
+    w_begin(&w, T_END, 0), w_end(&w);
+    if (w.st == RK_OK && fflush(fp) != 0)
+        w.st = rk_error_set(err, RK_E_IO, "%s: write failed: %s", name, strerror(errno));
+    return w.st;
+}
+
+rk_status rk_mfile_write(FILE *fp, const rk_mfile_view *v, rk_error *err)
+{
+    if (fp == NULL) return rk_error_set(err, RK_E_ARG, "model file: no stream to write to");
+    RK_FORWARD(check_view(v, err));
+    return write_stream(fp, v, "model file", err);
+}
+
+rk_status rk_mfile_save(const char *path, const rk_mfile_view *v, rk_error *err)
+{
+    if (path == NULL || path[0] == '\0') return rk_error_set(err, RK_E_ARG, "model file: no path given");
+    RK_FORWARD(check_view(v, err));
+    size_t pl = strlen(path);
+    char *tmp = malloc(pl + 32);
+    if (tmp == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for a file name");
+    snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
+    FILE *fp = fopen(tmp, "wb");
+    if (fp == NULL) {
+        int e = errno;
+        free(tmp);
+        return rk_error_set(err, RK_E_IO, "%s: cannot create the model file: %s", path, strerror(e));
+    }
+    rk_status s = write_stream(fp, v, path, err);
+    if (s == RK_OK && fsync(fileno(fp)) != 0)
+        s = rk_error_set(err, RK_E_IO, "%s: cannot sync the model file: %s", path, strerror(errno));
+    if (fclose(fp) != 0 && s == RK_OK)
+        s = rk_error_set(err, RK_E_IO, "%s: cannot close the model file: %s", path, strerror(errno));
+    if (s == RK_OK && rename(tmp, path) != 0)
+        s = rk_error_set(err, RK_E_IO, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
+    if (s != RK_OK) {
+        unlink(tmp);
+    } else {
+        /* the rename itself, on disk (best effort: not every file system
+         * lets a folder be opened and synced) */
+        char *slash = strrchr(tmp, '/');
+        if (slash != NULL) slash[slash == tmp ? 1 : 0] = '\0';
+        int dfd = open(slash != NULL ? tmp : ".", O_RDONLY);
+        if (dfd >= 0) {
+            (void)fsync(dfd);
+            close(dfd);
+        }
+    }
+    free(tmp);
+    return s;
+}
+
+void rk_mfile_free(rk_mfile *f)
+{
+    if (f == NULL) return;
+    rk_model_free(&f->model);
+    rk_lists_free(&f->lists);
+    rk_ids_free(f->users);
+    rk_ids_free(f->items);
+    memset(f, 0, sizeof *f);
+}
