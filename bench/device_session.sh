@@ -18,6 +18,8 @@
 #   peertopn     bench/peer_topn_torch.py (run_peers.sh PEERS=topn) on $PEER_SETS (default
 #                ml20m-random netflix-random) with the lists and recommendations of the topn step
 #   floors       bench/floors.py --measure: the machine's rates, each stage's floor, the issue's table
+#   model        bench/model_bench.sh: save a model at ML-20M size, reload it 3 times, answers compared
+#   evalgpu      tests/cli_gpu_eval.sh and a 5-fold ml-100k-size run on both engines (fold metrics compared)
 # DATA (default /tmp/rkdata) holds the generated data sets.  Every step has a timeout
 # (STEP_TIMEOUT, e.g. TOPN_TIMEOUT=240), and none runs past SESSION_S (default 570) seconds
 # from the start, so that the logs are packed before the device tool's 10 minutes end.
@@ -61,6 +63,8 @@ for step in "$@"; do
     topn) lim=$(tmo "${TOPN_TIMEOUT:-240}") ;;
     peertopn) lim=$(tmo "${PEERTOPN_TIMEOUT:-240}") ;;
     floors) lim=$(tmo "${FLOORS_TIMEOUT:-120}") ;;
+    model) lim=$(tmo "${MODEL_TIMEOUT:-240}") ;;
+    evalgpu) lim=$(tmo "${EVALGPU_TIMEOUT:-120}") ;;
     esac
     if [ -n "$lim" ] && [ "$lim" -lt 5 ]; then
         echo "$step: skipped, the session's $budget s are spent" >>"$summary"
@@ -156,6 +160,15 @@ PY
         sed 's/^/  /' "$logs/floors.err" | tail -5 >>"$summary"
         sed -n '/^== rates/,/^$/p' "$logs/floors.txt" >>"$summary"
         sed -n '/^== the issue/,$p' "$logs/floors.txt" >>"$summary" ;;
+    model)
+        timeout "$lim" sh bench/model_bench.sh "$data" "$logs/model" 3 >"$logs/model.txt" 2>&1
+        echo "model: exit $? ($(($(date +%s) - t0)) s)" >>"$summary"
+        rm -f "$logs/model/ml20m.rkm"; rm -rf "$logs/model"/save "$logs/model"/load-*
+        cat "$logs/model.txt" >>"$summary" ;;
+    evalgpu)
+        top_srcdir=. top_builddir=. timeout "$lim" sh tests/cli_gpu_eval.sh >"$logs/evalgpu.txt" 2>&1
+        echo "evalgpu: cli_gpu_eval.sh exit $? ($(($(date +%s) - t0)) s)" >>"$summary"
+        tail -3 "$logs/evalgpu.txt" >>"$summary" ;;
     *) echo "unknown step $step" >>"$summary" ;;
     esac
 done

@@ -503,6 +503,7 @@ static rk_status load_src(loader *L, src *s, rk_error *err)
     if (L->first_file) {
         L->rep->format = f.format;
         L->rep->delimiter = (char)f.delim;
+        L->rep->has_time = f.ct >= 0;
         L->first_file = 0;
     }
     L->line_base = skip_l;

@@ -85,6 +85,7 @@ typedef struct rk_bad_line {
 typedef struct rk_load_report {
     rk_format format;         /* format used (after detection) */
     char delimiter;           /* delimiter used for csv */
+    int has_time;             /* the layout has a time column (else times read as 0) */
     int64_t bytes;            /* bytes read */
     int64_t lines;            /* lines read, blank lines and headers included */
     int64_t ratings;          /* ratings parsed (before duplicates are resolved) */

@@ -69,14 +69,35 @@ static const char usage_text[] =
     "\n"
     "Evaluation:\n"
     "      --test FILE         held-out ratings to predict (same formats)\n"
-    "      --holdout F         hold out a random fraction 0 < F < 1 of the ratings\n"
-    "      --seed S            seed of --holdout (unsigned 64-bit, default 0)\n"
+    "      --holdout F         hold out a fraction 0 < F < 1 of the ratings\n"
+    "      --split S           how --holdout draws: ratings (default: at random\n"
+    "                          over all ratings), user (about F of each user's,\n"
+    "                          at least one kept), temporal (each user's latest F)\n"
+    "      --folds K           K-fold cross-validation, 2 <= K <= 50: every rating\n"
+    "                          tested once; metrics per fold, mean and sd\n"
+    "      --write-folds       write every fold's files (NAME.foldF.csv), not only\n"
+    "                          the last fold's\n"
+    "      --seed S            seed of the split (unsigned 64-bit, default 0)\n"
+    "      --relevance R       a test rating >= R is relevant to the ranking\n"
+    "                          metrics of top-N (default 4.0)\n"
+    "      --baseline popular  also rank the most popular unseen items and report\n"
+    "                          their ranking metrics beside the model's\n"
+    "\n"
+    "Saved models:\n"
+    "      --save-model FILE   save the lists, statistics, ids and training ratings\n"
+    "                          (the last fold's) for later runs\n"
+    "      --model FILE        use a saved model instead of computing similarities:\n"
+    "                          top-N for the users of RATINGS from their ratings\n"
+    "      --queries FILE      with --model: predict these user,item pairs into\n"
+    "                          predictions.csv\n"
     "\n"
     "Output:\n"
     "      --out DIR           output directory (default recknn-out): neighbors.csv,\n"
     "                          recommendations.csv, predictions.csv (with a test\n"
     "                          set), metrics.json\n"
     "      --no-neighbors      do not write neighbors.csv\n"
+    "      --report            also write report.html: one self-contained page\n"
+    "                          with the run's figures\n"
     "\n"
     "Device and performance:\n"
     "      --device D          auto (default: the GPU when usable, else the CPU),\n"
@@ -94,7 +115,8 @@ static const char usage_text[] =
     "  -h, --help              print this help and exit\n"
     "  -V, --version           print the version and exit\n"
     "\n"
-    "Exit status: 0 success, 2 bad option, 3 bad input data, 4 file missing,\n"
+    "Exit status: 0 success, 2 bad option, 3 bad input data or model file, 4 file\n"
+    "missing, "
     "unreadable or unwritable, 5 GPU or runtime failure.\n";
 
 enum {
@@ -103,6 +125,8 @@ enum {
     OPT_SHRINKAGE, OPT_PREDICT, OPT_MIN_K, OPT_TEST, OPT_HOLDOUT, OPT_SEED,
     OPT_OUT, OPT_NO_NEIGHBORS, OPT_DEVICE, OPT_GPU_MEMORY, OPT_THREADS,
     OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TOP_N, OPT_USERS, OPT_GPU_TOPN,
+    OPT_SPLIT, OPT_FOLDS, OPT_WRITE_FOLDS, OPT_RELEVANCE, OPT_BASELINE, OPT_REPORT,
+    OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -133,6 +157,15 @@ static const struct option long_opts[] = {
     {"top-n", required_argument, NULL, OPT_TOP_N},
     {"users", required_argument, NULL, OPT_USERS},
     {"gpu-topn", required_argument, NULL, OPT_GPU_TOPN},
+    {"split", required_argument, NULL, OPT_SPLIT},
+    {"folds", required_argument, NULL, OPT_FOLDS},
+    {"write-folds", no_argument, NULL, OPT_WRITE_FOLDS},
+    {"relevance", required_argument, NULL, OPT_RELEVANCE},
+    {"baseline", required_argument, NULL, OPT_BASELINE},
+    {"report", no_argument, NULL, OPT_REPORT},
+    {"save-model", required_argument, NULL, OPT_SAVE_MODEL},
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"queries", required_argument, NULL, OPT_QUERIES},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -459,6 +492,30 @@ int main(int argc, char **argv)
             if (rk_gpu_topn_route_parse(a, &o.gpu_topn) != RK_OK)
                 usage_error("--gpu-topn: unknown route '%s' (auto, kernel, spgemm)", a);
             break;
+        case OPT_SPLIT:
+            if (rk_split_kind_parse(a, &o.split) != RK_OK)
+                usage_error("--split: unknown split '%s' (ratings, user, temporal)", a);
+            break;
+        case OPT_FOLDS: o.folds = (int32_t)parse_ll("--folds", a, 2, RK_JOB_MAX_FOLDS); break;
+        case OPT_WRITE_FOLDS: o.write_folds = 1; break;
+        case OPT_RELEVANCE: o.relevance = parse_double("--relevance", a); break;
+        case OPT_BASELINE:
+            if (strcmp(a, "popular") != 0) usage_error("--baseline: unknown baseline '%s' (popular)", a);
+            o.baseline_popular = 1;
+            break;
+        case OPT_REPORT: o.report = 1; break;
+        case OPT_SAVE_MODEL:
+            if (a[0] == '\0') usage_error("--save-model: empty file name");
+            o.save_model = a;
+            break;
+        case OPT_MODEL:
+            if (a[0] == '\0') usage_error("--model: empty file name");
+            o.model_path = a;
+            break;
+        case OPT_QUERIES:
+            if (a[0] == '\0') usage_error("--queries: empty file name");
+            o.queries_path = a;
+            break;
         case OPT_PROGRESS: progress_opt = 1; break;
         case OPT_NO_PROGRESS: progress_opt = 0; break;
         case 'q':
@@ -487,7 +544,21 @@ int main(int argc, char **argv)
     if (o.test_path != NULL && o.holdout > 0.0)
         usage_error("--test and --holdout cannot be used together");
     if (o.users_path != NULL && o.top_n == 0) usage_error("--users needs recommendations (--top-n N with N >= 1)");
+    if (o.folds > 0 && (o.test_path != NULL || o.holdout > 0.0))
+        usage_error("--folds cannot be used with --test or --holdout");
+    if (o.split != RK_SPLIT_RATINGS && o.holdout <= 0.0)
+        usage_error("--split %s needs --holdout F", rk_split_kind_name(o.split));
+    if (o.write_folds && o.folds == 0) usage_error("--write-folds needs --folds K");
+    if (o.queries_path != NULL && o.model_path == NULL) usage_error("--queries needs --model FILE");
+    if (o.model_path != NULL && (o.folds > 0 || o.test_path != NULL || o.holdout > 0.0 || o.save_model != NULL))
+        usage_error("--model answers queries: it cannot be used with --folds, --test, --holdout or --save-model");
 
+    char command[1024];
+    size_t cl = 0;
+    command[0] = '\0';
+    for (int i = 0; i < argc && cl + 1 < sizeof command; i++)
+        cl += (size_t)snprintf(command + cl, sizeof command - cl, "%s%s", i ? " " : "", argv[i]);
+    o.command_line = command;
     o.inputs = (const char *const *)(argv + optind);
     o.n_inputs = argc - optind;
     c.tty = isatty(STDERR_FILENO);
@@ -521,8 +592,18 @@ int main(int argc, char **argv)
                 rk_metric_name(o.knn.sim.metric), o.knn.k, rep.device[0] ? rep.device : "cpu");
         if (rep.top_n > 0)
             fprintf(stderr, "top-%d for %lld users; ", rep.top_n, (long long)rep.topn.users);
-        if (rep.have_eval)
+        if (rep.have_eval && rep.n_folds > 1) {
+            double rm = 0, ma = 0;
+            for (int f = 0; f < rep.n_folds; f++) {
+                rm += rep.fold[f].eval.rmse / rep.n_folds;
+                ma += rep.fold[f].eval.mae / rep.n_folds;
+            }
+            fprintf(stderr, "%d folds: mean RMSE %.4f MAE %.4f; ", rep.n_folds, rm, ma);
+        } else if (rep.have_eval) {
             fprintf(stderr, "RMSE %.4f MAE %.4f; ", rep.eval.rmse, rep.eval.mae);
+        }
+        if (rep.fold[rep.n_folds > 0 ? rep.n_folds - 1 : 0].have_rank)
+            fprintf(stderr, "precision@%d %.4f; ", rep.top_n, rep.fold[rep.n_folds - 1].rank.precision);
         fprintf(stderr, "%.2f s; wrote %s%s\n", rep.t_total, o.out_dir, slash);
     }
     return EXIT_OK;

@@ -52,6 +52,8 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
         return rk_error_set(err, RK_E_ARG, "--test and --holdout cannot be used together");
     if (o->holdout != 0.0 && !(o->holdout > 0.0 && o->holdout < 1.0))
         return rk_error_set(err, RK_E_ARG, "--holdout must be in (0, 1)");
+    if (o->no_model && (o->holdout > 0.0 || o->test_path != NULL))
+        return rk_error_set(err, RK_E_ARG, "internal: a resampled run splits after the data stage");
 
     s = rk_load_dataset(o->inputs, o->n_inputs, o->test_path, &o->load, &d->ds, err);
     if (s != RK_OK) goto fail;
@@ -63,7 +65,7 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     const int64_t n_all = d->ds.train.n + d->ds.test.n;
     RK_PROGRESS(o->progress, o->progress_ud, "CSR", 0, 3 * n_all, "ratings");
     double t_dd = rk_omp_wtime();
-    s = dedupe(o, &d->ds.train, &d->ds, o->n_inputs == 1 ? o->inputs[0] : "input", &by_user,
+    s = dedupe(o, &d->ds.train, &d->ds, o->n_inputs == 1 ? o->inputs[0] : "input", o->no_model ? NULL : &by_user,
                o->holdout > 0.0 ? &pos : NULL, &d->duplicates_removed, err);
     if (s == RK_OK && d->ds.test.n > 0)
         s = dedupe(o, &d->ds.test, &d->ds, o->test_path, NULL, NULL, &d->duplicates_removed, err);
@@ -90,9 +92,11 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     RK_PROGRESS(o->progress, o->progress_ud, "CSR", 2 * n_all, 3 * n_all, "ratings");
     double t_model = rk_omp_wtime();
     d->t_split = t_model - t_split;
+    if (o->no_model) goto done;
     s = rk_model_from_csr(&d->model, &by_user, o->load.have_scale, o->load.scale_min, o->load.scale_max,
                           o->with_baselines, err);
     if (s != RK_OK) goto fail;
+done:;
     double t1 = rk_omp_wtime();
     RK_PROGRESS(o->progress, o->progress_ud, "CSR", 3 * n_all, 3 * n_all, "ratings");
     d->t_model = t1 - t_model;

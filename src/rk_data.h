@@ -30,6 +30,8 @@ typedef struct rk_data_opts {
     rk_load_opts load;          /* format, delimiter, header, columns, scale, bad lines, threads */
     rk_dup_policy duplicates;
     int with_baselines;         /* compute the ALS baselines (pearson-baseline, --predict baseline) */
+    int no_model;               /* resampling (--folds, --split user|temporal): train = every
+                                   rating without duplicates, no split and no model here */
     rk_progress_fn progress;    /* may be NULL */
     void *progress_ud;
 } rk_data_opts;

@@ -3,11 +3,15 @@
 #include "rk_job.h"
 #include "rk_data.h"
 #include "rk_idlist.h"
+#include "rk_mfile.h"
 #include "rk_job_internal.h"
 #include "rk_model.h"
 #include "rk_output.h"
 #include "rk_omp.h"
 #include "rk_gpu.h"
+#include "rk_popular.h"
+#include "rk_rank.h"
+#include "rk_split.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -45,6 +49,8 @@ void rk_job_opts_default(rk_job_opts *o)
     o->write_neighbors = 1;
     o->top_n = 10;
     o->gpu_topn = RK_GPU_TOPN_AUTO;
+    o->split = RK_SPLIT_RATINGS;
+    o->relevance = RK_RANK_RELEVANCE_DEFAULT;
 }
 
 static void note(const rk_job_opts *o, const char *fmt, const char *a)
@@ -59,13 +65,25 @@ static void note(const rk_job_opts *o, const char *fmt, const char *a)
 
 typedef struct job_state {
     rk_data data;           /* ids, training and test ratings, model */
+    /* resampled runs (--folds, --split user|temporal): every rating, its part,
+     * and the fold's own training and test ratings and model */
+    int resampled;
+    int32_t *part;
+    rk_triples train, test;
+    rk_model model;
+    const rk_model *m;      /* the fold's model */
+    const rk_triples *tr, *te;
     rk_lists lists;
     double *pred;
     int32_t *used;
     rk_out *out;
-    int32_t *topn_users;    /* --users: the users to serve (NULL: every user) */
+    int32_t *users_asked;   /* --users: every id of the file that names a user, file order */
+    int64_t n_users_asked;
+    int32_t *topn_users;    /* of them, the fold's users with a training rating */
     int64_t n_topn_users;
-    rk_out_recs *recs;      /* recommendations.csv, written batch by batch */
+    rk_out_recs *recs;      /* recommendations.csv of a written fold, batch by batch */
+    rk_rank *rank;          /* the fold's ranking metrics and recommendation counts */
+    rk_rank *base;          /* the popularity baseline's */
     pthread_t warm;         /* asks for the GPU and starts its context while the data load */
     int warming;
     int probe_gpu;          /* the thread asks whether a GPU is usable (--device auto) */
@@ -95,15 +113,35 @@ static void warm_join(job_state *j)
     j->warming = 0;
 }
 
-static void job_free(job_state *j)
+/* What one fold made (the last fold's stays for the files written at the end). */
+static void fold_free(job_state *j)
 {
-    warm_join(j);
-    rk_data_free(&j->data);
     rk_lists_free(&j->lists);
     free(j->pred);
     free(j->used);
+    j->pred = NULL;
+    j->used = NULL;
     free(j->topn_users);
+    j->topn_users = NULL;
     rk_out_recs_free(j->recs);
+    j->recs = NULL;
+    rk_rank_free(j->rank);
+    rk_rank_free(j->base);
+    j->rank = j->base = NULL;
+    if (j->resampled) {
+        rk_triples_free(&j->train);
+        rk_triples_free(&j->test);
+        rk_model_free(&j->model);
+    }
+}
+
+static void job_free(job_state *j)
+{
+    warm_join(j);
+    fold_free(j);
+    free(j->part);
+    free(j->users_asked);
+    rk_data_free(&j->data);
     rk_out_free(j->out);
 }
 
@@ -145,39 +183,279 @@ static int decide_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state 
     return 1;
 }
 
-/* --users FILE: the users of the training data among its ids, in file order.
- * Unknown ids (and users with no training rating) are counted and noted. */
-static rk_status topn_users(const rk_job_opts *o, job_state *j, rk_job_report *rep, rk_error *err)
+/* --users FILE: the ids of the file that name users, in file order; unknown
+ * ids are counted (and noted with the users unknown to training, per fold). */
+static rk_status read_users(const rk_job_opts *o, job_state *j, rk_job_report *rep, rk_error *err)
 {
     rk_idlist_report ir;
-    int32_t *v;
-    int64_t n;
-    RK_FORWARD(rk_idlist_read(o->users_path, j->data.ds.users, &v, &n, &ir, err));
-    int64_t kept = 0, untrained = 0;
-    for (int64_t t = 0; t < n; t++) {
-        if (rk_model_user_known(&j->data.model, v[t])) {
-            v[kept++] = v[t];
-        } else if (untrained++ == 0 && ir.unknown == 0) {
-            rk_ids_format(j->data.ds.users, v[t], ir.first_unknown, sizeof ir.first_unknown);
-            ir.first_unknown_line = 0; /* its line is not kept: name the id alone */
-        }
-    }
-    j->topn_users = v;
-    j->n_topn_users = kept;
+    RK_FORWARD(rk_idlist_read(o->users_path, j->data.ds.users, &j->users_asked, &j->n_users_asked, &ir, err));
     rep->users_file_ids = ir.ids;
-    rep->users_unknown = ir.unknown + untrained;
+    rep->users_unknown = ir.unknown;
     rep->users_repeated = ir.repeated;
     rep->users_first_unknown_line = ir.first_unknown_line;
     snprintf(rep->users_first_unknown, sizeof rep->users_first_unknown, "%s", ir.first_unknown);
+    return RK_OK;
+}
+
+/* The fold's users among --users: those with a training rating. */
+static rk_status fold_users(const rk_job_opts *o, job_state *j, rk_job_report *rep, int last, rk_error *err)
+{
+    int64_t kept = 0, untrained = 0;
+    j->topn_users = malloc((size_t)(j->n_users_asked > 0 ? j->n_users_asked : 1) * sizeof *j->topn_users);
+    RK_CHECK_ALLOC(j->topn_users, err);
+    for (int64_t t = 0; t < j->n_users_asked; t++) {
+        int32_t u = j->users_asked[t];
+        if (rk_model_user_known(j->m, u)) {
+            j->topn_users[kept++] = u;
+        } else if (untrained++ == 0 && rep->users_unknown == 0) {
+            rk_ids_format(j->data.ds.users, u, rep->users_first_unknown, sizeof rep->users_first_unknown);
+            rep->users_first_unknown_line = 0; /* its line is not kept: name the id alone */
+        }
+    }
+    j->n_topn_users = kept;
+    if (!last) return RK_OK;
+    rep->users_unknown += untrained;
     if (rep->users_unknown > 0 && o->note != NULL) {
         char buf[512], where[64] = "";
-        if (ir.first_unknown_line > 0) snprintf(where, sizeof where, " at line %lld", (long long)ir.first_unknown_line);
+        if (rep->users_first_unknown_line > 0)
+            snprintf(where, sizeof where, " at line %lld", (long long)rep->users_first_unknown_line);
         snprintf(buf, sizeof buf, "%s: %lld of %lld ids are not users of the training data (first: %s%s); "
-                 "they get no recommendations", o->users_path, (long long)rep->users_unknown, (long long)ir.ids,
-                 rep->users_first_unknown, where);
+                 "they get no recommendations", o->users_path, (long long)rep->users_unknown,
+                 (long long)rep->users_file_ids, rep->users_first_unknown, where);
         o->note(o->ud, buf);
     }
     return RK_OK;
+}
+
+/* Recommendations go to the file being written and to the ranking metrics. */
+typedef struct tee_sink {
+    rk_out_recs *recs;
+    rk_rank *rank;
+} tee_sink;
+
+static rk_status tee_write(void *ud, const rk_topn_batch *b, rk_error *err)
+{
+    tee_sink *t = ud;
+    if (t->rank != NULL) RK_FORWARD(rk_rank_sink(t->rank, b, err));
+    if (t->recs != NULL) RK_FORWARD(rk_out_recs_write(t->recs, b, err));
+    return RK_OK;
+}
+
+/* A written fold's file name: "neighbors.csv", or "neighbors.fold3.csv"
+ * when every fold is written. */
+static const char *fold_name(char *buf, size_t cap, const char *base, int fold, int suffixed)
+{
+    if (!suffixed) return base;
+    const char *dot = strrchr(base, '.');
+    snprintf(buf, cap, "%.*s.fold%d%s", (int)(dot - base), base, fold + 1, dot);
+    return buf;
+}
+
+/* The fold's training and test ratings and model. */
+static rk_status fold_data(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, int f, rk_error *err)
+{
+    if (!j->resampled) {
+        j->m = &j->data.model;
+        j->tr = &j->data.train;
+        j->te = &j->data.test;
+        return RK_OK;
+    }
+    const rk_dataset *ds = &j->data.ds;
+    RK_FORWARD(rk_split_apply(&j->data.train, j->part, o->folds > 0 ? f : 1, &j->train, &j->test, err));
+    RK_FORWARD(rk_model_build(&j->model, &j->train, rk_ids_count(ds->users), rk_ids_count(ds->items),
+                              o->load.have_scale, o->load.scale_min, o->load.scale_max,
+                              rk_knn_needs_baselines(ko), err));
+    j->m = &j->model;
+    j->tr = &j->train;
+    j->te = &j->test;
+    return RK_OK;
+}
+
+/* One fold: its data, the engine, top-N (into the file when written and into
+ * the ranking metrics), the baseline, the metrics, and its files. */
+static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_job_report *rep,
+                          int f, int use_gpu, rk_knn_stats *st, rk_error *err)
+{
+    const int last = f == rep->n_folds - 1;
+    const int suffixed = o->write_folds && rep->n_folds > 1;
+    const int write = last || o->write_folds;
+    const rk_dataset *ds = &j->data.ds;
+    rk_job_fold *fr = &rep->fold[f];
+    char nb[64];
+    FILE *fp;
+    rk_status s;
+
+    fold_free(j);
+    RK_FORWARD(fold_data(o, ko, j, f, err));
+    const rk_triples *test = j->te;
+    fr->train_ratings = j->tr->n;
+    fr->test_ratings = test->n;
+    if (rep->top_n > 0 && o->users_path != NULL) RK_FORWARD(fold_users(o, j, rep, last, err));
+
+    /* top-N is computed when it is written or measured */
+    const int want_topn = rep->top_n > 0 && (write || test->n > 0);
+    tee_sink tee = {NULL, NULL};
+    if (want_topn) {
+        RK_FORWARD(rk_rank_new(&j->rank, test, rk_ids_count(ds->users), rk_ids_count(ds->items), rep->top_n,
+                               o->relevance, err));
+        tee.rank = j->rank;
+    }
+    if (want_topn && write) {
+        RK_FORWARD(rk_out_file(j->out, fold_name(nb, sizeof nb, "recommendations.csv", f, suffixed), &fp, err));
+        RK_FORWARD(rk_out_recs_open(&j->recs, fp, ds->users, ds->items, err));
+        tee.recs = j->recs;
+    }
+    rk_topn_opts to;
+    memset(&to, 0, sizeof to);
+    to.n = rep->top_n;
+    to.users = o->users_path != NULL ? j->topn_users : NULL;
+    to.n_users = j->n_topn_users;
+    to.sink = tee_write;
+    to.sink_ud = &tee;
+    to.threads = ko->threads;
+    to.progress = o->progress;
+    to.progress_ud = o->ud;
+
+    /* engine: lists, predictions, and on the GPU the top-N while the lists are there */
+    RK_FORWARD(rk_lists_alloc(&j->lists, (int32_t)rep->items, ko->k, err));
+    rk_queries q = {0};
+    if (test->n > 0) {
+        j->pred = malloc((size_t)test->n * sizeof *j->pred);
+        j->used = malloc((size_t)test->n * sizeof *j->used);
+        if (j->pred == NULL || j->used == NULL)
+            return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld predictions", (long long)test->n);
+        q.n = test->n;
+        q.user = test->user;
+        q.item = test->item;
+        q.pred = j->pred;
+        q.used = j->used;
+    }
+    rk_topn_stats ts;
+    memset(&ts, 0, sizeof ts);
+    memset(st, 0, sizeof *st);
+    int topn_done = !want_topn;
+    if (use_gpu) {
+        rk_gpu_opts g = {0};
+        g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
+        g.topn_route = o->gpu_topn;
+        int gpu_topn = !topn_done && rep->top_n <= RK_GPU_MAX_TOPN;
+        if (!topn_done && !gpu_topn && f == 0) {
+            char n[32];
+            snprintf(n, sizeof n, "%d", rep->top_n);
+            note(o, "top-%s is above the GPU's limit: the CPU computes the recommendations", n);
+        }
+        s = rk_gpu_knn(j->m, ko, &g, &j->lists, q.n > 0 ? &q : NULL, gpu_topn ? &to : NULL, gpu_topn ? &ts : NULL,
+                       st, err);
+        topn_done = topn_done || gpu_topn;
+    } else {
+        s = rk_knn_cpu(j->m, ko, &j->lists, q.n > 0 ? &q : NULL, st, err);
+    }
+    if (s == RK_OK && !topn_done) s = rk_topn_cpu(j->m, &j->lists, &to, &ts, err);
+    if (s != RK_OK) return s;
+    if (last) rep->topn = ts;
+    fr->t_similarity = st->sim_s;
+    fr->t_select = st->select_s;
+    fr->t_predict = st->predict_s;
+    fr->t_recommend = ts.wall_s;
+
+    /* the floor of every ranking number: the most popular unseen items */
+    if (want_topn && test->n > 0 && o->baseline_popular) {
+        double t0 = rk_omp_wtime();
+        RK_FORWARD(rk_rank_new(&j->base, test, rk_ids_count(ds->users), rk_ids_count(ds->items), rep->top_n,
+                               o->relevance, err));
+        to.sink = rk_rank_sink;
+        to.sink_ud = j->base;
+        to.progress = NULL;
+        RK_FORWARD(rk_popular_topn(j->m, &to, NULL, err));
+        rk_rank_finish(j->base, &fr->base);
+        fr->have_base = 1;
+        fr->t_baseline = rk_omp_wtime() - t0;
+    }
+    if (j->rank != NULL) {
+        rk_rank_finish(j->rank, &fr->rank);
+        fr->have_rank = test->n > 0;
+    }
+    if (test->n > 0) {
+        rk_eval_ratings(j->m, test->n, test->user, test->item, test->rating, j->pred, j->used, &fr->eval);
+        fr->have_eval = 1;
+    }
+    if (!write) return RK_OK;
+
+    /* the fold's other files (progress in rows, a file at a time) */
+    int64_t entries = 0;
+    for (int32_t i = 0; i < j->lists.n_items; i++) entries += j->lists.len[i];
+    if (last) rep->list_entries = entries;
+    const int64_t w_rows = (o->write_neighbors ? entries : 0) + test->n;
+    RK_PROGRESS(o->progress, o->ud, "write", 0, w_rows, "rows");
+    if (o->write_neighbors) {
+        RK_FORWARD(rk_out_file(j->out, fold_name(nb, sizeof nb, "neighbors.csv", f, suffixed), &fp, err));
+        RK_FORWARD(rk_out_neighbors(fp, &j->lists, ds->items, err));
+        RK_PROGRESS(o->progress, o->ud, "write", entries, w_rows, "rows");
+    }
+    if (test->n > 0) {
+        RK_FORWARD(rk_out_file(j->out, fold_name(nb, sizeof nb, "predictions.csv", f, suffixed), &fp, err));
+        RK_FORWARD(rk_out_predictions(fp, test->n, test->user, test->item, test->rating, j->pred, j->used,
+                                      ds->users, ds->items, err));
+        RK_PROGRESS(o->progress, o->ud, "write", w_rows, w_rows, "rows");
+    }
+    return RK_OK;
+}
+
+/* The data stage's options from the job's. */
+static void data_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_data_opts *dop)
+{
+    memset(dop, 0, sizeof *dop);
+    dop->inputs = o->inputs;
+    dop->n_inputs = o->n_inputs;
+    dop->test_path = o->test_path;
+    dop->seed = o->seed;
+    dop->load = o->load;
+    if (dop->load.threads == 0) dop->load.threads = ko->threads;
+    dop->load.progress = o->progress;
+    dop->load.progress_ud = o->ud;
+    dop->duplicates = o->duplicates;
+    dop->with_baselines = rk_knn_needs_baselines(ko);
+    dop->progress = o->progress;
+    dop->progress_ud = o->ud;
+    if (o->folds > 0 || (o->holdout > 0.0 && o->split != RK_SPLIT_RATINGS)) {
+        dop->no_model = 1; /* the split comes after, one model per fold */
+        dop->load.want_time = dop->load.want_time || o->split == RK_SPLIT_TEMPORAL;
+    } else {
+        dop->holdout = o->holdout;
+    }
+}
+
+/* The options that do not depend on the data. */
+static rk_status check_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_error *err)
+{
+    if (ko->k < 1) return rk_error_set(err, RK_E_ARG, "-k must be at least 1");
+    if (o->folds != 0 && (o->folds < 2 || o->folds > RK_JOB_MAX_FOLDS))
+        return rk_error_set(err, RK_E_ARG, "--folds must be between 2 and %d", RK_JOB_MAX_FOLDS);
+    if (o->folds > 0 && (o->test_path != NULL || o->holdout > 0.0))
+        return rk_error_set(err, RK_E_ARG, "--folds cannot be used with --test or --holdout");
+    if (o->split != RK_SPLIT_RATINGS && o->holdout <= 0.0)
+        return rk_error_set(err, RK_E_ARG, "--split %s needs --holdout F", rk_split_kind_name(o->split));
+    if (!(o->relevance == o->relevance)) return rk_error_set(err, RK_E_ARG, "--relevance must be a number");
+    if (o->write_folds && o->folds == 0) return rk_error_set(err, RK_E_ARG, "--write-folds needs --folds K");
+    if (o->queries_path != NULL && o->model_path == NULL)
+        return rk_error_set(err, RK_E_ARG, "--queries needs --model FILE");
+    return RK_OK;
+}
+
+/* The resampled split: a fold or a test mark for every rating. */
+static rk_status make_parts(const rk_job_opts *o, job_state *j, rk_error *err)
+{
+    const rk_triples *all = &j->data.train;
+    j->resampled = 1;
+    j->part = malloc((size_t)(all->n > 0 ? all->n : 1) * sizeof *j->part);
+    RK_CHECK_ALLOC(j->part, err);
+    int32_t n_users = rk_ids_count(j->data.ds.users);
+    if (o->folds > 0) return rk_split_folds(all->n, o->folds, o->seed, j->part, err);
+    if (o->split == RK_SPLIT_USER) return rk_split_user(all, n_users, o->holdout, o->seed, j->part, NULL, err);
+    if (all->time == NULL || !j->data.ds.train_report.has_time)
+        return rk_error_set(err, RK_E_ARG, "--split temporal needs timestamps, and %s has none",
+                            o->n_inputs == 1 ? o->inputs[0] : "the input");
+    return rk_split_temporal(all, n_users, o->holdout, j->part, NULL, err);
 }
 
 rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
@@ -192,7 +470,8 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     memset(rep, 0, sizeof *rep);
     memset(&st, 0, sizeof st);
     /* the inputs, --test and --holdout are checked by the data stage, first */
-    if (ko.k < 1) return rk_error_set(err, RK_E_ARG, "-k must be at least 1");
+    RK_FORWARD(check_opts(o, &ko, err));
+    if (o->model_path != NULL) return rk_job_run_model(o, rep, err);
     if (!o->shrinkage_given) ko.sim.shrinkage = rk_sim_default_shrinkage(ko.sim.metric);
     if (ko.threads > 0) rk_omp_set_threads(ko.threads);
     ko.progress = o->progress;
@@ -200,49 +479,17 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     s = start_device(o, &ko, &j, err);
     if (s != RK_OK) return s;
 
-    /* data: files → ratings → split → model */
+    /* data: files → ratings → split → model (one per fold when resampled) */
     rk_data_opts dop;
-    memset(&dop, 0, sizeof dop);
-    dop.inputs = o->inputs;
-    dop.n_inputs = o->n_inputs;
-    dop.test_path = o->test_path;
-    dop.holdout = o->holdout;
-    dop.seed = o->seed;
-    dop.load = o->load;
-    if (dop.load.threads == 0) dop.load.threads = ko.threads;
-    dop.load.progress = o->progress;
-    dop.load.progress_ud = o->ud;
-    dop.duplicates = o->duplicates;
-    dop.with_baselines = rk_knn_needs_baselines(&ko);
-    dop.progress = o->progress;
-    dop.progress_ud = o->ud;
+    data_opts(o, &ko, &dop);
     s = rk_data_load(&dop, &j.data, err);
     if (s != RK_OK) goto fail;
-    const rk_dataset *ds = &j.data.ds;
-    const rk_triples *train = &j.data.train, *test = &j.data.test;
-    rep->t_read_parse = j.data.t_read_parse;
-    rep->t_ids = j.data.t_ids;
-    rep->t_dedupe = j.data.t_dedupe;
-    rep->t_split = j.data.t_split;
-    rep->t_model = j.data.t_model;
-    rep->duplicates_removed = j.data.duplicates_removed;
-    rep->users = rk_ids_count(ds->users);
-    rep->items = rk_ids_count(ds->items);
-    rep->train_ratings = train->n;
-    rep->test_ratings = test->n;
-    rep->ratings = train->n + test->n;
-    rep->skipped_lines = ds->train_report.skipped_lines + ds->test_report.skipped_lines;
-    for (int which = 0; which < 2; which++) {
-        const rk_load_report *lr = which == 0 ? &ds->train_report : &ds->test_report;
-        for (int b = 0; b < lr->n_bad_kept && rep->n_bad < RK_LOAD_BAD_KEPT; b++) {
-            const rk_bad_line *bl = &lr->bad[b];
-            rep->bad[rep->n_bad].file = which == 0 ? (bl->file < o->n_inputs ? o->inputs[bl->file] : "?") : o->test_path;
-            rep->bad[rep->n_bad].line = bl->line;
-            rep->n_bad++;
-        }
-        if (rep->first_bad_reason[0] == '\0' && lr->skipped_lines > 0)
-            snprintf(rep->first_bad_reason, sizeof rep->first_bad_reason, "%s", lr->first_bad_reason);
+    if (dop.no_model) {
+        s = make_parts(o, &j, err);
+        if (s != RK_OK) goto fail;
     }
+    const rk_dataset *ds = &j.data.ds;
+    rk_job_report_counts(rep, o, &j.data);
     t = rk_omp_wtime();
     rep->t_load = t - t0;
     int64_t bytes = ds->train_report.bytes + ds->test_report.bytes;
@@ -251,108 +498,48 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     /* what top-N will serve: every user, or the known users of --users */
     rep->top_n = o->top_n > rep->items ? (int32_t)rep->items : o->top_n;
     if (rep->top_n > 0 && o->users_path != NULL) {
-        s = topn_users(o, &j, rep, err);
+        s = read_users(o, &j, rep, err);
         if (s != RK_OK) goto fail;
     }
-
     /* the output folder first: recommendations stream into it during the engine */
-    FILE *fp;
     s = rk_out_open(&j.out, o->out_dir, err);
-    if (s == RK_OK && rep->top_n > 0) {
-        s = rk_out_file(j.out, "recommendations.csv", &fp, err);
-        if (s == RK_OK) s = rk_out_recs_open(&j.recs, fp, ds->users, ds->items, err);
-    }
     if (s != RK_OK) goto fail;
-    rk_topn_opts to;
-    memset(&to, 0, sizeof to);
-    to.n = rep->top_n;
-    to.users = j.topn_users;
-    to.n_users = j.n_topn_users;
-    to.sink = rk_out_recs_write;
-    to.sink_ud = j.recs;
-    to.threads = ko.threads;
-    to.progress = o->progress;
-    to.progress_ud = o->ud;
-
-    /* engine: lists, predictions, and on the GPU the top-N while the lists are there */
     int use_gpu = decide_device(o, &ko, &j, err);
     if (use_gpu < 0) {
         s = RK_E_GPU;
         goto fail;
     }
-    s = rk_lists_alloc(&j.lists, (int32_t)rep->items, ko.k, err);
-    if (s != RK_OK) goto fail;
-    rk_queries q = {0};
-    if (test->n > 0) {
-        j.pred = malloc((size_t)test->n * sizeof *j.pred);
-        j.used = malloc((size_t)test->n * sizeof *j.used);
-        if (j.pred == NULL || j.used == NULL) {
-            s = rk_error_set(err, RK_E_NOMEM, "out of memory for %lld predictions", (long long)test->n);
-            goto fail;
-        }
-        q.n = test->n;
-        q.user = test->user;
-        q.item = test->item;
-        q.pred = j.pred;
-        q.used = j.used;
-    }
-    int topn_done = rep->top_n == 0;
-    if (use_gpu) {
-        rk_gpu_opts g = {0};
-        g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
-        g.topn_route = o->gpu_topn;
-        int gpu_topn = !topn_done && rep->top_n <= RK_GPU_MAX_TOPN;
-        if (!topn_done && !gpu_topn) {
-            char n[32];
-            snprintf(n, sizeof n, "%d", rep->top_n);
-            note(o, "top-%s is above the GPU's limit: the CPU computes the recommendations", n);
-        }
-        s = rk_gpu_knn(&j.data.model, &ko, &g, &j.lists, q.n > 0 ? &q : NULL, gpu_topn ? &to : NULL,
-                       gpu_topn ? &rep->topn : NULL, &st, err);
-        topn_done = topn_done || gpu_topn;
-    } else {
-        s = rk_knn_cpu(&j.data.model, &ko, &j.lists, q.n > 0 ? &q : NULL, &st, err);
-    }
-    if (s != RK_OK) goto fail;
-    if (!topn_done) {
-        s = rk_topn_cpu(&j.data.model, &j.lists, &to, &rep->topn, err);
+
+    /* the folds: K with --folds, else one */
+    rep->n_folds = o->folds > 0 ? o->folds : 1;
+    for (int f = 0; f < rep->n_folds; f++) {
+        if (rep->n_folds > 1 && o->progress != NULL) o->progress(o->ud, "fold", f, rep->n_folds, "folds");
+        s = run_fold(o, &ko, &j, rep, f, use_gpu, &st, err);
         if (s != RK_OK) goto fail;
+        rep->t_similarity += rep->fold[f].t_similarity;
+        rep->t_select += rep->fold[f].t_select;
+        rep->t_predict += rep->fold[f].t_predict;
+        rep->t_recommend += rep->fold[f].t_recommend;
+        rep->t_baseline += rep->fold[f].t_baseline;
     }
-    rep->t_similarity = st.sim_s;
-    rep->t_select = st.select_s;
-    rep->t_predict = st.predict_s;
-    rep->t_recommend = rep->topn.wall_s;
+    const rk_job_fold *lf = &rep->fold[rep->n_folds - 1];
+    rep->train_ratings = lf->train_ratings;
+    rep->test_ratings = lf->test_ratings;
+    rep->eval = lf->eval;
+    rep->have_eval = lf->have_eval;
     snprintf(rep->device, sizeof rep->device, "%s", st.device);
     snprintf(rep->path, sizeof rep->path, "%s", st.path);
-    for (int32_t i = 0; i < j.lists.n_items; i++) rep->list_entries += j.lists.len[i];
-    if (test->n > 0) {
-        rk_eval_ratings(&j.data.model, test->n, test->user, test->item, test->rating, j.pred, j.used, &rep->eval);
-        rep->have_eval = 1;
-    }
     double t_engine_end = rk_omp_wtime();
 
-    /* write the rest (progress in rows, a file at a time) */
-    const int64_t w_rows = (o->write_neighbors ? rep->list_entries : 0) + test->n;
-    RK_PROGRESS(o->progress, o->ud, "write", 0, w_rows, "rows");
-    if (s == RK_OK && o->write_neighbors) {
-        s = rk_out_file(j.out, "neighbors.csv", &fp, err);
-        if (s == RK_OK) s = rk_out_neighbors(fp, &j.lists, ds->items, err);
-        RK_PROGRESS(o->progress, o->ud, "write", rep->list_entries, w_rows, "rows");
+    /* the model of the last fold, for tomorrow's queries */
+    if (o->save_model != NULL) {
+        rk_mfile_view v = {j.m, &j.lists, ds->users, ds->items, &ko};
+        s = rk_mfile_save(o->save_model, &v, err);
+        if (s != RK_OK) goto fail;
+        rep->t_model_io = rk_omp_wtime() - t_engine_end;
     }
-    if (s == RK_OK && test->n > 0) {
-        s = rk_out_file(j.out, "predictions.csv", &fp, err);
-        if (s == RK_OK)
-            s = rk_out_predictions(fp, test->n, test->user, test->item, test->rating, j.pred, j.used,
-                                   ds->users, ds->items, err);
-        RK_PROGRESS(o->progress, o->ud, "write", w_rows, w_rows, "rows");
-    }
-    if (s == RK_OK) s = rk_out_file(j.out, "metrics.json", &fp, err);
-    if (s != RK_OK) goto fail;
-    t = rk_omp_wtime();
-    rep->t_write = t - t_engine_end;
-    rep->t_total = t - t0;
-    rk_job_write_metrics(fp, o, rep, ds, &j.data.model, &st);
-    s = rk_out_commit(j.out, err);
+    s = rk_job_finish(o, rep, &j.data, j.m, &st, j.out, t0, t_engine_end + rep->t_model_io,
+                      &(rk_job_shown){j.te, j.pred, &j.lists, j.rank}, err);
     if (s != RK_OK) goto fail;
     job_free(&j);
     return RK_OK;

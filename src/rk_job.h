@@ -1,8 +1,12 @@
 /* rk_job.h — the whole batch job behind the CLI (prefix rk_job_).
  *
- * data (load → resolve duplicates → split → model, rk_data.h) → engine
- * (lists and predictions, GPU or CPU) → top-N recommendations (streamed into
- * recommendations.csv) → evaluate → write, with wall times per stage.
+ * data (load → resolve duplicates → split → model, rk_data.h) → for each
+ * fold: engine (lists and predictions, GPU or CPU) → top-N recommendations
+ * (streamed into recommendations.csv and into the ranking metrics) → the
+ * popularity baseline → evaluate → write → save the model, metrics.json and
+ * report.html, with wall times per stage.  A run with one test set (or none)
+ * is a run of one fold.  With --model the engine is replaced by a saved model
+ * (rk_job_model.c): recommendations and answers to --queries, no similarity.
  * The CLI only parses options into rk_job_opts, calls rk_job_run and prints:
  * this module never prints; notes and progress go through callbacks.
  */
@@ -15,6 +19,8 @@
 #include "rk_knn.h"
 #include "rk_eval.h"
 #include "rk_topn.h"
+#include "rk_rank.h"
+#include "rk_split.h"
 #include "rk_gpu.h"
 
 #ifdef __cplusplus
@@ -44,6 +50,18 @@ typedef struct rk_job_opts {
     int32_t top_n;              /* --top-n: recommendations per user (default 10; 0: none) */
     const char *users_path;     /* --users FILE: recommend only for these raw ids (NULL: every user) */
     rk_gpu_topn_route gpu_topn; /* --gpu-topn */
+    /* evaluation (SPEC §6) */
+    int32_t folds;              /* --folds K (0: none): K runs, every rating tested once */
+    rk_split_kind split;        /* --split: how --holdout draws (ratings, user, temporal) */
+    int write_folds;            /* --write-folds: the files of every fold, not only the last */
+    double relevance;           /* --relevance: a test rating this high is relevant (4.0) */
+    int baseline_popular;       /* --baseline popular: its ranking metrics beside the model's */
+    int report;                 /* --report: report.html in the output folder */
+    const char *command_line;   /* shown in the report (may be NULL) */
+    /* saved models */
+    const char *save_model;     /* --save-model FILE (NULL: none) */
+    const char *model_path;     /* --model FILE: lists from it, no similarity computed */
+    const char *queries_path;   /* --queries FILE: user,item pairs to predict (with --model) */
     /* callbacks (may be NULL) */
     void (*note)(void *ud, const char *msg);  /* one-line notes, e.g. device fallback */
     rk_progress_fn progress;
@@ -52,6 +70,19 @@ typedef struct rk_job_opts {
 
 /*! rk_job_opts_default() : the defaults of SPEC §8 (no inputs). */
 void rk_job_opts_default(rk_job_opts *o);
+
+/* Folds a run may have (--folds at most this). */
+#define RK_JOB_MAX_FOLDS 50
+
+/* What one fold (or the one split) measured. */
+typedef struct rk_job_fold {
+    int64_t train_ratings, test_ratings;
+    rk_eval_result eval;               /* valid when have_eval */
+    rk_rank_result rank;               /* valid when have_rank (top-N and a test set) */
+    rk_rank_result base;               /* the popularity baseline, when have_base */
+    int have_eval, have_rank, have_base;
+    double t_similarity, t_select, t_predict, t_recommend, t_baseline;
+} rk_job_fold;
 
 typedef struct rk_job_report {
     int64_t users, items, ratings;     /* whole loaded data, duplicates resolved */
@@ -65,9 +96,15 @@ typedef struct rk_job_report {
     char first_bad_reason[160];        /* why the first skipped line was bad */
     int64_t duplicates_removed;
     int64_t list_entries;              /* rows of neighbors.csv */
-    rk_eval_result eval;               /* valid when have_eval */
+    rk_eval_result eval;               /* the last fold's; valid when have_eval */
     int have_eval;
-    double t_load, t_similarity, t_select, t_predict, t_recommend, t_write, t_total;
+    int n_folds;                       /* runs made: 1, or K with --folds */
+    rk_job_fold fold[RK_JOB_MAX_FOLDS];
+    double t_baseline;                 /* the popularity baseline, every fold */
+    double t_model_io;                 /* --save-model or --model: writing or reading it */
+    int64_t queries, queries_unknown;  /* --queries: pairs read, pairs with an unknown id */
+    int64_t ratings_unknown_items;     /* --model: ratings of items the model does not know */
+    double t_load, t_similarity, t_select, t_predict, t_recommend, t_write, t_total; /* sums over folds */
     double load_mb_s;                  /* input bytes over load time */
     double t_read_parse, t_ids, t_dedupe, t_split, t_model; /* the parts of t_load */
     char device[128];                  /* "cpu" or the GPU name */

@@ -673,6 +673,8 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
 #pragma omp for schedule(dynamic, 1) nowait
             for (int32_t t = 0; t < n_items; t++) {
                 int32_t i = order[t];
+                /* without lists only the rows of queried items are needed */
+                if (c.lists == NULL && (c.q == NULL || c.qptr[i + 1] == c.qptr[i])) continue;
                 knn_item(&c, &w, i);
                 if (o->progress != NULL) {
                     int64_t cst = cost[i], now_done;

@@ -76,7 +76,9 @@ typedef struct rk_knn_stats {
 
 /*! rk_knn_cpu() : run the engine on the CPU.  `lists` (allocated with
  *  rk_lists_alloc for m's item count and o->k) and `q` may each be NULL to
- *  skip that output.  `st` may be NULL.
+ *  skip that output; without lists only the similarity rows of the items
+ *  that queries name are computed (a saved model's --queries).  `st` may be
+ *  NULL.
  *  @return RK_OK, RK_E_ARG (k < 1, lists of the wrong shape), RK_E_NOMEM. */
 rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
                      rk_queries *q, rk_knn_stats *st, rk_error *err);

@@ -23,7 +23,7 @@ extern "C" {
 typedef struct rk_out rk_out; /* opaque: a directory and its pending files */
 
 /* Files per run at most. */
-#define RK_OUT_MAX_FILES 8
+#define RK_OUT_MAX_FILES 160
 
 /*! rk_out_open() : start writing into `dir` (created, with parents, when
  *  missing).  @return RK_OK, RK_E_IO (cannot create or not a directory), RK_E_NOMEM. */

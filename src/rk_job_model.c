@@ -1,0 +1,233 @@
+/* The job with --model (rk_job_internal.h): a saved model answers without
+ * computing similarities.
+ *
+ * The model brings the lists, the statistics, its id maps and its training
+ * ratings.  RATINGS brings today's ratings: top-N serves its users from their
+ * ratings (items the model does not know are dropped and counted), so a new
+ * user with a few ratings gets recommendations too.  --queries are answered
+ * as the saving run would have answered them (SPEC §4 needs whole similarity
+ * rows: the rows of the queried items are computed over the saved training
+ * ratings, no other), from the ratings the model was trained on. */
+#include "config.h"
+#include "rk_job_internal.h"
+#include "rk_idlist.h"
+#include "rk_mfile.h"
+#include "rk_omp.h"
+#include "rk_pairs.h"
+#include "rk_gpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct model_job {
+    rk_mfile mf;
+    rk_data data;           /* today's ratings, their own ids */
+    rk_model today;         /* today's ratings in the model's item indices */
+    rk_pairs pairs;
+    double *pred;
+    int32_t *used;
+    int32_t *users;         /* --users: today's users to serve */
+    int64_t n_users;
+    rk_out *out;
+    rk_out_recs *recs;
+} model_job;
+
+static void model_job_free(model_job *j)
+{
+    rk_mfile_free(&j->mf);
+    rk_data_free(&j->data);
+    rk_model_free(&j->today);
+    rk_pairs_free(&j->pairs);
+    free(j->pred);
+    free(j->used);
+    free(j->users);
+    rk_out_recs_free(j->recs);
+    rk_out_free(j->out);
+}
+
+/* Today's ratings with the items renumbered as the model numbers them. */
+static rk_status today_model(const rk_job_opts *o, model_job *j, rk_job_report *rep, rk_error *err)
+{
+    const rk_triples *t = &j->data.train;
+    const rk_dataset *ds = &j->data.ds;
+    int32_t n_items = rk_ids_count(ds->items);
+    int32_t *map = malloc((size_t)(n_items > 0 ? n_items : 1) * sizeof *map);
+    RK_CHECK_ALLOC(map, err);
+    char id[RK_ID_MAX + 1];
+    for (int32_t i = 0; i < n_items; i++) {
+        int len = rk_ids_format(ds->items, i, id, sizeof id);
+        map[i] = len > 0 ? rk_ids_find(j->mf.items, id, (size_t)len) : -1;
+    }
+    rk_triples r;
+    rk_status s = rk_triples_alloc(&r, t->n, 0, err);
+    if (s != RK_OK) {
+        free(map);
+        return s;
+    }
+    int64_t n = 0;
+    for (int64_t x = 0; x < t->n; x++) {
+        int32_t i = map[t->item[x]];
+        if (i < 0) continue;
+        r.user[n] = t->user[x];
+        r.item[n] = i;
+        r.rating[n] = t->rating[x];
+        n++;
+    }
+    free(map);
+    rep->ratings_unknown_items = t->n - n;
+    r.n = n;
+    if (n == 0) {
+        rk_triples_free(&r);
+        return rk_error_set(err, RK_E_EMPTY, "%s: none of its items is in the model %s",
+                            o->n_inputs == 1 ? o->inputs[0] : "RATINGS", o->model_path);
+    }
+    s = rk_model_build(&j->today, &r, rk_ids_count(ds->users), j->mf.lists.n_items, 1, j->mf.model.rmin,
+                       j->mf.model.rmax, 0, err);
+    rk_triples_free(&r);
+    return s;
+}
+
+/* --queries: predictions from the saved model, rows of the queried items only. */
+static rk_status answer_queries(const rk_job_opts *o, model_job *j, rk_job_report *rep, rk_knn_stats *st,
+                                rk_error *err)
+{
+    RK_FORWARD(rk_pairs_read(o->queries_path, j->mf.users, j->mf.items, &j->pairs, err));
+    const rk_pairs *p = &j->pairs;
+    rep->queries = p->n;
+    rep->queries_unknown = 0;
+    for (int64_t t = 0; t < p->n; t++) rep->queries_unknown += p->user[t] < 0 || p->item[t] < 0;
+    if (p->n == 0) return RK_OK;
+    j->pred = malloc((size_t)p->n * sizeof *j->pred);
+    j->used = malloc((size_t)p->n * sizeof *j->used);
+    if (j->pred == NULL || j->used == NULL)
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld predictions", (long long)p->n);
+    rk_queries q = {p->n, p->user, p->item, j->pred, j->used};
+    rk_knn_opts ko = j->mf.knn;
+    ko.threads = o->knn.threads;
+    ko.progress = o->progress;
+    ko.progress_ud = o->ud;
+    RK_FORWARD(rk_knn_cpu(&j->mf.model, &ko, NULL, &q, st, err));
+
+    FILE *fp;
+    RK_FORWARD(rk_out_file(j->out, "predictions.csv", &fp, err));
+    fputs("user,item,rating,prediction,neighbors_used\n", fp);
+    for (int64_t t = 0; t < p->n; t++) {
+        char b[40];
+        const char *r = p->raw + p->raw_off[2 * t];
+        int ul = (int)(p->raw_off[2 * t + 1] - p->raw_off[2 * t]);
+        int il = (int)(p->raw_off[2 * t + 2] - p->raw_off[2 * t + 1]);
+        rk_out_double(b, sizeof b, j->pred[t]);
+        fprintf(fp, "%.*s,%.*s,,%s,%d\n", ul, r, il, r + ul, b, j->used[t]);
+    }
+    if (ferror(fp)) return rk_error_set(err, RK_E_IO, "cannot write predictions.csv in %s", o->out_dir);
+    if (rep->queries_unknown > 0 && o->note != NULL) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s: %lld of %lld pairs name a user or an item the model does not know "
+                 "(first at line %lld); they get the fallback estimate", o->queries_path,
+                 (long long)rep->queries_unknown, (long long)p->n, (long long)p->first_unknown_line);
+        o->note(o->ud, buf);
+    }
+    return RK_OK;
+}
+
+rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
+{
+    model_job j;
+    rk_knn_stats st;
+    rk_status s;
+    double t0 = rk_omp_wtime();
+    memset(&j, 0, sizeof j);
+    memset(&st, 0, sizeof st);
+    snprintf(st.device, sizeof st.device, "cpu");
+    snprintf(st.path, sizeof st.path, "saved model");
+    if (o->knn.threads > 0) rk_omp_set_threads(o->knn.threads);
+
+    s = rk_mfile_read(o->model_path, &j.mf, err);
+    if (s != RK_OK) goto fail;
+    rep->t_model_io = rk_omp_wtime() - t0;
+
+    /* today's ratings: users to serve and what they rated */
+    rk_data_opts dop;
+    memset(&dop, 0, sizeof dop);
+    dop.inputs = o->inputs;
+    dop.n_inputs = o->n_inputs;
+    dop.load = o->load;
+    if (dop.load.threads == 0) dop.load.threads = o->knn.threads;
+    dop.duplicates = o->duplicates;
+    dop.progress = o->progress;
+    dop.progress_ud = o->ud;
+    s = rk_data_load(&dop, &j.data, err);
+    if (s == RK_OK) s = today_model(o, &j, rep, err);
+    if (s != RK_OK) goto fail;
+    rk_job_report_counts(rep, o, &j.data);
+    rep->items = j.mf.lists.n_items;
+    rep->t_load = rk_omp_wtime() - t0 - rep->t_model_io;
+    if (rep->ratings_unknown_items > 0 && o->note != NULL) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%lld ratings name items the model does not know: they are not used",
+                 (long long)rep->ratings_unknown_items);
+        o->note(o->ud, buf);
+    }
+
+    s = rk_out_open(&j.out, o->out_dir, err);
+    if (s != RK_OK) goto fail;
+    if (o->queries_path != NULL) {
+        s = answer_queries(o, &j, rep, &st, err);
+        if (s != RK_OK) goto fail;
+        rep->t_predict = st.predict_s;
+        rep->t_similarity = st.sim_s;
+    }
+
+    /* top-N from the saved lists and today's ratings */
+    rep->top_n = o->top_n > rep->items ? (int32_t)rep->items : o->top_n;
+    if (rep->top_n > 0) {
+        rk_idlist_report ir;
+        memset(&ir, 0, sizeof ir);
+        if (o->users_path != NULL) {
+            s = rk_idlist_read(o->users_path, j.data.ds.users, &j.users, &j.n_users, &ir, err);
+            if (s != RK_OK) goto fail;
+            int64_t kept = 0;
+            for (int64_t t = 0; t < j.n_users; t++)
+                if (rk_model_user_known(&j.today, j.users[t])) j.users[kept++] = j.users[t];
+            rep->users_file_ids = ir.ids;
+            rep->users_unknown = ir.unknown + (j.n_users - kept);
+            j.n_users = kept;
+        }
+        FILE *fp;
+        s = rk_out_file(j.out, "recommendations.csv", &fp, err);
+        if (s == RK_OK) s = rk_out_recs_open(&j.recs, fp, j.data.ds.users, j.mf.items, err);
+        if (s != RK_OK) goto fail;
+        rk_topn_opts to;
+        memset(&to, 0, sizeof to);
+        to.n = rep->top_n;
+        to.users = o->users_path != NULL ? j.users : NULL;
+        to.n_users = j.n_users;
+        to.sink = rk_out_recs_write;
+        to.sink_ud = j.recs;
+        to.threads = o->knn.threads;
+        to.progress = o->progress;
+        to.progress_ud = o->ud;
+        s = rk_topn_cpu(&j.today, &j.mf.lists, &to, &rep->topn, err);
+        if (s != RK_OK) goto fail;
+        rep->t_recommend = rep->topn.wall_s;
+    }
+    snprintf(rep->device, sizeof rep->device, "cpu");
+    snprintf(rep->path, sizeof rep->path, "saved model");
+    rep->n_folds = 1;
+    rep->fold[0].train_ratings = rep->train_ratings;
+
+    /* metrics.json shows the model's options, which are the ones in effect */
+    rk_job_opts shown_opts = *o;
+    shown_opts.knn = j.mf.knn;
+    shown_opts.shrinkage_given = 1;
+    rk_job_shown sh = {NULL, NULL, &j.mf.lists, NULL};
+    s = rk_job_finish(&shown_opts, rep, &j.data, &j.mf.model, &st, j.out, t0, rk_omp_wtime(), &sh, err);
+    if (s != RK_OK) goto fail;
+    model_job_free(&j);
+    return RK_OK;
+fail:
+    model_job_free(&j);
+    return s;
+}
