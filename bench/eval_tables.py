@@ -56,24 +56,6 @@ def mlsmall(opts, tag, top_n=0):
     return d["folds"]
 
 
-def rating_values(folds, key):
-    return [f["metrics"][key] if "metrics" in f else f[key] for f in folds]
-
-
-def fmt(folds, key):
-    m, sd = stats(rating_values(folds, key))
-    return "%.4f ± %.4f" % (m, sd)
-
-
-def rank_fmt(folds, key, which="ranking"):
-    vals = []
-    for f in folds:
-        r = f["folds"][0][which] if "folds" in f else f[which]
-        vals.append(r[key])
-    m, sd = stats(vals)
-    return "%.4f ± %.4f" % (m, sd)
-
-
 metrics = ["pearson", "pearson-baseline", "cosine", "msd", "euclidean"]
 modes = ["basic", "means", "baseline"]
 ks = [20, 40]
@@ -81,6 +63,25 @@ if quick:
     metrics, modes, ks = ["pearson", "msd"], ["means"], [40]
 
 t0 = time.time()
+print("### Surprise 1.1.4's item-based k-NN on the official ml-100k folds\n")
+print("Mean RMSE over u1..u5 (`RATINGS uK.base --test uK.test`), six decimals.\n")
+print("| Surprise configuration | Surprise | recknn options | recknn | difference |")
+print("|---|---|---|---|---|")
+surprise = [
+    ("KNNWithMeans, pearson, k = 20", 0.9534, ["--metric", "pearson", "--predict", "means", "-k", "20"]),
+    ("KNNWithMeans, pearson, k = 40", 0.9425, ["--metric", "pearson", "--predict", "means", "-k", "40"]),
+    ("KNNWithMeans, msd, k = 20", 0.9439, ["--metric", "msd", "--predict", "means", "-k", "20"]),
+    ("KNNWithMeans, cosine, k = 20", 0.9558, ["--metric", "cosine", "--predict", "means", "-k", "20"]),
+    ("KNNBaseline, pearson_baseline (shrinkage 100), k = 20", 0.9218,
+     ["--metric", "pearson-baseline", "--predict", "baseline", "-k", "20"]),
+    ("KNNBaseline, pearson_baseline (shrinkage 100), k = 40", 0.9204,
+     ["--metric", "pearson-baseline", "--predict", "baseline", "-k", "40"]),
+]
+for name, want, opts in surprise:
+    got = stats([x["metrics"]["rmse"] for x in ml100k(opts, "surprise-" + "-".join(opts[1::2]))])[0]
+    print("| %s | %.4f | `%s` | %.6f | %+.6f |" % (name, want, " ".join(opts), got, got - want))
+    sys.stdout.flush()
+print()
 print("### Rating prediction: RMSE and MAE (mean ± sd over 5 folds)\n")
 print("Options beyond the table's: `-k K --metric M --predict P` (pearson-baseline: shrinkage 100, its default).\n")
 print("| metric | predict | k | ml-100k RMSE | ml-100k MAE | ml-latest-small RMSE | ml-latest-small MAE |")
@@ -124,21 +125,27 @@ for v in variants:
     sys.stdout.flush()
 
 print("\n### Top-10 (relevance >= 4.0), mean ± sd over 5 folds, with the most-popular baseline\n")
-print("Options: `--top-n 10 --baseline popular -k 40 --metric M` (prediction mode does not change top-N).\n")
+print("Options: `--top-n 10 --baseline popular -k 40 --metric M [--shrinkage X]` (the prediction mode does not "
+      "change top-N).\n")
 for name, fn in (("ml-100k", ml100k), ("ml-latest-small", mlsmall)):
     print("#### %s\n" % name)
     print("| recommender | precision@10 | recall@10 | NDCG@10 | MRR | hit rate | coverage | Gini |")
     print("|---|---|---|---|---|---|---|---|")
     base = None
     for m in metrics:
-        folds = fn(["--metric", m, "-k", "40", "--baseline", "popular"], "top-%s-%s" % (name, m), top_n=10)
-        if name == "ml-100k":
-            folds = [x["folds"][0] for x in folds]
-        def cell(key, which="ranking"):
-            return "%.4f ± %.4f" % stats([f[which][key] for f in folds])
-        keys = ("precision", "recall", "ndcg", "mrr", "hit_rate", "coverage", "gini")
-        print("| item-kNN %s | %s |" % (m, " | ".join(cell(k) for k in keys)))
-        base = " | ".join(cell(k, "baseline_popular") for k in keys)
-        sys.stdout.flush()
+        # the metric's own shrinkage (0; 100 for pearson-baseline), then a stronger one
+        for shrink in (None, "200" if m == "pearson-baseline" else "100"):
+            opts = ["--metric", m, "-k", "40", "--baseline", "popular"] + (["--shrinkage", shrink] if shrink else [])
+            folds = fn(opts, "top-%s-%s-%s" % (name, m, shrink), top_n=10)
+            if name == "ml-100k":
+                folds = [x["folds"][0] for x in folds]
+
+            def cell(key, which="ranking"):
+                return "%.4f ± %.4f" % stats([f[which][key] for f in folds])
+            keys = ("precision", "recall", "ndcg", "mrr", "hit_rate", "coverage", "gini")
+            label = "item-kNN %s%s" % (m, ", shrinkage " + shrink if shrink else "")
+            print("| %s | %s |" % (label, " | ".join(cell(k) for k in keys)))
+            base = " | ".join(cell(k, "baseline_popular") for k in keys)
+            sys.stdout.flush()
     print("| most popular | %s |\n" % base)
 print("_%d recknn runs, %.0f s on this machine._" % (runs, time.time() - t0))
