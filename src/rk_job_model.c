@@ -193,7 +193,15 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
                 if (rk_model_user_known(&j.today, j.users[t])) j.users[kept++] = j.users[t];
             rep->users_file_ids = ir.ids;
             rep->users_unknown = ir.unknown + (j.n_users - kept);
+            rep->users_repeated = ir.repeated;
             j.n_users = kept;
+            if (rep->users_unknown > 0 && o->note != NULL) {
+                char buf[512];
+                snprintf(buf, sizeof buf, "%s: %lld of %lld ids are not users of %s with a rating of an item the "
+                         "model knows; they get no recommendations", o->users_path, (long long)rep->users_unknown,
+                         (long long)ir.ids, o->n_inputs == 1 ? o->inputs[0] : "RATINGS");
+                o->note(o->ud, buf);
+            }
         }
         FILE *fp;
         s = rk_out_file(j.out, "recommendations.csv", &fp, err);
