@@ -103,6 +103,8 @@ static const char usage_text[] =
     "      --device D          auto (default: the GPU when usable, else the CPU),\n"
     "                          cpu, gpu (exit 5 without a usable GPU)\n"
     "      --gpu-memory GB     cap on the GPU memory used, GB > 0 (default: free)\n"
+    "      --memory-limit GB   host memory budget: fewer CPU threads when that fits,\n"
+    "                          else stop before any work and say what is needed\n"
     "      --gpu-topn R        GPU top-N route: auto (default: kernel), kernel,\n"
     "                          spgemm (cuSPARSE)\n"
     "      --threads N         CPU threads, N >= 1 (default: OpenMP's)\n"
@@ -126,7 +128,7 @@ enum {
     OPT_OUT, OPT_NO_NEIGHBORS, OPT_DEVICE, OPT_GPU_MEMORY, OPT_THREADS,
     OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TOP_N, OPT_USERS, OPT_GPU_TOPN,
     OPT_SPLIT, OPT_FOLDS, OPT_WRITE_FOLDS, OPT_RELEVANCE, OPT_BASELINE, OPT_REPORT,
-    OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES,
+    OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -166,6 +168,7 @@ static const struct option long_opts[] = {
     {"save-model", required_argument, NULL, OPT_SAVE_MODEL},
     {"model", required_argument, NULL, OPT_MODEL},
     {"queries", required_argument, NULL, OPT_QUERIES},
+    {"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -481,6 +484,10 @@ int main(int argc, char **argv)
         case OPT_GPU_MEMORY:
             o.gpu_memory_gb = parse_double("--gpu-memory", a);
             if (!(o.gpu_memory_gb > 0.0)) usage_error("--gpu-memory: must be above 0, got '%s'", a);
+            break;
+        case OPT_MEMORY_LIMIT:
+            o.memory_limit_gb = parse_double("--memory-limit", a);
+            if (!(o.memory_limit_gb > 0.0)) usage_error("--memory-limit: must be above 0, got '%s'", a);
             break;
         case OPT_THREADS: o.knn.threads = (int)parse_ll("--threads", a, 1, INT_MAX); break;
         case OPT_TOP_N: o.top_n = (int32_t)parse_ll("--top-n", a, 0, INT32_MAX); break;

@@ -9,6 +9,7 @@
 #include "rk_output.h"
 #include "rk_omp.h"
 #include "rk_gpu.h"
+#include "rk_plan.h"
 #include "rk_popular.h"
 #include "rk_rank.h"
 #include "rk_split.h"
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *const device_names[] = {"auto", "cpu", "gpu"};
 
@@ -82,6 +85,7 @@ typedef struct job_state {
     int32_t *topn_users;    /* of them, the fold's users with a training rating */
     int64_t n_topn_users;
     rk_out_recs *recs;      /* recommendations.csv of a written fold, batch by batch */
+    FILE *recs_fp;          /* its stream (rewound when the GPU fails and the CPU starts over) */
     rk_rank *rank;          /* the fold's ranking metrics and recommendation counts */
     rk_rank *base;          /* the popularity baseline's */
     pthread_t warm;         /* asks for the GPU and starts its context while the data load */
@@ -271,6 +275,40 @@ static rk_status fold_data(const rk_job_opts *o, const rk_knn_opts *ko, job_stat
     return RK_OK;
 }
 
+/* The GPU engine failed under --device auto: note it once, start the
+ * fold's recommendations over (the GPU may have sent some batches) and let
+ * the CPU engine run; later folds run on the CPU too. */
+static rk_status gpu_fallback(const rk_job_opts *o, job_state *j, rk_job_report *rep, tee_sink *tee,
+                              const rk_topn_opts *to, int *topn_done, int want_topn, rk_error *err)
+{
+    rk_error why = *err;
+    rep->gpu_fallback = 1;
+    snprintf(rep->gpu_fallback_why, sizeof rep->gpu_fallback_why, "%.200s", why.msg);
+    note(o, "the GPU engine failed (%s): running on the CPU", rep->gpu_fallback_why);
+    rk_error_clear(err);
+    *topn_done = !want_topn;
+    if (tee->rank != NULL) {
+        const rk_dataset *ds = &j->data.ds;
+        rk_rank_free(j->rank);
+        j->rank = NULL;
+        tee->rank = NULL;
+        RK_FORWARD(rk_rank_new(&j->rank, j->te, rk_ids_count(ds->users), rk_ids_count(ds->items), to->n,
+                               o->relevance, err));
+        tee->rank = j->rank;
+    }
+    if (tee->recs != NULL) {
+        const rk_dataset *ds = &j->data.ds;
+        rk_out_recs_free(j->recs);
+        j->recs = NULL;
+        tee->recs = NULL;
+        if (fflush(j->recs_fp) != 0 || ftruncate(fileno(j->recs_fp), 0) != 0 || fseek(j->recs_fp, 0, SEEK_SET) != 0)
+            return rk_error_set(err, RK_E_IO, "cannot start recommendations.csv over in %s", o->out_dir);
+        RK_FORWARD(rk_out_recs_open(&j->recs, j->recs_fp, ds->users, ds->items, err));
+        tee->recs = j->recs;
+    }
+    return RK_OK;
+}
+
 /* One fold: its data, the engine, top-N (into the file when written and into
  * the ranking metrics), the baseline, the metrics, and its files. */
 static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_job_report *rep,
@@ -303,6 +341,7 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     if (want_topn && write) {
         RK_FORWARD(rk_out_file(j->out, fold_name(nb, sizeof nb, "recommendations.csv", f, suffixed), &fp, err));
         RK_FORWARD(rk_out_recs_open(&j->recs, fp, ds->users, ds->items, err));
+        j->recs_fp = fp;
         tee.recs = j->recs;
     }
     rk_topn_opts to;
@@ -334,6 +373,8 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     memset(&ts, 0, sizeof ts);
     memset(st, 0, sizeof *st);
     int topn_done = !want_topn;
+    s = RK_OK;
+    use_gpu = use_gpu && !rep->gpu_fallback;
     if (use_gpu) {
         rk_gpu_opts g = {0};
         g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
@@ -347,9 +388,14 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
         s = rk_gpu_knn(j->m, ko, &g, &j->lists, q.n > 0 ? &q : NULL, gpu_topn ? &to : NULL, gpu_topn ? &ts : NULL,
                        st, err);
         topn_done = topn_done || gpu_topn;
-    } else {
-        s = rk_knn_cpu(j->m, ko, &j->lists, q.n > 0 ? &q : NULL, st, err);
+        if (s == RK_E_GPU && o->device == RK_DEVICE_AUTO) {
+            /* --device auto: the CPU gives the same results; what the GPU sent is dropped */
+            RK_FORWARD(gpu_fallback(o, j, rep, &tee, &to, &topn_done, want_topn, err));
+            memset(&ts, 0, sizeof ts);
+            s = RK_OK;
+        }
     }
+    if (s == RK_OK && (!use_gpu || rep->gpu_fallback)) s = rk_knn_cpu(j->m, ko, &j->lists, q.n > 0 ? &q : NULL, st, err);
     if (s == RK_OK && !topn_done) s = rk_topn_cpu(j->m, &j->lists, &to, &ts, err);
     if (s != RK_OK) return s;
     if (last) rep->topn = ts;
@@ -442,6 +488,58 @@ static rk_status check_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_erro
     return RK_OK;
 }
 
+/* --memory-limit, before the load: the data stage's need from the input's size. */
+static rk_status plan_load(const rk_job_opts *o, rk_error *err)
+{
+    int64_t bytes = 0;
+    for (int i = 0; i < o->n_inputs; i++) {
+        struct stat st;
+        if (strcmp(o->inputs[i], "-") != 0 && stat(o->inputs[i], &st) == 0 && S_ISREG(st.st_mode)) bytes += st.st_size;
+    }
+    struct stat st;
+    if (o->test_path != NULL && stat(o->test_path, &st) == 0 && S_ISREG(st.st_mode)) bytes += st.st_size;
+    const double need = rk_plan_load_bytes(bytes), limit = o->memory_limit_gb * 1073741824.0;
+    if (need > limit)
+    {
+        char a[32], b[32];
+        return rk_error_set(err, RK_E_NOMEM, "loading %.1f MB of ratings needs about %s of host memory, and "
+                            "--memory-limit gives %s: raise --memory-limit", (double)bytes / 1e6,
+                            rk_plan_bytes_str(need, a), rk_plan_bytes_str(limit, b));
+    }
+    return RK_OK;
+}
+
+/* --memory-limit, after the load: the stages' needs with the counts known;
+ * fewer CPU threads when that fits, else a stop before any work. */
+static rk_status plan_run(const rk_job_opts *o, rk_knn_opts *ko, const job_state *j, rk_job_report *rep,
+                          rk_error *err)
+{
+    rk_plan_in in;
+    rk_plan_host plan;
+    memset(&in, 0, sizeof in);
+    in.users = rep->users;
+    in.items = rep->items;
+    in.ratings = rep->ratings;
+    in.test = o->folds > 0 ? (rep->ratings + o->folds - 1) / o->folds
+              : o->holdout > 0.0 ? (int64_t)(o->holdout * (double)rep->ratings) + 1 : j->data.test.n;
+    in.k = ko->k;
+    in.top_n = rep->top_n;
+    in.folds = o->folds;
+    in.with_time = j->data.train.time != NULL;
+    in.threads = ko->threads > 0 ? ko->threads : rk_omp_max_threads();
+    rk_status s = rk_plan_fit(&in, o->memory_limit_gb * 1073741824.0, &plan, err);
+    rep->host_plan_gb = plan.total / 1073741824.0;
+    rep->threads_planned = plan.threads;
+    if (s != RK_OK) return s;
+    if (plan.threads < in.threads) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%d threads instead of %d", plan.threads, in.threads);
+        note(o, "--memory-limit: the CPU stages run on %s (each holds rows over the whole catalogue)", buf);
+        ko->threads = plan.threads;
+    }
+    return RK_OK;
+}
+
 /* The resampled split: a fold or a test mark for every rating. */
 static rk_status make_parts(const rk_job_opts *o, job_state *j, rk_error *err)
 {
@@ -479,6 +577,11 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     s = start_device(o, &ko, &j, err);
     if (s != RK_OK) return s;
 
+    if (o->memory_limit_gb > 0.0) {
+        s = plan_load(o, err);
+        if (s != RK_OK) goto fail;
+    }
+
     /* data: files → ratings → split → model (one per fold when resampled) */
     rk_data_opts dop;
     data_opts(o, &ko, &dop);
@@ -499,6 +602,10 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     rep->top_n = o->top_n > rep->items ? (int32_t)rep->items : o->top_n;
     if (rep->top_n > 0 && o->users_path != NULL) {
         s = read_users(o, &j, rep, err);
+        if (s != RK_OK) goto fail;
+    }
+    if (o->memory_limit_gb > 0.0) {
+        s = plan_run(o, &ko, &j, rep, err);
         if (s != RK_OK) goto fail;
     }
     /* the output folder first: recommendations stream into it during the engine */

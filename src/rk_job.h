@@ -45,6 +45,7 @@ typedef struct rk_job_opts {
     int shrinkage_given;        /* 0: the metric's default shrinkage */
     rk_device device;           /* --device */
     double gpu_memory_gb;       /* --gpu-memory cap (0 = whatever is free) */
+    double memory_limit_gb;     /* --memory-limit: host memory budget (0 = none) */
     const char *out_dir;        /* --out, default "recknn-out" */
     int write_neighbors;        /* write neighbors.csv (default 1) */
     int32_t top_n;              /* --top-n: recommendations per user (default 10; 0: none) */
@@ -104,6 +105,10 @@ typedef struct rk_job_report {
     double t_model_io;                 /* --save-model or --model: writing or reading it */
     int64_t queries, queries_unknown;  /* --queries: pairs read, pairs with an unknown id */
     int64_t ratings_unknown_items;     /* --model: ratings of items the model does not know */
+    double host_plan_gb;               /* --memory-limit: the estimate of the plan run */
+    int threads_planned;               /* --memory-limit: CPU threads of that plan (0: not planned) */
+    int gpu_fallback;                  /* --device auto: the GPU engine failed, the CPU ran */
+    char gpu_fallback_why[256];
     double t_load, t_similarity, t_select, t_predict, t_recommend, t_write, t_total; /* sums over folds */
     double load_mb_s;                  /* input bytes over load time */
     double t_read_parse, t_ids, t_dedupe, t_split, t_model; /* the parts of t_load */

@@ -252,6 +252,8 @@ void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
     rk_out_json_string(fp, rk_device_name(o->device));
     fputs(", \"gpu_memory_gb\": ", fp);
     json_num(fp, o->gpu_memory_gb);
+    fputs(", \"memory_limit_gb\": ", fp);
+    json_num(fp, o->memory_limit_gb);
     fprintf(fp, ", \"threads\": %d, \"out\": ", rk_omp_max_threads());
     rk_out_json_string(fp, o->out_dir);
     fprintf(fp, ", \"write_neighbors\": %s, \"top_n\": %d, \"users\": ", o->write_neighbors ? "true" : "false",
@@ -291,6 +293,15 @@ void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
     json_num(fp, st->download_s);
     fputs(", \"detail\": ", fp);
     rk_out_json_string(fp, st->detail);
+    fprintf(fp, ", \"gpu_fallback\": %s", r->gpu_fallback ? "true" : "false");
+    if (r->gpu_fallback) {
+        fputs(", \"gpu_fallback_why\": ", fp);
+        rk_out_json_string(fp, r->gpu_fallback_why);
+    }
+    if (r->threads_planned > 0) {
+        fprintf(fp, ", \"threads_planned\": %d, \"host_plan_gb\": ", r->threads_planned);
+        json_num(fp, r->host_plan_gb);
+    }
     fputs("},\n", fp);
 
     json_key(fp, "  ", "topn");
