@@ -314,6 +314,7 @@ static void fail(pst *s, rk_status st)
 }
 
 #define SHOW 40 /* bytes of a field quoted in a message */
+#define RK_CSV_FIELD_BEGUN 2 /* libcsv's csv_parser.pstate inside a field (libcsv.c) */
 
 static void take_id(pst *s, rk_id_slot *d, const char *p, size_t n, const char *what)
 {
@@ -612,6 +613,12 @@ void rk_parse_chunk(const rk_fmt *f, rk_chunk *c)
             q += n;
         }
         s.line = line;
+    }
+    /* a quote left open by a last line without its newline: csv_fini would
+     * close it and report a misleading field count */
+    if (p.quoted && p.pstate == RK_CSV_FIELD_BEGUN && !s.stop && c->status == RK_OK) {
+        line_bad(&s, "a quoted field is not closed at the end of the file");
+        s.discard = 1;
     }
     if (csv_fini(&p, cb_field, cb_row, &s) != 0) fail(&s, RK_E_INTERNAL);
     csv_free(&p);
