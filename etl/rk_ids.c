@@ -152,9 +152,18 @@ static inline uint64_t itab_slot(const itab *t, int64_t k)
     return h;
 }
 
+/* The most distinct ids a map holds: dense indices are int32.  Tests lower
+ * it (rk_ids_test_limit) to reach the limit without 2^31 ids. */
+static int32_t id_limit = INT32_MAX;
+
+void rk_ids_test_limit(int32_t max)
+{
+    id_limit = max > 0 ? max : INT32_MAX;
+}
+
 static rk_status too_many(rk_error *err)
 {
-    return rk_error_set(err, RK_E_RANGE, "more than %d distinct ids", INT32_MAX);
+    return rk_error_set(err, RK_E_RANGE, "more than %ld distinct ids (indices are 32-bit)", (long)id_limit);
 }
 
 /* Set bits of x; without -mpopcnt the builtin is a library call, too slow
@@ -231,10 +240,11 @@ static rk_status build_direct(rk_idcol *cols, int ncols, int nt, int64_t lo, uin
         }
     }
     free(part);
-    if (m->vals == NULL) {
+    if (m->vals == NULL || d > id_limit) { /* d <= RK_DIRECT_MAX: only a test limit is reached */
         free(bits);
         free(before);
-        return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ids", (long long)d);
+        return m->vals == NULL ? rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ids", (long long)d)
+                               : too_many(err);
     }
     m->n = (int32_t)d;
     if ((uint64_t)d != range) /* gaps: offsets become ranks */
@@ -266,7 +276,7 @@ static int64_t share_add(share *S, int64_t k)
 {
     uint64_t h = itab_slot(&S->t, k);
     if (S->t.val[h] >= 0) return S->t.val[h];
-    if (S->d == INT32_MAX) return -2;
+    if (S->d == id_limit) return -2;
     if (S->d == S->dcap) {
         int64_t cap = S->dcap ? S->dcap * 2 : 1024;
         int64_t *nk = realloc(S->keys, (size_t)cap * sizeof *nk);
@@ -369,7 +379,7 @@ static rk_status build_hashed(rk_idcol *cols, int ncols, int nt, rk_idmap *m, rk
                 any = 1;
             }
         if (!any) break;
-        if (d == INT32_MAX) {
+        if (d == id_limit) {
             fail = 2;
             goto out;
         }
@@ -484,7 +494,7 @@ static int64_t stab_intern(stab *t, const char *s, size_t n)
         if (t->hash[q] == hv && (size_t)(unsigned char)e[0] == n && memcmp(e + 1, s, n) == 0) return q;
         h = (h + 1) & t->mask;
     }
-    if (t->d == INT32_MAX) return -2;
+    if (t->d == id_limit) return -2;
     if (t->d == t->dcap) {
         int64_t cap = t->dcap ? t->dcap * 2 : 1024;
         uint64_t *nh = realloc(t->hash, (size_t)cap * sizeof *nh);

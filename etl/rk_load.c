@@ -71,6 +71,7 @@ typedef struct src {
     int eof;
     int nt;                       /* threads for pread */
     int seekable;                 /* a regular file: parallel pread */
+    int changed;                  /* a read came up short of the size at open */
     off_t fpos, fsize;
 } src;
 
@@ -106,7 +107,7 @@ static ssize_t pread_par(src *s, char *dst, size_t n)
         errno = fail;
         return -1;
     }
-    if (short_read) s->eof = 1; /* the file shrank */
+    if (short_read) s->changed = 1; /* the file shrank under us */
     s->fpos += (off_t)got_total;
     return (ssize_t)got_total;
 }
@@ -131,7 +132,16 @@ static rk_status src_fill(src *s, size_t upto, int64_t *bytes, rk_error *err)
             }
             if ((off_t)want > s->fsize - s->fpos) want = (size_t)(s->fsize - s->fpos);
             got = pread_par(s, s->buf + s->len, want);
-            if (s->fpos >= s->fsize) s->eof = 1;
+            if (got >= 0 && !s->changed && s->fpos >= s->fsize) { /* the end: same size as at open? */
+                struct stat sb;
+                s->eof = 1;
+                if (fstat(s->fd, &sb) == 0 && sb.st_size != s->fsize) s->changed = 1;
+            }
+            /* a file truncated or appended to while it is read (a copy or
+             * a download still running) would silently lose or miss lines */
+            if (s->changed)
+                return rk_error_set(err, RK_E_IO, "%s changed size while it was read (%lld bytes at open)",
+                                    s->name, (long long)s->fsize);
         } else {
             got = read(s->fd, s->buf + s->len, want);
         }
@@ -587,6 +597,7 @@ static rk_status load_dir(loader *L, const char *path, rk_error *err)
         names[n++] = full;
     }
     closedir(d);
+    if (st == RK_OK && n == 0) st = rk_error_set(err, RK_E_EMPTY, "%s: the directory holds no files", path);
     if (st == RK_OK && n > 0) qsort(names, n, sizeof *names, name_cmp);
     for (size_t k = 0; k < n && st == RK_OK; k++) st = load_path(L, names[k], err);
     for (size_t k = 0; k < n; k++) free(names[k]);
@@ -691,8 +702,14 @@ static rk_status finish(rk_rows *train, rk_rows *test, const rk_load_opts *o, rk
         uc[w] = (rk_idcol){rw[w]->u, rw[w]->utag, rw[w]->arena, rw[w]->n, tr[w]->user};
         ic[w] = (rk_idcol){rw[w]->i, rw[w]->itag, rw[w]->arena, rw[w]->n, tr[w]->item};
     }
-    RK_FORWARD(rk_ids_build(uc, 2, nt, &out->users, err));
-    RK_FORWARD(rk_ids_build(ic, 2, nt, &out->items, err));
+    rk_status st = rk_ids_build(uc, 2, nt, &out->users, err);
+    if (st == RK_OK) st = rk_ids_build(ic, 2, nt, &out->items, err);
+    if (st == RK_E_RANGE && err != NULL) { /* say which map: never wrapped into negative indices */
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return rk_error_set(err, st, "too many %s ids: %s", out->users == NULL ? "user" : "item", why);
+    }
+    RK_FORWARD(st);
     for (int w = 0; w < 2; w++) {
         int64_t n = rw[w]->n;
         tr[w]->n = n;

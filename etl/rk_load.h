@@ -15,11 +15,17 @@
  * (OpenMP), one parser per chunk, straight into the merged arrays, so memory
  * beyond the ratings themselves is bounded by the block size.
  *
- * A malformed line (wrong field count, non-numeric or non-finite rating, rating
- * outside the scale given, empty or overlong id) is an error
- * "FILE:LINE: reason" (RK_E_PARSE) unless skip_bad_lines is set: then it is
- * skipped and counted in the report.  A line break inside a quoted field is
- * not supported (it is reported as a bad line).
+ * A malformed line (wrong field count, non-numeric or non-finite rating, a
+ * rating beyond a float's range (|r| >= 2^128 - 2^103, which a float would
+ * store as infinity), rating outside the scale given, empty or overlong id, a
+ * NUL byte in any field) is an error "FILE:LINE: reason" (RK_E_PARSE) unless
+ * skip_bad_lines is set: then it is skipped and counted in the report.  A
+ * line break inside a quoted field is not supported (it is reported as a bad
+ * line), nor is a quote left open at the end of the file.  Ids are bytes:
+ * invalid UTF-8 is accepted as it is; a UTF-8 byte order mark at the start of
+ * a file is skipped.  LF, CRLF and a lone CR all end a row (line numbers count
+ * LFs).  A regular file whose size changes while it is read (truncated, or
+ * still being written) is RK_E_IO "FILE changed size while it was read".
  */
 #ifndef RK_LOAD_H
 #define RK_LOAD_H
@@ -113,9 +119,11 @@ typedef struct rk_dataset {
  *  test_path is not NULL, the test file, with the same options, into *out.
  *  Paths named "-" read standard input.
  *  @return RK_OK; RK_E_IO (missing/unreadable file, message names it);
- *  RK_E_PARSE ("FILE:LINE: reason"); RK_E_EMPTY (no training ratings);
- *  RK_E_ARG (contradictory options, e.g. --columns that name no rating);
- *  RK_E_NOMEM.  On failure *out holds nothing. */
+ *  RK_E_PARSE ("FILE:LINE: reason"); RK_E_EMPTY (no training ratings, or a
+ *  directory without files); RK_E_ARG (contradictory options, e.g. --columns
+ *  that name no rating); RK_E_RANGE (more than INT32_MAX distinct users or
+ *  items: "too many user ids: ..."); RK_E_NOMEM.  On failure *out holds
+ *  nothing. */
 rk_status rk_load_dataset(const char *const *paths, int n_paths,
                           const char *test_path, const rk_load_opts *o,
                           rk_dataset *out, rk_error *err);

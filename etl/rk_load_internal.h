@@ -115,7 +115,9 @@ int rk_rows_want_tags(rk_rows *r);
 int64_t rk_rows_put_string(rk_rows *r, const char *s, size_t len);
 
 /*! rk_parse_rating() : a finite decimal in s[0..n) (s[n] must be readable
- *  and is not part of it).  @return 0 ok, 1 not a number, 2 not finite. */
+ *  and is not part of it) that a float holds.  @return 0 ok, 1 not a
+ *  number, 2 not finite (nan, inf, 1e999), 3 finite but beyond a float's
+ *  range (1e39: it would be stored as infinity). */
 int rk_parse_rating(const char *s, size_t n, double *out);
 
 /* rk_parse_rating's exact case: [-]digits[.digits] with a mantissa below
@@ -251,5 +253,10 @@ typedef struct rk_idcol {
  *  entry.  @return RK_OK, RK_E_RANGE (more than INT32_MAX ids), RK_E_NOMEM. */
 rk_status rk_ids_build(rk_idcol *cols, int ncols, int nthreads, rk_idmap **out,
                        rk_error *err);
+
+/*! rk_ids_test_limit() : tests only: rk_ids_build refuses more than max
+ *  distinct ids (RK_E_RANGE) instead of INT32_MAX; max <= 0 restores it.
+ *  Not thread-safe: set it before loading. */
+void rk_ids_test_limit(int32_t max);
 
 #endif /* RK_LOAD_INTERNAL_H */

@@ -45,12 +45,23 @@ static int rating_slow(const char *s, size_t n, double *out)
     return rc;
 }
 
-/* The plain decimals exactly (rk_parse_rating_plain); everything else goes
- * to strtod. */
+/* The smallest magnitude that rounds to infinity as a float: FLT_MAX plus
+ * half its ulp (2^128 - 2^103; the tie rounds to even, i.e. up). */
+#define RK_FLOAT_OVERFLOW 0x1.ffffffp+127
+
+/* The plain decimals exactly (rk_parse_rating_plain: below 2^53, so always
+ * within a float's range); everything else goes to strtod.  Ratings are
+ * stored as floats: a finite double that the float conversion would turn
+ * into infinity (1e39) is refused here, for both parse paths. */
 int rk_parse_rating(const char *s, size_t n, double *out)
 {
     if (rk_parse_rating_plain(s, n, out) == 0) return 0;
-    return rating_slow(s, n, out);
+    double d;
+    int rc = rating_slow(s, n, &d);
+    if (rc != 0) return rc;
+    if (fabs(d) >= RK_FLOAT_OVERFLOW) return 3;
+    *out = d;
+    return 0;
 }
 
 /* Days from 1970-01-01 to y-m-d (proleptic Gregorian; H. Hinnant's method). */
@@ -260,6 +271,7 @@ typedef struct pst {
     int nf;           /* fields of the row so far */
     int bad;          /* the row has a reason in why */
     int colon;        /* netflix: field 0 ended with ':' */
+    int nul;          /* a field holds a NUL byte (1-based field, 0: none) */
     int saw_nl, discard, stop;
     rk_id_slot u, i;
     double r;
@@ -302,6 +314,7 @@ static void fail(pst *s, rk_status st)
 }
 
 #define SHOW 40 /* bytes of a field quoted in a message */
+#define RK_CSV_FIELD_BEGUN 2 /* libcsv's csv_parser.pstate inside a field (libcsv.c) */
 
 static void take_id(pst *s, rk_id_slot *d, const char *p, size_t n, const char *what)
 {
@@ -330,6 +343,8 @@ static void take_rating(pst *s, const char *p, size_t n)
         row_bad(s, "rating is not a number: \"%.*s\"", w, p);
     else if (rc == 2)
         row_bad(s, "rating is not finite: \"%.*s\"", w, p);
+    else if (rc == 3)
+        row_bad(s, "rating is not a finite number a float holds (|r| < 3.4e38): \"%.*s\"", w, p);
     else if (s->f->have_scale && !(s->r >= s->f->smin && s->r <= s->f->smax))
         row_bad(s, "rating %.*s is outside the rating scale %g:%g", w, p, s->f->smin, s->f->smax);
 }
@@ -346,6 +361,13 @@ static void cb_field(void *field, size_t n, void *data)
     int k = s->nf++;
     if (s->stop || s->discard) return;
     const char *p = field;
+    /* a NUL byte is never data (binary or compressed input, a corrupt
+     * copy): the line is bad whatever the field, read or not */
+    if (n > 0 && memchr(p, '\0', n) != NULL) {
+        if (s->nul == 0) s->nul = k + 1;
+        if (k == f->cu && f->netflix && p[n - 1] == ':') s->colon = 1; /* a movie line */
+        return;
+    }
     if (k == f->cu) {
         if (f->netflix && n > 0 && p[n - 1] == ':') {
             s->colon = 1;
@@ -414,11 +436,21 @@ static void push_row(pst *s, int netflix_item)
     c->n++;
 }
 
+static void nul_bad(pst *s)
+{
+    char why[RK_REASON_CAP];
+    snprintf(why, sizeof why, "a NUL byte in field %d (binary or compressed data?)", s->nul);
+    line_bad(s, why);
+}
+
 static void commit_netflix(pst *s)
 {
     rk_chunk *c = s->c;
     if (s->colon) {
-        if (s->nf != 1) {
+        if (s->nul) { /* the rating lines after it have no movie */
+            s->mv = RK_MV_BAD;
+            nul_bad(s);
+        } else if (s->nf != 1) {
             s->mv = RK_MV_BAD;
             line_bad(s, "expected \"MOVIEID:\" alone on its line");
         } else if (s->bad) {
@@ -448,6 +480,8 @@ static void commit_netflix(pst *s)
         snprintf(why, sizeof why, "expected \"MOVIEID:\" or CustomerID,Rating,Date (3 fields), found %d field%s",
                  s->nf, s->nf == 1 ? "" : "s");
         line_bad(s, why);
+    } else if (s->nul) {
+        nul_bad(s);
     } else if (s->bad) {
         line_bad(s, NULL);
     } else if (s->mv == RK_MV_NONE) {
@@ -474,7 +508,9 @@ static void commit_netflix(pst *s)
 
 static void commit_row(pst *s)
 {
-    if (s->f->netflix) {
+    if (s->nul && !s->f->netflix) {
+        nul_bad(s);
+    } else if (s->f->netflix) {
         commit_netflix(s);
     } else if (s->nf != s->f->nfields) {
         char why[RK_REASON_CAP];
@@ -492,6 +528,7 @@ static inline void reset_row(pst *s)
     s->nf = 0;
     s->bad = 0;
     s->colon = 0;
+    s->nul = 0;
     s->u.str = 0;
     s->i.str = 0;
     s->t = 0;
@@ -576,6 +613,12 @@ void rk_parse_chunk(const rk_fmt *f, rk_chunk *c)
             q += n;
         }
         s.line = line;
+    }
+    /* a quote left open by a last line without its newline: csv_fini would
+     * close it and report a misleading field count */
+    if (p.quoted && p.pstate == RK_CSV_FIELD_BEGUN && !s.stop && c->status == RK_OK) {
+        line_bad(&s, "a quoted field is not closed at the end of the file");
+        s.discard = 1;
     }
     if (csv_fini(&p, cb_field, cb_row, &s) != 0) fail(&s, RK_E_INTERNAL);
     csv_free(&p);

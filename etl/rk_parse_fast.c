@@ -15,8 +15,10 @@
  *     and the rating lines before the chunk's first one, are libcsv's);
  *   - the ids are canonical integers of at most 18 digits (rk_parse_canon_int
  *     reads them the same way), the rating is a plain decimal
- *     (rk_parse_rating_plain, the exact case of rk_parse_rating) inside the
- *     scale, and a kept time is one rk_parse_time accepts;
+ *     (rk_parse_rating_plain, the exact case of rk_parse_rating: a mantissa
+ *     below 2^53, so always within a float's range; "1e39" and 40-digit
+ *     ratings are libcsv's, which refuses them) inside the scale, and a kept
+ *     time is one rk_parse_time accepts;
  *   - it ends in LF or CRLF.
  * The values then come from the functions the libcsv path uses, so the row is
  * the one libcsv would give; anything else, bad lines included, is libcsv's,

@@ -291,6 +291,67 @@ static void test_loader_maps(void)
     rk_dataset_free(&d);
 }
 
+/* More distinct ids than the limit: RK_E_RANGE on every path (direct table,
+ * hashed with one and several shares, strings), never indices that wrap.
+ * The limit is lowered to 5 (rk_ids_test_limit): 2^31 ids are out of reach. */
+static void test_id_limit(void)
+{
+    static const int64_t step[3] = {1, (int64_t)1 << 40, 0}; /* direct, hashed, strings */
+    rk_ids_test_limit(5);
+    for (int path = 0; path < 3; path++)
+        for (int nt = 1; nt <= 4; nt += 3)
+            for (int64_t nd = 4; nd <= 7; nd++) {
+                int64_t v[40];
+                uint8_t tag[40];
+                char arena[40 * 3];
+                int32_t dense[40];
+                for (int k = 0; k < 40; k++) { /* each id about 40/nd times, in the order k * 11 mod nd */
+                    int64_t id = (k * 11) % nd;
+                    if (path == 2) {
+                        arena[3 * k] = 2;
+                        arena[3 * k + 1] = 's';
+                        arena[3 * k + 2] = (char)('a' + id);
+                        v[k] = 3 * k;
+                        tag[k] = 1;
+                    } else {
+                        v[k] = id * step[path] - 2;
+                        tag[k] = 0;
+                    }
+                }
+                rk_idcol col = {v, path == 2 ? tag : NULL, arena, 40, dense};
+                rk_idmap *m = NULL;
+                rk_error e = {0};
+                rk_status st = rk_ids_build(&col, 1, nt, &m, &e);
+                if (nd <= 5) {
+                    CU_ASSERT_EQUAL(st, RK_OK);
+                    CU_ASSERT_EQUAL(rk_ids_count(m), (int32_t)nd);
+                    for (int k = 0; k < 40; k++) CU_ASSERT_EQUAL(dense[k], (int32_t)((k * 11) % nd));
+                } else {
+                    if (st != RK_E_RANGE) fprintf(stderr, "\npath %d, %d threads, %d ids: %d\n", path, nt, (int)nd, st);
+                    CU_ASSERT_EQUAL(st, RK_E_RANGE);
+                    CU_ASSERT_STRING_EQUAL(e.msg, "more than 5 distinct ids (indices are 32-bit)");
+                    CU_ASSERT_PTR_NULL(m);
+                }
+                rk_ids_free(m);
+            }
+    /* through the loader: the message says which map */
+    rk_load_opts o;
+    rk_dataset d;
+    rk_error e = {0};
+    rk_load_opts_default(&o);
+    const char *b = "1,1,1\n2,1,1\n3,1,1\n4,1,1\n5,1,1\n6,1,1\n";
+    CU_ASSERT_EQUAL(rk_load_buffer("b", b, strlen(b), &o, &d, &e), RK_E_RANGE);
+    CU_ASSERT_STRING_EQUAL(e.msg, "too many user ids: more than 5 distinct ids (indices are 32-bit)");
+    CU_ASSERT_PTR_NULL(d.users);
+    b = "1,1,1\n1,2,1\n1,3,1\n1,4,1\n1,5,1\n1,x,1\n";
+    CU_ASSERT_EQUAL(rk_load_buffer("b", b, strlen(b), &o, &d, &e), RK_E_RANGE);
+    CU_ASSERT_STRING_EQUAL(e.msg, "too many item ids: more than 5 distinct ids (indices are 32-bit)");
+    b = "1,1,1\n1,2,1\n2,3,1\n2,4,1\n3,5,1\n";
+    CU_ASSERT_EQUAL(rk_load_buffer("b", b, strlen(b), &o, &d, &e), RK_OK);
+    rk_dataset_free(&d);
+    rk_ids_test_limit(0);
+}
+
 int main(void)
 {
     static const rk_test_case cases[] = {
@@ -303,6 +364,7 @@ int main(void)
         {"a column without indices", test_column_without_output},
         {"random string ids", test_string_random},
         {"maps built by the loader", test_loader_maps},
+        {"the distinct-id limit", test_id_limit},
         {NULL, NULL},
     };
     return rk_test_main("ids", cases);
