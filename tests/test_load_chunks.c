@@ -1,0 +1,218 @@
+/* Unit tests of the loader in pieces: a bad line found by a later chunk,
+ * every chunk size of csv and netflix input, files read in small blocks and
+ * in parallel pread pieces (split from test_load.c). */
+#define _POSIX_C_SOURCE 200809L
+#include "test_load_util.h"
+
+/* A bad line deep in the input, found by a later chunk, in strict mode. */
+static void test_bad_later_chunk(void)
+{
+    sbuf b = {calloc(1, 64), 0, 64};
+    sb_printf(&b, "userId,movieId,rating,timestamp\n");
+    for (int k = 2; k <= 3000; k++) {
+        if (k == 2777) sb_printf(&b, "%d,%d,x4.0,1\n", k, k);
+        else if (k == 2900) sb_printf(&b, "%d,%d,4.0\n", k, k);
+        else if (k % 100 == 0) sb_printf(&b, "\r\n");
+        else sb_printf(&b, "%d,%d,%d.5,1\n", k, k, k % 5);
+    }
+    rk_load_opts o;
+    rk_dataset d;
+    rk_error e;
+    rk_load_opts_default(&o);
+    size_t sizes[] = {0, 1, 50, 999, 4096, 60000};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        o.chunk_bytes = sizes[k];
+        o.threads = 2;
+        CU_ASSERT_EQUAL(rk_load_buffer("big.csv", b.s, b.n, &o, &d, &e), RK_E_PARSE);
+        CU_ASSERT_STRING_EQUAL(e.msg, "big.csv:2777: rating is not a number: \"x4.0\"");
+    }
+    free(b.s);
+}
+
+/* ---- every chunk size ------------------------------------------------------------- */
+
+typedef struct snapshot {
+    char *text;
+    int64_t lines, ratings, skipped;
+    int n_bad;
+    int64_t bad[RK_LOAD_BAD_KEPT];
+} snapshot;
+
+static void snap(const char *buf, size_t len, const rk_load_opts *o, snapshot *s)
+{
+    rk_dataset d;
+    rk_error e;
+    rk_status st = rk_load_buffer("sweep", buf, len, o, &d, &e);
+    if (st != RK_OK) fprintf(stderr, "\nsweep (chunk %zu): %s\n", o->chunk_bytes, e.msg);
+    CU_ASSERT_EQUAL_FATAL(st, RK_OK);
+    s->text = render(&d, &d.train);
+    s->lines = d.train_report.lines;
+    s->ratings = d.train_report.ratings;
+    s->skipped = d.train_report.skipped_lines;
+    s->n_bad = d.train_report.n_bad_kept;
+    for (int k = 0; k < s->n_bad; k++) s->bad[k] = d.train_report.bad[k].line;
+    rk_dataset_free(&d);
+}
+
+static void sweep(const char *buf, const rk_load_opts *base, int64_t want_skipped)
+{
+    size_t len = strlen(buf);
+    rk_load_opts o = *base;
+    snapshot ref, s;
+    o.chunk_bytes = 0;
+    snap(buf, len, &o, &ref);
+    CU_ASSERT_EQUAL(ref.skipped, want_skipped);
+    for (size_t cb = 1; cb <= len + 1; cb++) {
+        o.chunk_bytes = cb;
+        o.threads = 1 + (int)(cb % 2);
+        snap(buf, len, &o, &s);
+        if (strcmp(s.text, ref.text) != 0) fprintf(stderr, "\nchunk %zu differs\n", cb);
+        CU_ASSERT_STRING_EQUAL(s.text, ref.text);
+        CU_ASSERT_EQUAL(s.lines, ref.lines);
+        CU_ASSERT_EQUAL(s.ratings, ref.ratings);
+        CU_ASSERT_EQUAL(s.skipped, ref.skipped);
+        CU_ASSERT_EQUAL_FATAL(s.n_bad, ref.n_bad);
+        for (int k = 0; k < s.n_bad; k++) CU_ASSERT_EQUAL(s.bad[k], ref.bad[k]);
+        free(s.text);
+    }
+    free(ref.text);
+}
+
+static void test_chunks_csv(void)
+{
+    rk_load_opts o;
+    rk_load_opts_default(&o);
+    o.want_time = 1;
+    sweep("userId,movieId,rating,timestamp\r\n1,10,4.0,964982703\r\n1,2,3.5,964981247\r\n\r\n"
+          "2,10,0.5,964982224\r\n\"10\",\"7\",\"5.0\",964983815\r\n\n3,x,1,5\r\n4,y,2,6",
+          &o, 0);
+    o.skip_bad_lines = 1;
+    sweep("u,i,r,t\n1,2,3,4\n\n1,\"a\nb\",3,4\n5,6,7,8\n9,10,zz,1\n1,2\n\"q\",\"r\",1,2\n7,8,9,10",
+          &o, 4);
+    o.want_time = 0;
+    o.delimiter = ' ';
+    sweep("1 1 2\n1 2 4\n\n2  1 3.5 \n3 3 0.5\n a 3 1", &o, 0);
+}
+
+static void test_chunks_netflix(void)
+{
+    rk_load_opts o;
+    rk_load_opts_default(&o);
+    o.want_time = 1;
+    sweep("1:\n1488844,3,2005-09-06\n822109,5,2005-05-13\n\n2:\n2059652,4,2005-09-05\n"
+          "1488844,4,2005-04-19\nmv3:\r\n822109,1,2005-06-16\r\n7,2,2005-06-17\r\n4:\n1,1,2001-01-01",
+          &o, 0);
+    o.skip_bad_lines = 1;
+    o.format = RK_FMT_NETFLIX;
+    sweep("5,5,2005-01-01\n1:\n1,3,2005-09-06\nbad line\n2,x,2005-09-06\n:\n3,3,2005-09-06\n"
+          "4,4,2005-09-06\n2:\n5,5,2005-01-01\n",
+          &o, 6);
+}
+
+/* Files read in small blocks against the same bytes from memory. */
+static void test_blocks_from_files(void)
+{
+    char dir[] = "/tmp/rk_test_load_XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    char csv[600], nf[600];
+    snprintf(csv, sizeof csv, "%s/big.csv", dir);
+    snprintf(nf, sizeof nf, "%s/big.txt", dir);
+    sbuf a = {calloc(1, 64), 0, 64}, b = {calloc(1, 64), 0, 64};
+    unsigned long long seed = 7;
+    sb_printf(&a, "userId,movieId,rating,timestamp\r\n");
+    for (int k = 0; k < 4000; k++)
+        sb_printf(&a, "%d,%d,%.1f,%d\r\n", k / 20 + 1, (int)(rk_test_rand(&seed) % 500) + 1,
+                  0.5 * (double)(rk_test_rand(&seed) % 10 + 1), k);
+    for (int m = 1; m <= 40; m++) {
+        sb_printf(&b, "%d:\n", m * 3);
+        for (int k = 0; k < 100; k++)
+            sb_printf(&b, "%d,%d,2005-01-%02d\n", (int)(rk_test_rand(&seed) % 900) + 1,
+                      (int)(rk_test_rand(&seed) % 5) + 1, k % 28 + 1);
+    }
+    b.n--; /* no newline at the end */
+    b.s[b.n] = '\0';
+    write_file(csv, a.s);
+    write_file(nf, b.s);
+    const char *files[2] = {csv, nf};
+    sbuf *bufs[2] = {&a, &b};
+    size_t sizes[] = {0, 1, 3, 64, 1000, 65535, 1 << 20};
+    for (int f = 0; f < 2; f++) {
+        rk_load_opts o;
+        rk_dataset dm, df;
+        rk_error e;
+        rk_load_opts_default(&o);
+        o.want_time = 1;
+        CU_ASSERT_EQUAL_FATAL(rk_load_buffer("m", bufs[f]->s, bufs[f]->n, &o, &dm, &e), RK_OK);
+        char *want = render(&dm, &dm.train);
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            o.chunk_bytes = sizes[k];
+            o.threads = 2;
+            CU_ASSERT_EQUAL_FATAL(rk_load_dataset(&files[f], 1, NULL, &o, &df, &e), RK_OK);
+            char *got = render(&df, &df.train);
+            CU_ASSERT_STRING_EQUAL(got, want);
+            CU_ASSERT_EQUAL(df.train_report.lines, dm.train_report.lines);
+            CU_ASSERT_EQUAL(df.train_report.bytes, (int64_t)bufs[f]->n);
+            free(got);
+            rk_dataset_free(&df);
+        }
+        CU_ASSERT_EQUAL(dm.train.n, 4000);
+        free(want);
+        rk_dataset_free(&dm);
+    }
+    unlink(csv);
+    unlink(nf);
+    rmdir(dir);
+    free(a.s);
+    free(b.s);
+}
+
+/* A file read in several pread pieces per block. */
+static void test_big_file(void)
+{
+    char dir[] = "/tmp/rk_test_big_XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    char path[600];
+    snprintf(path, sizeof path, "%s/big.csv", dir);
+    sbuf a = {calloc(1, 64), 0, 64};
+    unsigned long long seed = 3;
+    for (int k = 0; k < 400000; k++)
+        sb_printf(&a, "%d,%d,%d.5\n", k / 50, (int)(rk_test_rand(&seed) % 90000), k % 5);
+    write_file(path, a.s);
+    rk_load_opts o;
+    rk_dataset dm, df;
+    rk_error e;
+    rk_load_opts_default(&o);
+    o.threads = 2;
+    CU_ASSERT_EQUAL_FATAL(rk_load_buffer("m", a.s, a.n, &o, &dm, &e), RK_OK);
+    const char *p = path;
+    size_t sizes[] = {0, (size_t)3 << 20, 12345};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        o.chunk_bytes = sizes[k];
+        CU_ASSERT_EQUAL_FATAL(rk_load_dataset(&p, 1, NULL, &o, &df, &e), RK_OK);
+        CU_ASSERT_EQUAL(df.train_report.bytes, (int64_t)a.n);
+        CU_ASSERT_EQUAL(df.train_report.lines, 400000);
+        CU_ASSERT_EQUAL_FATAL(df.train.n, dm.train.n);
+        CU_ASSERT_EQUAL(memcmp(df.train.user, dm.train.user, (size_t)dm.train.n * sizeof(int32_t)), 0);
+        CU_ASSERT_EQUAL(memcmp(df.train.item, dm.train.item, (size_t)dm.train.n * sizeof(int32_t)), 0);
+        CU_ASSERT_EQUAL(memcmp(df.train.rating, dm.train.rating, (size_t)dm.train.n * sizeof(float)), 0);
+        rk_dataset_free(&df);
+    }
+    rk_dataset_free(&dm);
+    unlink(path);
+    rmdir(dir);
+    free(a.s);
+}
+
+/* ---- several files, directories, test files, stdin --------------------------------- */
+int main(void)
+{
+    static const rk_test_case cases[] = {
+        {"bad line in a later chunk", test_bad_later_chunk},
+        {"every chunk size, csv", test_chunks_csv},
+        {"every chunk size, netflix", test_chunks_netflix},
+        {"files in small blocks", test_blocks_from_files},
+        {"a file in parallel pread pieces", test_big_file},
+        {NULL, NULL},
+    };
+    return rk_test_main("load in pieces", cases);
+}
