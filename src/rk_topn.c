@@ -159,6 +159,10 @@ static int32_t user_topn(const rk_model *m, const rk_lists *l, const uint64_t *q
         upd += len;
         for (int32_t r = 0; r < len; r++) {
             const int32_t c = nb[r];
+            /* a weight that rounds to 0 (s < 2^-33) adds nothing; were it
+             * summed, c could enter touched[] once per such weight and
+             * overflow its n_items entries */
+            if (q[r] == 0) continue;
             if (acc[c] == 0) w->touched[nt++] = c;
             acc[c] += q[r];
         }
