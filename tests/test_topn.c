@@ -278,6 +278,15 @@ static void test_edges(void)
     CU_ASSERT_EQUAL(c.item[2], 2);
     coll_free(&c);
     check_engine(&m, &l, 2, NULL, 0, 1, 1);
+    /* N far above the 5 items: lists of at most 5, batches of capacity 5 */
+    coll_init(&c, 3, 5);
+    o.n = 1000000;
+    o.sink_ud = &c;
+    CU_ASSERT_FATAL(rk_topn_cpu(&m, &l, &o, &st, &err) == RK_OK);
+    CU_ASSERT_EQUAL(c.bad_order, 0); /* the sink refuses a batch whose capacity exceeds 5 */
+    CU_ASSERT_EQUAL(c.len[2], 3);
+    CU_ASSERT_EQUAL(c.item[2 * 5 + 2], 3);
+    coll_free(&c);
     rk_lists_free(&l);
     rk_model_free(&m);
     rk_triples_free(&t);
