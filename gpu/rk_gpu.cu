@@ -272,6 +272,16 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     RK_FORWARD(acc_values(&by_item, by_item.v, scale, pb ? &res_i : NULL, mem, s, err));
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     const double t_h2d = rk_omp_wtime();
+    // The float ratings were only the source of the sums' values, except
+    // by_user's where predictions read them: at Netflix size each is 400 MB,
+    // a fifth of a 2 GB --gpu-memory that would otherwise be gone before the
+    // first tile.
+    mem.release(by_item.v);
+    by_item.v = NULL;
+    if (q == NULL) {
+        mem.release(by_user.v);
+        by_user.v = NULL;
+    }
     const float *ratings_by_user = by_user.v; // real ratings for the predictions
     const rk_dev_csr &acc_user = by_user;
 
@@ -283,9 +293,6 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     if (chunk > n_items) chunk = n_items > 0 ? n_items : 1;
     int32_t n_chunks = n_items > 0 ? (n_items + chunk - 1) / chunk : 1;
     chunk = n_items > 0 ? (n_items + n_chunks - 1) / n_chunks : 1;
-    int64_t *seg;
-    RK_FORWARD(mem.alloc(&seg, (size_t)n_users * (size_t)(n_chunks + 1), err));
-    RK_FORWARD(rk_gpu_segments_launch(&acc_user, n_chunks, chunk, seg, s, err));
 
     // item order (heaviest first) and model statistics
     std::vector<int32_t> order((size_t)(n_items > 0 ? n_items : 1)), pos_of((size_t)(n_items > 0 ? n_items : 1));
@@ -319,12 +326,39 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         for (int64_t t = 0; t < q->n; t++) queries_known += rk_model_user_known(m, q->user[t]) && rk_model_item_known(m, q->item[t]);
     size_t query_bytes = (size_t)queries_known * (3 * sizeof(int32_t) + sizeof(double) + sizeof(int32_t));
     budget = budget > query_bytes ? budget - query_bytes : 0;
+    // The chunk table grows as users x chunks (334 MB for 200k users and 2M
+    // items): kept when it takes at most a quarter of what is left, else the
+    // kernel searches each rater's row (a few steps of 32 probes a chunk).
+    // With one chunk a segment is the whole row: no table, no search.
+    const size_t seg_bytes = (size_t)n_users * (size_t)(n_chunks + 1) * sizeof(int64_t);
+    int64_t *seg = NULL;
+    if (!(g != NULL && g->no_segments) && n_chunks > 1 && seg_bytes <= budget / 4) {
+        RK_FORWARD(mem.alloc(&seg, (size_t)n_users * (size_t)(n_chunks + 1), err));
+        RK_FORWARD(rk_gpu_segments_launch(&acc_user, n_chunks, chunk, seg, s, err));
+        budget -= seg_bytes;
+    } // one chunk: its segment is the whole row, no table and no search
     int64_t tile_rows = (int64_t)(budget / row_bytes);
     if (tile_rows > n_items) tile_rows = n_items;
     if (g != NULL && g->tile_items > 0 && tile_rows > g->tile_items) tile_rows = g->tile_items;
-    if (n_items > 0 && tile_rows < 1)
-        return rk_error_set(err, RK_E_GPU, "not enough device memory for one similarity row of %d items (%zu bytes needed, %zu left)",
-                            n_items, row_bytes, budget);
+    if (n_items > 0 && tile_rows < 1) {
+        // what the run holds (ratings in both orientations and their sums'
+        // values, lists, order, statistics, the chunk table), one row, the queries
+        const double MB = 1048576.0;
+        const size_t need = mem.bytes + row_bytes + query_bytes;
+        char gives[160];
+        if (g != NULL && g->memory_cap > 0)
+            snprintf(gives, sizeof gives, "--gpu-memory gives %.0f MB", (double)g->memory_cap / MB);
+        else
+            snprintf(gives, sizeof gives, "the device has %.0f MB free beyond what the run holds, less 512 MB kept for "
+                     "the CUDA libraries", (double)(budget + query_bytes) / MB);
+        return rk_error_set(err, RK_E_GPU,
+                            "the GPU engine needs %.0f MB of device memory for one tile of 1 similarity row of %d items "
+                            "(%.0f MB for the ratings, lists and indexes, %.2f MB a row, %.0f MB for %lld queries); "
+                            "%s: raise --gpu-memory (a tile of 256 rows needs %.0f MB) or use --device cpu",
+                            need / MB, n_items, (double)mem.bytes / MB, (double)row_bytes / MB,
+                            (double)query_bytes / MB, (long long)queries_known, gives,
+                            (double)(mem.bytes + 256 * row_bytes + query_bytes) / MB);
+    }
     if (tile_rows < 1) tile_rows = 1;
     const int32_t T = (int32_t)tile_rows;
     const int32_t n_tiles = n_items > 0 ? (n_items + T - 1) / T : 0;
@@ -468,8 +502,8 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     st->select_s = t_sel / 1000.0;
     st->predict_s = t_pred / 1000.0;
     st->sim_s = t_sims / 1000.0;
-    snprintf(st->path + strlen(st->path), sizeof st->path - strlen(st->path), ", %d tile%s of %d%s", n_tiles,
-             n_tiles == 1 ? "" : "s", T, dev_transpose ? ", device transpose" : "");
+    snprintf(st->path + strlen(st->path), sizeof st->path - strlen(st->path), ", %d tile%s of %d%s%s", n_tiles,
+             n_tiles == 1 ? "" : "s", T, dev_transpose ? ", device transpose" : "", seg == NULL && n_chunks > 1 ? ", searched" : "");
     if (topn == NULL) return RK_OK;
 
     // top-N from the lists still on the device; the similarity tile goes first

@@ -55,6 +55,8 @@ typedef struct rk_gpu_opts {
     rk_gpu_topn_route topn_route;
     int64_t topn_batch;  /* force the users per top-N batch (0 = sized from memory); tests */
     int host_transpose;  /* upload both orientations instead of transposing on the device; tests */
+    int no_segments;     /* find each rater's chunk segment by search instead of the table of
+                            n_users x (chunks + 1) offsets, as when the table does not fit; tests */
 } rk_gpu_opts;
 
 /*! rk_gpu_knn() : the engine of rk_knn_cpu on the GPU, and, when topn is

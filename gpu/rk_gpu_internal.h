@@ -185,7 +185,8 @@ enum rk_sums_kind {
 
 struct rk_sims_args {
     rk_dev_csr by_item, by_user;   // values in q (grid) or v (floating)
-    const int64_t *seg;            // [n_users][n_chunks + 1] chunk starts in user rows
+    const int64_t *seg;            // [n_users][n_chunks + 1] chunk starts in user rows, or NULL:
+                                   // k_sims then finds them by a warp search of each row
     int32_t n_chunks, chunk;       // columns per chunk
     const int32_t *tile_items;     // items of this tile, one per block
     int32_t tile_rows;

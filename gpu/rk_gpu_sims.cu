@@ -92,7 +92,6 @@ __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ i
     extern __shared__ __align__(16) unsigned char smem_raw[];
     A *acc = reinterpret_cast<A *>(smem_raw);
     __shared__ int next_rater;
-    (void)uptr;
 
     const int32_t t = blockIdx.x;
     const int32_t i = tile_items[t];
@@ -119,8 +118,15 @@ __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ i
             const int64_t p = r0 + r;
             const int32_t u = iidx[p];
             const A x = (A)ival[p];
-            int64_t lo = seg[(int64_t)u * (n_chunks + 1) + c];
-            const int64_t hi = seg[(int64_t)u * (n_chunks + 1) + c + 1];
+            int64_t lo, hi;
+            if (seg != NULL) {
+                lo = seg[(int64_t)u * (n_chunks + 1) + c];
+                hi = seg[(int64_t)u * (n_chunks + 1) + c + 1];
+            } else { // no table (it would grow as users x chunks): the warp searches the row
+                const int64_t b = uptr[u], e = uptr[u + 1];
+                lo = c0 > 0 ? warp_first_after(uidx, b, e, c0 - 1, lane) : b;
+                hi = c0 + cw < n_items ? warp_first_after(uidx, lo, e, c0 + cw - 1, lane) : e;
+            }
             if (sym && c0 <= i) lo = warp_first_after(uidx, lo, hi, i, lane);
             for (int64_t pp = lo + lane; pp < hi; pp += kWarp)
                 add_pair<A, NS>(acc, C, uidx[pp] - c0, x, (A)uval[pp]);

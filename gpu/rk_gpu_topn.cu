@@ -353,6 +353,17 @@ rk_status rk_gpu_topn_run(const rk_model *m, const rk_topn_dev_in *in, const rk_
         RK_CUDA_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, kAccThreads, acc_smem));
         grid = std::max(1, per_sm) * in->sm_count;
         grid = (int)std::min<int64_t>(grid, max_count);
+        // every block holds a slot of n_items touched indices (and sums, when
+        // they are not in shared memory): 264 slots of 2M items would take
+        // 6.3 GB, so the slots get at most half the budget (candidates a quarter)
+        const size_t slot_bytes = (size_t)n_items * (sizeof(int32_t) + (smem_acc ? 0 : sizeof(uint64_t)));
+        const int64_t fit = (int64_t)((in->budget / 2) / slot_bytes);
+        if (fit < 1)
+            return rk_error_set(err, RK_E_GPU,
+                                "GPU top-N needs %.1f MB of device memory for one accumulator of %d items "
+                                "(%.1f MB left to it): raise --gpu-memory or use --device cpu",
+                                2.0 * (double)slot_bytes / 1048576.0, n_items, (double)in->budget / 1048576.0);
+        grid = (int)std::min<int64_t>(grid, fit);
         int64_t cand = 0; // the largest batch's candidates
         for (size_t t = 0; t + 1 < cut.size(); t++) {
             int64_t sum = 0;

@@ -145,7 +145,7 @@ static int ws_init(knn_ws *w, const knn_ctx *c)
 
 /* Runs the body (the last argument) for every rater u of item i (its by_item
  * position p, after PER_RATER) and every entry pp of u's row.  The raters are
- * taken in blocks; for each chunk of columns every rater of the block goes on
+ * taken in blocks; for each of the nch chunks of columns (1: whole rows) every rater of the block goes on
  * along its row (sorted by item) from where the previous chunk stopped, while
  * KEY (the entry's item, shifted left by SHIFT) is below the chunk's end.
  * Every entry still receives its raters in ascending order, so floating-point
@@ -160,8 +160,8 @@ static int ws_init(knn_ws *w, const knn_ctx *c)
                 w->cur[t_] = U->ptr[I->idx[b0_ + t_]];                                     \
                 w->end[t_] = U->ptr[I->idx[b0_ + t_] + 1];                                 \
             }                                                                              \
-            for (int32_t ch_ = 0; ch_ < c->n_chunks; ch_++) {                              \
-                const int last_ = ch_ + 1 == c->n_chunks;                                  \
+            for (int32_t ch_ = 0; ch_ < nch; ch_++) {                                      \
+                const int last_ = ch_ + 1 == nch;                                          \
                 const uint64_t lim_ = (uint64_t)(ch_ + 1) * (uint64_t)c->chunk << (SHIFT); \
                 for (int64_t t_ = 0; t_ < nb_; t_++) {                                     \
                     const int64_t p = b0_ + t_;                                            \
@@ -185,7 +185,7 @@ static int ws_init(knn_ws *w, const knn_ctx *c)
 
 /* TRACK: keep the list of touched columns (sparse items); a constant at each
  * call, so the test leaves the dense items' loop. */
-static inline __attribute__((always_inline)) void accumulate_packed(const knn_ctx *c, knn_ws *w, int32_t i,
+static inline __attribute__((always_inline)) void accumulate_packed(const knn_ctx *c, knn_ws *w, int32_t i, const int32_t nch,
                                                                     const int track)
 {
     const rk_csr *I = &c->m->by_item, *U = &c->m->by_user;
@@ -205,7 +205,7 @@ static inline __attribute__((always_inline)) void accumulate_packed(const knn_ct
     w->n_touched = nt;
 }
 
-static inline __attribute__((always_inline)) void accumulate_v8i(const knn_ctx *c, knn_ws *w, int32_t i,
+static inline __attribute__((always_inline)) void accumulate_v8i(const knn_ctx *c, knn_ws *w, int32_t i, const int32_t nch,
                                                                  const int track)
 {
     const rk_csr *I = &c->m->by_item, *U = &c->m->by_user;
@@ -221,7 +221,7 @@ static inline __attribute__((always_inline)) void accumulate_v8i(const knn_ctx *
     w->n_touched = nt;
 }
 
-static inline __attribute__((always_inline)) void accumulate_double(const knn_ctx *c, knn_ws *w, int32_t i,
+static inline __attribute__((always_inline)) void accumulate_double(const knn_ctx *c, knn_ws *w, int32_t i, const int32_t nch,
                                                                     const int track)
 {
     const rk_csr *I = &c->m->by_item, *U = &c->m->by_user;
@@ -461,11 +461,20 @@ static void knn_item(const knn_ctx *c, knn_ws *w, int32_t i)
     rk_topk h;
     const int dense = c->cost[i] >= c->dense_cost;
     const int rows = c->q != NULL && c->qptr[i + 1] > c->qptr[i];
+    /* Chunks pay when a rater's row has several entries per chunk.  In a
+     * large, sparse catalogue (millions of items, short rows) most of the
+     * (rater, chunk) steps find nothing, and walking them cost more than
+     * the cache misses they save: rows averaging fewer than two entries a
+     * chunk are walked whole.  The sums are the same either way. */
+    const int64_t deg = c->m->by_item.ptr[i + 1] - c->m->by_item.ptr[i];
+    const int32_t nch = c->o->chunk_items <= 0 && c->cost[i] < 2 * (int64_t)c->n_chunks * deg ? 1 : c->n_chunks;
     /* each call has a constant TRACK, so that each loop is compiled for it */
-    if (c->path == PATH_PACKED) { if (dense) accumulate_packed(c, w, i, 0); else accumulate_packed(c, w, i, 1); }
-    else if (c->path == PATH_V8I) { if (dense) accumulate_v8i(c, w, i, 0); else accumulate_v8i(c, w, i, 1); }
-    else if (dense) accumulate_double(c, w, i, 0);
-    else accumulate_double(c, w, i, 1);
+    if (c->path == PATH_PACKED) {
+        if (dense) accumulate_packed(c, w, i, nch, 0); else accumulate_packed(c, w, i, nch, 1);
+    } else if (c->path == PATH_V8I) {
+        if (dense) accumulate_v8i(c, w, i, nch, 0); else accumulate_v8i(c, w, i, nch, 1);
+    } else if (dense) accumulate_double(c, w, i, nch, 0);
+    else accumulate_double(c, w, i, nch, 1);
     rk_topk_init(&h, c->o->k, w->hs, w->hi);
     similarities(c, w, i, dense, rows, &h);
     double t0 = wall_now();

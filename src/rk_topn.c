@@ -159,6 +159,10 @@ static int32_t user_topn(const rk_model *m, const rk_lists *l, const uint64_t *q
         upd += len;
         for (int32_t r = 0; r < len; r++) {
             const int32_t c = nb[r];
+            /* a weight that rounds to 0 (s < 2^-33) adds nothing; were it
+             * summed, c could enter touched[] once per such weight and
+             * overflow its n_items entries */
+            if (q[r] == 0) continue;
             if (acc[c] == 0) w->touched[nt++] = c;
             acc[c] += q[r];
         }
@@ -188,7 +192,10 @@ rk_status rk_topn_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *
     RK_FORWARD(rk_topn_check(m, l, o, err));
     if (l == NULL) return rk_error_set(err, RK_E_ARG, "top-N needs the neighbour lists");
 
-    const int32_t n_items = l->n_items, k = l->k, n = o->n;
+    /* a list never holds more than n_items: N beyond that would only size the
+     * batch buffers (1024 users at least) by N, 12 GB for --top-n 1000000;
+     * the GPU engine takes the same N */
+    const int32_t n_items = l->n_items, k = l->k, n = o->n < n_items ? o->n : (n_items > 0 ? n_items : 1);
     const rk_csr *U = &m->by_user;
     int32_t *all = NULL;
     const int32_t *users = o->users;

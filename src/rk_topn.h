@@ -61,7 +61,7 @@ typedef struct rk_topn_batch {
     int64_t first;          /* position of the batch's first user in the request */
     int64_t count;          /* users in the batch */
     const int32_t *user;    /* count dense user indices */
-    int32_t n;              /* N: the capacity of each list */
+    int32_t n;              /* the capacity of each list: min(N, n_items) (at least 1) */
     const int32_t *len;     /* count list lengths, 0..n */
     const int32_t *item;    /* count * n dense item indices */
     const uint64_t *score;  /* count * n fixed-point scores (rk_topn_score) */

@@ -430,6 +430,73 @@ static void test_wide_grid_chunks(void)
     rk_triples_free(&t);
 }
 
+/* A large, sparse catalogue: items whose raters have short rows are walked
+ * whole, the others in chunks (when the cache gives more than one chunk).
+ * Lists and predictions must be those of every row in one chunk and of
+ * forced narrow chunks, bit for bit, on the packed grid and in double. */
+static void test_sparse_catalogue(void)
+{
+    const int32_t nu = 1000, ni = 200000, heavy = 10;
+    for (int real = 0; real < 2; real++) {
+        rk_triples t;
+        unsigned long long s = 9700 + (unsigned long long)real;
+        CU_ASSERT_FATAL(rk_triples_alloc(&t, heavy * 2000 + (nu - heavy) * 20, 0, NULL) == RK_OK);
+        int64_t n = 0;
+        for (int32_t u = 0; u < nu; u++) {
+            const int32_t len = u < heavy ? 2000 : 20;
+            /* 97 and 101 are prime to ni: the items of a row are distinct */
+            const int32_t start = (int32_t)(rk_test_rand(&s) % (unsigned)(u % 2 ? ni : 3000));
+            for (int32_t a = 0; a < len; a++) {
+                t.user[n] = u;
+                t.item[n] = (int32_t)(((int64_t)start + (int64_t)a * (u < heavy ? 97 : 101)) % ni);
+                t.rating[n] = real ? (float)(1.0 + 4.0 * rk_test_uniform(&s))
+                                   : (float)(0.5 * (double)(1 + rk_test_rand(&s) % 10));
+                n++;
+            }
+        }
+        t.n = n;
+        rk_model m;
+        CU_ASSERT_FATAL(rk_model_build(&m, &t, nu, ni, 0, 0, 0, 1, NULL) == RK_OK);
+        rk_knn_opts o;
+        rk_knn_opts_default(&o);
+        o.k = 5;
+        rk_lists l[3];
+        enum { NQ = 3000 };
+        static int32_t qu[NQ], qi[NQ], used[3][NQ];
+        static double pred[3][NQ];
+        for (int a = 0; a < NQ; a++) { /* training pairs: the user rated items beside the target */
+            const int64_t p = (int64_t)(rk_test_rand(&s) % (unsigned long long)t.n);
+            qu[a] = t.user[p];
+            qi[a] = t.item[p];
+        }
+        const int32_t chunks[3] = {0, ni, 1000}; /* the engine's choice, one chunk, 200 chunks */
+        for (int c = 0; c < 3; c++) {
+            rk_knn_stats st;
+            rk_queries q = {NQ, qu, qi, pred[c], used[c]};
+            o.chunk_items = chunks[c];
+            CU_ASSERT_FATAL(rk_lists_alloc(&l[c], ni, o.k, NULL) == RK_OK);
+            CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, &l[c], &q, &st, NULL) == RK_OK);
+            CU_ASSERT(strstr(st.path, real ? "double" : "packed") != NULL);
+        }
+        int64_t listed = 0, answered = 0;
+        for (int32_t i = 0; i < ni; i++) listed += l[0].len[i];
+        for (int a = 0; a < NQ; a++) answered += used[0][a] > 0;
+        CU_ASSERT(listed > 10000);
+        CU_ASSERT(answered > 100);
+        for (int c = 1; c < 3; c++) {
+            CU_ASSERT(memcmp(l[0].len, l[c].len, (size_t)ni * sizeof(int32_t)) == 0);
+            CU_ASSERT(memcmp(l[0].nbr, l[c].nbr, (size_t)ni * 5 * sizeof(int32_t)) == 0);
+            CU_ASSERT(memcmp(l[0].sim, l[c].sim, (size_t)ni * 5 * sizeof(float)) == 0);
+            CU_ASSERT(memcmp(l[0].support, l[c].support, (size_t)ni * 5 * sizeof(int32_t)) == 0);
+            CU_ASSERT(memcmp(pred[0], pred[c], sizeof pred[0]) == 0);
+            CU_ASSERT(memcmp(used[0], used[c], sizeof used[0]) == 0);
+        }
+        for (int c = 0; c < 3; c++) rk_lists_free(&l[c]);
+        rk_model_free(&m);
+        rk_triples_free(&t);
+    }
+}
+
 static void test_bad_arguments(void)
 {
     rk_triples t;
@@ -465,6 +532,7 @@ int main(void)
         {"1 and 2 threads agree", test_threads_agree},
         {"forced column chunks", test_forced_chunks},
         {"unpacked grid in chunks", test_wide_grid_chunks},
+        {"a sparse catalogue of 200,000 items: whole rows and chunks agree", test_sparse_catalogue},
         {"bad arguments", test_bad_arguments},
         {NULL, NULL},
     };

@@ -278,6 +278,64 @@ static void test_edges(void)
     CU_ASSERT_EQUAL(c.item[2], 2);
     coll_free(&c);
     check_engine(&m, &l, 2, NULL, 0, 1, 1);
+    /* N far above the 5 items: lists of at most 5, batches of capacity 5 */
+    coll_init(&c, 3, 5);
+    o.n = 1000000;
+    o.sink_ud = &c;
+    CU_ASSERT_FATAL(rk_topn_cpu(&m, &l, &o, &st, &err) == RK_OK);
+    CU_ASSERT_EQUAL(c.bad_order, 0); /* the sink refuses a batch whose capacity exceeds 5 */
+    CU_ASSERT_EQUAL(c.len[2], 3);
+    CU_ASSERT_EQUAL(c.item[2 * 5 + 2], 3);
+    coll_free(&c);
+    rk_lists_free(&l);
+    rk_model_free(&m);
+    rk_triples_free(&t);
+}
+
+/* Weights that round to 0 in fixed point (s < 2^-33) add nothing and must
+ * not enter the touched list once per occurrence: here the user's lists
+ * hold 3 x 60 such entries for 4 items, far more than the per-thread list of
+ * n_items touched items holds. */
+static void test_zero_weights(void)
+{
+    rk_triples t;
+    rk_error err;
+    rk_model m;
+    int32_t tu[] = {0, 0, 0, 1}, ti[] = {0, 1, 2, 3};
+    float tr[] = {3, 4, 5, 1};
+    CU_ASSERT_FATAL(rk_triples_alloc(&t, 4, 0, &err) == RK_OK);
+    memcpy(t.user, tu, sizeof tu);
+    memcpy(t.item, ti, sizeof ti);
+    memcpy(t.rating, tr, sizeof tr);
+    CU_ASSERT_FATAL(rk_model_build(&m, &t, 2, 4, 0, 0, 0, 0, &err) == RK_OK);
+    rk_lists l;
+    const int32_t k = 64;
+    CU_ASSERT_FATAL(rk_lists_alloc(&l, 4, k, &err) == RK_OK);
+    for (int32_t j = 0; j < 3; j++) {
+        l.len[j] = 60;
+        for (int32_t r = 0; r < 60; r++) {
+            l.nbr[j * k + r] = r % 2 ? 3 : (j + 1) % 3; /* unrated 3, or a rated item */
+            l.sim[j * k + r] = 1e-12f;
+        }
+    }
+    l.sim[2 * k + 59] = 0.5f; /* nbr 3: the only weight that counts */
+    collected c;
+    coll_init(&c, 2, 2);
+    rk_topn_opts o;
+    memset(&o, 0, sizeof o);
+    o.n = 2;
+    o.sink = sink;
+    o.sink_ud = &c;
+    o.threads = 1;
+    rk_topn_stats st;
+    CU_ASSERT_FATAL(rk_topn_cpu(&m, &l, &o, &st, &err) == RK_OK);
+    CU_ASSERT_EQUAL(c.len[0], 1);
+    CU_ASSERT_EQUAL(c.item[0], 3);
+    CU_ASSERT_EQUAL(c.score[0], (uint64_t)1 << 31);
+    CU_ASSERT_EQUAL(c.len[1], 0); /* item 3's list is empty */
+    CU_ASSERT_EQUAL(st.rows, 1);
+    CU_ASSERT_EQUAL(st.updates, 3 * 60); /* list entries read, zero weights included */
+    coll_free(&c);
     rk_lists_free(&l);
     rk_model_free(&m);
     rk_triples_free(&t);
@@ -335,6 +393,7 @@ int main(void)
         {"random shapes against the brute-force scorer", test_random},
         {"--users: any order, repeats, untrained users", test_users_subset},
         {"ties, empty lists, a user who rated everything, N above the candidates", test_edges},
+        {"weights that round to 0: nothing added, touched list bounded", test_zero_weights},
         {"one item", test_one_item},
         {"errors: the sink's status, bad options", test_errors},
         {NULL, NULL},
