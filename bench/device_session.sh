@@ -19,6 +19,8 @@
 #                ml20m-random netflix-random) with the lists and recommendations of the topn step
 #   floors       bench/floors.py --measure: the machine's rates, each stage's floor, the table
 #   model        bench/model_bench.sh: save a model at ML-20M size, reload it 3 times, answers compared
+#   scale        bench/scale_gpu.sh: sparse catalogues up to 2M items on both engines, Netflix
+#                size under --gpu-memory 2 and 1
 #   evalgpu      tests/cli_gpu_eval.sh and a 5-fold ml-100k-size run on both engines (fold metrics compared)
 # DATA (default /tmp/rkdata) holds the generated data sets.  Every step has a timeout
 # (STEP_TIMEOUT, e.g. TOPN_TIMEOUT=240), and none runs past SESSION_S (default 570) seconds
@@ -65,6 +67,7 @@ for step in "$@"; do
     floors) lim=$(tmo "${FLOORS_TIMEOUT:-120}") ;;
     model) lim=$(tmo "${MODEL_TIMEOUT:-240}") ;;
     evalgpu) lim=$(tmo "${EVALGPU_TIMEOUT:-120}") ;;
+    scale) lim=$(tmo "${SCALE_TIMEOUT:-400}") ;;
     esac
     if [ -n "$lim" ] && [ "$lim" -lt 5 ]; then
         echo "$step: skipped, the session's $budget s are spent" >>"$summary"
@@ -169,6 +172,10 @@ PY
         top_srcdir=. top_builddir=. timeout "$lim" sh tests/cli_gpu_eval.sh >"$logs/evalgpu.txt" 2>&1
         echo "evalgpu: cli_gpu_eval.sh exit $? ($(($(date +%s) - t0)) s)" >>"$summary"
         tail -3 "$logs/evalgpu.txt" >>"$summary" ;;
+    scale)
+        timeout "$lim" sh bench/scale_gpu.sh "$data" "$logs/scale" >"$logs/scale.txt" 2>&1
+        echo "scale: exit $? ($(($(date +%s) - t0)) s)" >>"$summary"
+        cat "$logs/scale.txt" >>"$summary" ;;
     *) echo "unknown step $step" >>"$summary" ;;
     esac
 done
