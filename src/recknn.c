@@ -336,10 +336,17 @@ static void *signal_thread(void *arg)
  * default action: an interrupted run may leave temporary files, nothing worse). */
 static int catch_stop_signals(void)
 {
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    int n = 0;
     sigemptyset(&stop_sigs);
-    sigaddset(&stop_sigs, SIGINT);
-    sigaddset(&stop_sigs, SIGTERM);
-    sigaddset(&stop_sigs, SIGHUP);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        /* a signal ignored on entry stays ignored (nohup; a shell's background job) */
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        sigaddset(&stop_sigs, sigs[i]);
+        n++;
+    }
+    if (n == 0) return 0;
     if (pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL) != 0) return -1;
     pthread_attr_t at;
     pthread_t th;
