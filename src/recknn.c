@@ -4,11 +4,14 @@
 
 #define _POSIX_C_SOURCE 200809L
 #include "rk_job.h"
+#include "rk_output.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -119,7 +122,8 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0 success, 2 bad option, 3 bad input data or model file, 4 file\n"
     "missing, "
-    "unreadable or unwritable, 5 GPU or runtime failure.\n";
+    "unreadable or unwritable, 5 GPU or runtime failure; interrupted by SIGINT,\n"
+    "SIGTERM or SIGHUP: 128 + the signal (130, 143, 129), temporary files removed.\n";
 
 enum {
     OPT_FORMAT = 256, OPT_DELIMITER, OPT_HEADER, OPT_NO_HEADER, OPT_COLUMNS,
@@ -293,6 +297,74 @@ static void on_progress(void *ud, const char *stage, double done, double total, 
     c->drawn = 1;
     c->t_last = t;
     c->pct = pct;
+}
+
+/* ---- interruption -------------------------------------------------------------
+ *
+ * SIGINT, SIGTERM and SIGHUP are blocked in every thread (OpenMP's and CUDA's
+ * inherit the mask) and taken by one thread that waits for them: it removes
+ * the run's temporary files and the directories it made (rk_out_unlink_pending,
+ * which also stops new ones), says so, and ends the process by the signal's
+ * default action, so that the parent sees 128 + the signal.  Waiting in a
+ * thread, rather than in a handler, lets the cleanup wait for a commit's
+ * renames under way on the thread it would otherwise have interrupted. */
+
+static sigset_t stop_sigs;
+static int stop_tty; /* stderr is a terminal: clear a progress line first */
+
+static void *signal_thread(void *arg)
+{
+    (void)arg;
+    int sig = 0;
+    while (sigwait(&stop_sigs, &sig) != 0) {
+    }
+    rk_out_unlink_pending();
+    static const char clear[] = "\r\033[K", msg[] = "recknn: interrupted\n";
+    if (stop_tty) (void)!write(STDERR_FILENO, clear, sizeof clear - 1);
+    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    raise(sig);
+    _exit(128 + sig); /* not reached: the default action ends the process */
+}
+
+/* Before any other thread exists.  @return 0, or -1 (then signals keep their
+ * default action: an interrupted run may leave temporary files, nothing worse). */
+static int catch_stop_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    int n = 0;
+    sigemptyset(&stop_sigs);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        /* a signal ignored on entry stays ignored (nohup; a shell's background job) */
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        sigaddset(&stop_sigs, sigs[i]);
+        n++;
+    }
+    if (n == 0) return 0;
+    if (pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL) != 0) return -1;
+    pthread_attr_t at;
+    pthread_t th;
+    int ok = pthread_attr_init(&at) == 0;
+    if (ok) {
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&at, (size_t)1 << 16);
+        ok = pthread_create(&th, &at, signal_thread, NULL) == 0;
+        pthread_attr_destroy(&at);
+    }
+    if (!ok) {
+        pthread_sigmask(SIG_UNBLOCK, &stop_sigs, NULL);
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- strict number parsing ------------------------------------------------------ */
@@ -574,10 +646,17 @@ int main(int argc, char **argv)
     o.progress = c.progress ? on_progress : NULL;
     o.ud = &c;
 
+    stop_tty = c.tty;
+    if (catch_stop_signals() != 0 && !c.quiet)
+        fputs("recknn: warning: cannot catch signals: an interrupted run may leave temporary files\n", stderr);
+
     rk_job_report rep;
     rk_error err;
     rk_error_clear(&err);
     rk_status s = rk_job_run(&o, &rep, &err);
+    /* interrupted: the signal thread is ending the process; its failures
+     * (files refused after the cancel) are not errors to report */
+    while (rk_out_cancelled()) pause();
     progress_clear(&c);
     if (s != RK_OK) {
         fprintf(stderr, "recknn: error: %s\n", err.msg[0] != '\0' ? err.msg : rk_strerror(s));

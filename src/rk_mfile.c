@@ -9,10 +9,12 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_mfile_internal.h"
+#include "rk_output.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- XXH64 ------------------------------------------------------------------- */
@@ -353,10 +355,23 @@ rk_status rk_mfile_save(const char *path, const rk_mfile_view *v, rk_error *err)
     size_t pl = strlen(path);
     char *tmp = malloc(pl + 32);
     if (tmp == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for a file name");
-    snprintf(tmp, pl + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *fp = fopen(tmp, "wb");
+    /* registered with rk_output, so that an interrupted run removes it */
+    snprintf(tmp, pl + 32, "%s.tmp.XXXXXX", path);
+    int fd, slot;
+    rk_status s0 = rk_out_temp_create(tmp, path, &fd, &slot, err);
+    if (s0 != RK_OK) {
+        free(tmp);
+        return s0;
+    }
+    mode_t um = umask(0); /* mkstemp's 0600 → what fopen would give */
+    umask(um);
+    (void)fchmod(fd, 0666 & ~um);
+    FILE *fp = fdopen(fd, "wb");
     if (fp == NULL) {
         int e = errno;
+        close(fd);
+        unlink(tmp);
+        rk_out_temp_forget(slot);
         free(tmp);
         return rk_error_set(err, RK_E_IO, "%s: cannot create the model file: %s", path, strerror(e));
     }
@@ -365,11 +380,12 @@ rk_status rk_mfile_save(const char *path, const rk_mfile_view *v, rk_error *err)
         s = rk_error_set(err, RK_E_IO, "%s: cannot sync the model file: %s", path, strerror(errno));
     if (fclose(fp) != 0 && s == RK_OK)
         s = rk_error_set(err, RK_E_IO, "%s: cannot close the model file: %s", path, strerror(errno));
+    rk_out_temp_closed(slot);
     if (s == RK_OK && rename(tmp, path) != 0)
         s = rk_error_set(err, RK_E_IO, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
-    if (s != RK_OK) {
-        unlink(tmp);
-    } else {
+    if (s != RK_OK) unlink(tmp);
+    rk_out_temp_forget(slot);
+    if (s == RK_OK) {
         /* the rename itself, on disk (best effort: not every file system
          * lets a folder be opened and synced) */
         char *slash = strrchr(tmp, '/');

@@ -20,6 +20,7 @@ typedef struct out_file {
     char *tmp_path;   /* dir/.name.tmp.XXXXXX */
     FILE *fp;
     char *buf;        /* setvbuf buffer, freed after fclose */
+    int slot;         /* in the registry of pending files (rk_out_pending.c) */
 } out_file;
 
 struct rk_out {
@@ -28,6 +29,7 @@ struct rk_out {
     out_file f[RK_OUT_MAX_FILES];
     int n_made;                     /* directories created by rk_out_open */
     char *made[64];                 /* deepest last, removed on abort when empty */
+    int made_slot[64];              /* their registry slots */
     int committed;
 };
 
@@ -36,14 +38,22 @@ struct rk_out {
 static rk_status make_dir(rk_out *o, const char *path, rk_error *err)
 {
     struct stat sb;
-    if (mkdir(path, 0777) == 0) {
+    int slot;
+    if (rk_out_dir_create(path, &slot) == 0) {
         if (o->n_made < (int)(sizeof o->made / sizeof o->made[0])) {
             o->made[o->n_made] = strdup(path);
-            if (o->made[o->n_made] != NULL) o->n_made++;
+            o->made_slot[o->n_made] = slot;
+            if (o->made[o->n_made] != NULL) {
+                o->n_made++;
+                return RK_OK;
+            }
         }
+        rk_out_temp_forget(slot); /* untracked here: it stays, as before */
         return RK_OK;
     }
     int e = errno;
+    if (e == EINTR && rk_out_cancelled())
+        return rk_error_set(err, RK_E_IO, "cannot create output directory %s: the run was interrupted", o->dir);
     if (stat(path, &sb) == 0) {
         if (S_ISDIR(sb.st_mode)) return RK_OK;
         return rk_error_set(err, RK_E_IO, "cannot create output directory %s: %s exists and is not a directory",
@@ -103,11 +113,14 @@ static char *join(const char *dir, const char *a, const char *b, const char *c)
 static void file_discard(out_file *f)
 {
     if (f->fp != NULL) fclose(f->fp);
+    rk_out_temp_closed(f->slot);
     if (f->tmp_path != NULL) unlink(f->tmp_path);
+    rk_out_temp_forget(f->slot);
     free(f->buf);
     free(f->tmp_path);
     free(f->final_path);
     memset(f, 0, sizeof *f);
+    f->slot = -1;
 }
 
 rk_status rk_out_file(rk_out *o, const char *name, FILE **fp, rk_error *err)
@@ -123,6 +136,7 @@ rk_status rk_out_file(rk_out *o, const char *name, FILE **fp, rk_error *err)
     }
     out_file *f = &o->f[o->n];
     memset(f, 0, sizeof *f);
+    f->slot = -1;
     f->final_path = join(o->dir, "", name, "");
     f->tmp_path = join(o->dir, ".", name, ".tmp.XXXXXX");
     f->buf = malloc(RK_OUT_BUFSZ);
@@ -133,15 +147,14 @@ rk_status rk_out_file(rk_out *o, const char *name, FILE **fp, rk_error *err)
         memset(f, 0, sizeof *f);
         return rk_error_set(err, RK_E_NOMEM, "out of memory opening %s", name);
     }
-    int fd = mkstemp(f->tmp_path);
-    if (fd < 0) {
-        int e = errno;
-        rk_error_set(err, RK_E_IO, "cannot create %s in %s: %s", name, o->dir, strerror(e));
+    int fd;
+    rk_status s = rk_out_temp_create(f->tmp_path, f->final_path, &fd, &f->slot, err);
+    if (s != RK_OK) {
         free(f->final_path);
         free(f->tmp_path);
         free(f->buf);
         memset(f, 0, sizeof *f);
-        return RK_E_IO;
+        return s;
     }
     /* mkstemp makes the file 0600: give it the mode a plain fopen would. */
     mode_t um = umask(0);
@@ -152,6 +165,7 @@ rk_status rk_out_file(rk_out *o, const char *name, FILE **fp, rk_error *err)
         int e = errno;
         close(fd);
         unlink(f->tmp_path);
+        rk_out_temp_forget(f->slot);
         free(f->final_path);
         free(f->tmp_path);
         free(f->buf);
@@ -168,6 +182,7 @@ static void remove_made_dirs(rk_out *o)
 {
     for (int i = o->n_made - 1; i >= 0; i--) {
         rmdir(o->made[i]); /* fails, harmlessly, when not empty */
+        rk_out_temp_forget(o->made_slot[i]);
         free(o->made[i]);
     }
     o->n_made = 0;
@@ -187,16 +202,25 @@ rk_status rk_out_commit(rk_out *o, rk_error *err)
     for (int i = 0; i < o->n; i++) {
         out_file *f = &o->f[i];
         const char *why = NULL;
-        if (ferror(f->fp)) why = "write error";
-        else if (fflush(f->fp) != 0) why = strerror(errno);
+        /* fflush first: after an earlier failed write it fails again and
+         * tells why (EFBIG, ENOSPC), where ferror alone cannot */
+        if (fflush(f->fp) != 0) why = strerror(errno);
+        else if (ferror(f->fp)) why = "write error";
         else if (fsync(fileno(f->fp)) != 0 && errno != EINVAL && errno != EROFS) why = strerror(errno);
         if (fclose(f->fp) != 0 && why == NULL) why = strerror(errno);
         f->fp = NULL;
+        rk_out_temp_closed(f->slot);
         if (why != NULL && s == RK_OK) s = rk_error_set(err, RK_E_IO, "cannot write %s: %s", f->final_path, why);
     }
     if (s != RK_OK) {
         rk_out_abort(o);
         return s;
+    }
+    /* The renames are one critical section: an interruption waits for them
+     * (a few system calls), so the files in place are all old or all new. */
+    if (!rk_out_pending_enter()) {
+        rk_out_abort(o);
+        return rk_error_set(err, RK_E_IO, "%s: files not put in place: the run was interrupted", o->dir);
     }
     for (int i = 0; i < o->n; i++) {
         out_file *f = &o->f[i];
@@ -206,18 +230,27 @@ rk_status rk_out_commit(rk_out *o, rk_error *err)
                              strerror(e));
             /* Take back the files of this run already in place: all or none. */
             for (int j = 0; j < i; j++) unlink(o->f[j].final_path);
+            rk_out_pending_leave();
             rk_out_abort(o);
             return s;
         }
         free(f->tmp_path);
         f->tmp_path = NULL;
+        rk_out_temp_forget(f->slot);
+        f->slot = -1;
     }
+    rk_out_pending_leave();
     int dfd = open(o->dir, O_RDONLY);
     if (dfd >= 0) {
         (void)fsync(dfd);
         close(dfd);
     }
     o->committed = 1;
+    /* the directories made hold the run's files now: they stay */
+    for (int i = 0; i < o->n_made; i++) {
+        rk_out_temp_forget(o->made_slot[i]);
+        o->made_slot[i] = -1;
+    }
     for (int i = 0; i < o->n; i++) file_discard(&o->f[i]);
     o->n = 0;
     return RK_OK;
@@ -476,6 +509,14 @@ static inline char *put_id(char *p, const id_tab *t, int32_t i)
 
 /* ---- parallel chunked writing ---------------------------------------------------- */
 
+/* RK_E_IO for a failed write to fp, named by its path when rk_out_file
+ * opened it (else by what). */
+static rk_status write_failed(FILE *fp, const char *what, int e, rk_error *err)
+{
+    const char *path = rk_out_path_of(fp);
+    return rk_error_set(err, RK_E_IO, "cannot write %s: %s", path != NULL ? path : what, strerror(e ? e : EIO));
+}
+
 /* Format units [b, e) into dst (at most (e - b) * unit_max bytes); return the length. */
 typedef size_t (*fmt_fn)(const void *ctx, int64_t b, int64_t e, char *dst);
 
@@ -500,7 +541,7 @@ static rk_status write_units(FILE *fp, int64_t n, size_t unit_max, fmt_fn fn, co
         free(len);
         return rk_error_set(err, RK_E_NOMEM, "out of memory writing %s", what);
     }
-    int bad = 0;
+    int bad = 0, bad_errno = 0;
     for (int64_t start = 0; start < n && !bad; start += per * nt) {
         if (nt > 1) {
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
@@ -513,24 +554,24 @@ static rk_status write_units(FILE *fp, int64_t n, size_t unit_max, fmt_fn fn, co
             int64_t e = start + per < n ? start + per : n;
             len[0] = fn(ctx, start, e, buf);
         }
-        for (int t = 0; t < nt && !bad; t++)
-            if (len[t] > 0 && fwrite(buf + (size_t)t * cap, 1, len[t], fp) != len[t]) bad = 1;
+        for (int t = 0; t < nt && !bad; t++) {
+            errno = 0;
+            if (len[t] > 0 && fwrite(buf + (size_t)t * cap, 1, len[t], fp) != len[t]) {
+                bad = 1;
+                bad_errno = errno;
+            }
+        }
     }
     free(buf);
     free(len);
-    if (bad || ferror(fp)) {
-        int e = errno;
-        return rk_error_set(err, RK_E_IO, "cannot write %s: %s", what, strerror(e ? e : EIO));
-    }
+    if (bad || ferror(fp)) return write_failed(fp, what, bad_errno, err);
     return RK_OK;
 }
 
 static rk_status write_header(FILE *fp, const char *h, const char *what, rk_error *err)
 {
-    if (fputs(h, fp) == EOF) {
-        int e = errno;
-        return rk_error_set(err, RK_E_IO, "cannot write %s: %s", what, strerror(e ? e : EIO));
-    }
+    errno = 0;
+    if (fputs(h, fp) == EOF) return write_failed(fp, what, errno, err);
     return RK_OK;
 }
 

@@ -5,6 +5,12 @@
  * when every file was written completely; rk_out_abort (or a failed commit)
  * removes every temporary file.  A failed run therefore leaves no partial
  * file, and leaves earlier complete results alone.
+ *
+ * An interrupted run (SIGINT, SIGTERM) never reaches rk_out_abort: for it the
+ * module keeps a process-wide registry of every temporary file it (and
+ * rk_mfile_save) created and every directory rk_out_open made, and
+ * rk_out_unlink_pending removes them from a signal handler or a signal
+ * thread.  See "Interrupted runs" below.
  */
 #ifndef RK_OUTPUT_H
 #define RK_OUTPUT_H
@@ -44,6 +50,76 @@ void rk_out_abort(rk_out *o);
 
 /*! rk_out_free() : abort what is pending and free o (NULL is fine). */
 void rk_out_free(rk_out *o);
+
+/*! rk_out_path_of() : @return the final path (dir/name) of a stream that
+ *  rk_out_file opened and that is still open, for messages; NULL for any other
+ *  stream.  The string lives until the stream's rk_out is committed or aborted. */
+const char *rk_out_path_of(FILE *fp);
+
+/* ---- Interrupted runs --------------------------------------------------------
+ *
+ * The registry is a fixed table of RK_OUT_PENDING_MAX slots in static storage;
+ * a slot's path is copied in when its file or directory is created, so that
+ * removing them needs no allocation.  Creating a file and a commit's renames
+ * are short critical sections (rk_out_pending_enter/leave); once
+ * rk_out_unlink_pending ran, none starts again: every later rk_out_file,
+ * rk_out_open, rk_out_commit and rk_mfile_save fails (RK_E_IO), so that a run
+ * still going on another thread creates nothing new while the process exits. */
+
+/* Temporary files and new directories registered at once, at most. */
+#define RK_OUT_PENDING_MAX 256
+/* Bytes of a registered path, NUL included. */
+#define RK_OUT_PATH_MAX 4096
+
+/*! rk_out_unlink_pending() : stop every output: refuse new temporary files
+ *  and renames from now on, wait (at most half a second) for those under way
+ *  on other threads, then unlink every registered temporary file and rmdir
+ *  every registered directory that is empty, deepest first.  A commit whose
+ *  renames had begun finishes them first, so a run's files are all old or all
+ *  new.  Complete files already in place are never touched.
+ *
+ *  Async-signal-safe: it uses only C11 lock-free atomics, nanosleep, unlink
+ *  and rmdir on paths stored in advance; it never allocates, locks or prints.
+ *  Call it from a signal handler or a thread that waits for signals, then end
+ *  the process (re-raise the signal with its default action, or _exit).  From
+ *  a handler that interrupted a thread inside a critical section, that
+ *  section's file may be left behind: a dedicated signal thread (sigwait) is
+ *  the safer caller.  Idempotent. */
+void rk_out_unlink_pending(void);
+
+/*! rk_out_cancelled() : @return nonzero once rk_out_unlink_pending ran. */
+int rk_out_cancelled(void);
+
+/*! rk_out_pending_rearm() : undo the refusal of rk_out_unlink_pending (for
+ *  tests that go on in the same process).  Not async-signal-safe. */
+void rk_out_pending_rearm(void);
+
+/*! rk_out_temp_create() : create a new file from tmpl (a path ending in
+ *  "XXXXXX", filled in place as by mkstemp, mode 0600) and register it.
+ *  label (kept by the caller until rk_out_temp_forget) names the file in
+ *  messages.  @return RK_OK with *fd open for writing and *slot; RK_E_IO
+ *  (cannot create; or after rk_out_unlink_pending), RK_E_RANGE (path of
+ *  RK_OUT_PATH_MAX bytes or more, or a full registry). */
+rk_status rk_out_temp_create(char *tmpl, const char *label, int *fd, int *slot, rk_error *err);
+
+/*! rk_out_temp_closed() : the descriptor of slot is closed (slot < 0: no-op). */
+void rk_out_temp_closed(int slot);
+
+/*! rk_out_temp_forget() : the file or directory of slot was renamed, removed
+ *  or is to stay: drop it from the registry (slot < 0: no-op). */
+void rk_out_temp_forget(int slot);
+
+/*! rk_out_dir_create() : mkdir(path, 0777) and register the new directory
+ *  (left unregistered, silently, when the registry is full).  @return 0 and
+ *  *slot (-1 when unregistered), or -1 with errno as mkdir sets it (EINTR
+ *  after rk_out_unlink_pending, ENAMETOOLONG for RK_OUT_PATH_MAX bytes or more). */
+int rk_out_dir_create(const char *path, int *slot);
+
+/*! rk_out_pending_enter() : begin a critical section (renames into place
+ *  that must not be torn apart).  @return 1, or 0 after rk_out_unlink_pending
+ *  (nothing to leave then).  rk_out_pending_leave() : end it. */
+int rk_out_pending_enter(void);
+void rk_out_pending_leave(void);
 
 /*! rk_out_neighbors() : write neighbors.csv rows
  *  "item,neighbor,rank,similarity,support" for every list in item order.
