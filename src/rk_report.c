@@ -2,7 +2,9 @@
  * figures; the figures themselves are drawn by rk_report_svg.c. */
 #include "rk_report.h"
 #include "rk_report_internal.h"
+#include "rk_output.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -532,6 +534,10 @@ rk_status rk_report_write(FILE *fp, const rk_report_data *d, rk_error *err)
     sec_ranking(fp, d);
     RK_FORWARD(sec_concentration(fp, d, err));
     fputs("</body>\n</html>\n", fp);
-    if (fflush(fp) != 0 || ferror(fp)) return rk_error_set(err, RK_E_IO, "report: a write failed");
+    if (fflush(fp) != 0 || ferror(fp)) {
+        const char *path = rk_out_path_of(fp);
+        return rk_error_set(err, RK_E_IO, "cannot write %s: %s", path != NULL ? path : "report.html",
+                            strerror(errno != 0 ? errno : EIO));
+    }
     return RK_OK;
 }
