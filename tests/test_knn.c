@@ -513,6 +513,7 @@ static void test_bad_arguments(void)
     o.k = 6; /* lists were made for k = 5 */
     CU_ASSERT(rk_knn_cpu(&m, &o, &l, NULL, NULL, &err) == RK_E_ARG);
     CU_ASSERT(strstr(err.msg, "k = 6") != NULL);
+    rk_lists_free(&l);
     CU_ASSERT(rk_lists_alloc(&l, 8, 0, &err) == RK_E_ARG);
     rk_lists_free(&l);
     rk_model_free(&m);
