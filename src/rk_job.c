@@ -58,7 +58,7 @@ void rk_job_opts_default(rk_job_opts *o)
 
 static void note(const rk_job_opts *o, const char *fmt, const char *a)
 {
-    char buf[512];
+    char buf[1024];
     if (o->note == NULL) return;
     snprintf(buf, sizeof buf, fmt, a);
     o->note(o->ud, buf);
@@ -165,6 +165,39 @@ static rk_status start_device(const rk_job_opts *o, const rk_knn_opts *ko, job_s
     return RK_OK;
 }
 
+/* Rates of the engines on the H100 machine (BENCHMARKS.md, sparse catalogues
+ * and ML-20M): the GPU writes and scans a dense row of n_items cells for every
+ * item (about 1e11 cells/s) besides its pair updates (about 2e11/s); a CPU
+ * thread makes about 1e8 pair updates/s and touches only co-rated cells. */
+#define GPU_CELLS_PER_S 1e11
+#define GPU_PAIRS_PER_S 2e11
+#define CPU_PAIRS_PER_S_THREAD 1e8
+
+/* --device auto: 0 when the GPU's dense rows would make it much slower than
+ * the CPU (millions of items with a few ratings each), with the estimates in
+ * why. */
+static int gpu_shape_pays(const job_state *j, const rk_knn_opts *ko, char *why, size_t cap)
+{
+    const rk_triples *t = &j->data.train;
+    const int32_t n_users = rk_ids_count(j->data.ds.users);
+    const double items = (double)rk_ids_count(j->data.ds.items);
+    int64_t *cnt = calloc((size_t)(n_users > 0 ? n_users : 1), sizeof *cnt);
+    if (cnt == NULL) return 1;
+    for (int64_t x = 0; x < t->n; x++) cnt[t->user[x]]++;
+    double pairs = 0.0;
+    for (int32_t u = 0; u < n_users; u++) pairs += (double)cnt[u] * (double)cnt[u];
+    free(cnt);
+    const int threads = ko->threads > 0 ? ko->threads : rk_omp_max_threads();
+    const double gpu = items * items / GPU_CELLS_PER_S + pairs / GPU_PAIRS_PER_S;
+    const double cpu = pairs / (CPU_PAIRS_PER_S_THREAD * (threads > 0 ? threads : 1));
+    if (gpu > 0.5 && gpu > 4.0 * cpu) {
+        snprintf(why, cap, "%.0f items with %.2g co-rating pairs: the GPU's dense rows take about %.0f s, the "
+                 "CPU's sparse ones about %.1f s", items, pairs, gpu, cpu);
+        return 0;
+    }
+    return 1;
+}
+
 /* @return 1 for the GPU, 0 for the CPU, -1 when --device gpu finds none (err set). */
 static int decide_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_error *err)
 {
@@ -182,6 +215,10 @@ static int decide_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state 
     }
     if (!rk_gpu_supports(ko, why, sizeof why)) {
         note(o, "the GPU engine does not take these options (%s): running on the CPU", why);
+        return 0;
+    }
+    if (!gpu_shape_pays(j, ko, why, sizeof why)) {
+        note(o, "%s: running on the CPU", why);
         return 0;
     }
     return 1;
@@ -283,7 +320,7 @@ static rk_status gpu_fallback(const rk_job_opts *o, job_state *j, rk_job_report 
 {
     rk_error why = *err;
     rep->gpu_fallback = 1;
-    snprintf(rep->gpu_fallback_why, sizeof rep->gpu_fallback_why, "%.200s", why.msg);
+    snprintf(rep->gpu_fallback_why, sizeof rep->gpu_fallback_why, "%s", why.msg);
     note(o, "the GPU engine failed (%s): running on the CPU", rep->gpu_fallback_why);
     rk_error_clear(err);
     *topn_done = !want_topn;

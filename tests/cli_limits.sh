@@ -4,7 +4,9 @@
 # option named, no output folder); a budget that fits fewer threads runs on
 # fewer with a note and gives the files of a one-thread run; under --device
 # auto a GPU engine that fails (a device budget too small for one tile) hands
-# the run to the CPU with a note and the CPU's files (skipped without a GPU).
+# the run to the CPU with a note and the CPU's files, and a catalogue whose
+# dense GPU rows would cost far more than the CPU's sparse ones runs on the
+# CPU (both skipped without a GPU).
 . "$top_srcdir/tests/setup.sh"
 [ -x "$RECKNN" ] || fail "$RECKNN is not built"
 train="$top_srcdir/sample_data/ratings.csv"
@@ -47,6 +49,11 @@ grep -q '"gpu_fallback": true' "$tmp/auto/metrics.json" || fail "metrics.json do
 for f in neighbors.csv predictions.csv recommendations.csv; do
     cmp -s "$tmp/cpu/$f" "$tmp/auto/$f" || fail "$f of the fallback differs from the CPU run's"
 done
+# a catalogue of many items with two ratings each: auto takes the CPU, whose rows are sparse
+"$SYNTH" --users 20000 --items 200000 --ratings 400000 --seed 4 --output "$tmp/sparse.csv" --quiet
+expect_status 0 "$RECKNN" "$tmp/sparse.csv" --top-n 5 --out "$tmp/sp" --device auto
+grep -q "the GPU's dense rows take about" "$tmp/stderr" || fail "auto kept the GPU for 200,000 sparse items: $(cat "$tmp/stderr")"
+grep -q '"device": "cpu"' "$tmp/sp/metrics.json" || fail "auto on sparse items did not run on the CPU"
 # --device gpu does not fall back: exit 5 with the GPU's message
 expect_status 5 "$RECKNN" "$train" --holdout 0.1 --seed 2 --gpu-memory 0.000001 --out "$tmp/g" --device gpu
 exit 0
