@@ -50,9 +50,9 @@ for f in neighbors.csv predictions.csv recommendations.csv; do
     cmp -s "$tmp/cpu/$f" "$tmp/auto/$f" || fail "$f of the fallback differs from the CPU run's"
 done
 # a catalogue of many items with two ratings each: auto takes the CPU, whose rows are sparse
-"$SYNTH" --users 20000 --items 200000 --ratings 400000 --seed 4 --output "$tmp/sparse.csv" --quiet
+"$SYNTH" --users 30000 --items 300000 --ratings 600000 --seed 4 --output "$tmp/sparse.csv" --quiet
 expect_status 0 "$RECKNN" "$tmp/sparse.csv" --top-n 5 --out "$tmp/sp" --device auto
-grep -q "the GPU's dense rows take about" "$tmp/stderr" || fail "auto kept the GPU for 200,000 sparse items: $(cat "$tmp/stderr")"
+grep -q "the GPU's dense rows take about" "$tmp/stderr" || fail "auto kept the GPU for 300,000 sparse items: $(cat "$tmp/stderr")"
 grep -q '"device": "cpu"' "$tmp/sp/metrics.json" || fail "auto on sparse items did not run on the CPU"
 # --device gpu does not fall back: exit 5 with the GPU's message
 expect_status 5 "$RECKNN" "$train" --holdout 0.1 --seed 2 --gpu-memory 0.000001 --out "$tmp/g" --device gpu
