@@ -237,6 +237,17 @@ static int field_is_number(const fields *fl, int k)
     return k >= 0 && k < fl->n && k < RK_MAXF && rk_parse_rating(fl->s[k], fl->len[k], &d) == 0;
 }
 
+/* A header names its columns: a first line with a field that reads as a
+ * number (finite or not) is data, and a bad rating on it is a bad line, not
+ * a header skipped in silence. */
+static int any_numeric(const fields *fl)
+{
+    double d;
+    for (int k = 0; k < fl->n && k < RK_MAXF; k++)
+        if (fl->len[k] > 0 && rk_parse_rating(fl->s[k], fl->len[k], &d) != 1) return 1;
+    return 0;
+}
+
 rk_status rk_detect(const rk_load_opts *o, const char *name, const char *p,
                     size_t len, int at_eof, rk_fmt *f, size_t *skip_bytes,
                     int64_t *skip_lines, rk_error *err)
@@ -329,7 +340,7 @@ rk_status rk_detect(const rk_load_opts *o, const char *name, const char *p,
     if (o->header >= 0) header = o->header > 0;
     else if (named) header = 1;
     else if (f->format == RK_FMT_TSV || f->format == RK_FMT_DAT) header = 0; /* never have one */
-    else header = sm->n > 0 && rcol < hdr->n && !field_is_number(hdr, rcol);
+    else header = sm->n > 0 && rcol < hdr->n && !field_is_number(hdr, rcol) && !any_numeric(hdr);
     if (header && sm->n > 0) {
         *skip_bytes = bom + sm->end[0];
         *skip_lines = sm->lineno[0] + 1;
