@@ -124,6 +124,34 @@ for v in variants:
                                        "%.4f ± %.4f" % stats([x["metrics"]["mae"] for x in a])))
     sys.stdout.flush()
 
+print("\n### User-based k-NN (`--by user`)\n")
+print("Surprise 1.1.4 with `user_based=True`, k = 40, min_k = 1, mean RMSE over u1..u5:\n")
+print("| Surprise configuration | Surprise | recknn options | recknn | difference |")
+print("|---|---|---|---|---|")
+surprise_user = [
+    ("KNNBasic, msd", 0.980105, ["--by", "user", "--metric", "msd", "--predict", "basic", "-k", "40"]),
+    ("KNNBaseline, msd (ALS baselines)", 0.932288, ["--by", "user", "--metric", "msd", "--predict", "baseline", "-k", "40"]),
+    ("KNNWithMeans, pearson", 0.952484, ["--by", "user", "--metric", "pearson", "--predict", "means", "-k", "40"]),
+]
+for name, want, opts in surprise_user:
+    got = stats([x["metrics"]["rmse"] for x in ml100k(opts, "surprise-user-" + "-".join(opts[3::2]))])[0]
+    print("| %s | %.6f | `%s` | %.6f | %+.6f |" % (name, want, " ".join(opts), got, got - want))
+    sys.stdout.flush()
+print("\nRMSE and MAE, user-based, k = 40 (mean ± sd over 5 folds):\n")
+print("| metric | predict | ml-100k RMSE | ml-100k MAE | ml-latest-small RMSE | ml-latest-small MAE |")
+print("|---|---|---|---|---|---|")
+for m in metrics:
+    for p in modes:
+        opts = ["--by", "user", "--metric", m, "--predict", p, "-k", "40"]
+        tag = "user-%s-%s" % (m, p)
+        a = ml100k(opts, tag)
+        b = mlsmall(opts, tag + "-small")
+        print("| %s | %s | %s | %s | %s | %s |" % (
+            m, p, "%.4f ± %.4f" % stats([x["metrics"]["rmse"] for x in a]),
+            "%.4f ± %.4f" % stats([x["metrics"]["mae"] for x in a]),
+            "%.4f ± %.4f" % stats([f["rmse"] for f in b]), "%.4f ± %.4f" % stats([f["mae"] for f in b])))
+        sys.stdout.flush()
+
 print("\n### Top-10 (relevance >= 4.0), mean ± sd over 5 folds, with the most-popular baseline\n")
 print("Options: `--top-n 10 --baseline popular -k 40 --metric M [--shrinkage X]` (the prediction mode does not "
       "change top-N).\n")
@@ -147,5 +175,14 @@ for name, fn in (("ml-100k", ml100k), ("ml-latest-small", mlsmall)):
             print("| %s | %s |" % (label, " | ".join(cell(k) for k in keys)))
             base = " | ".join(cell(k, "baseline_popular") for k in keys)
             sys.stdout.flush()
+    for m, shrink in (("msd", "100"), ("cosine", "100"), ("pearson", None)):
+        opts = ["--by", "user", "--metric", m, "-k", "40", "--baseline", "popular"] + (["--shrinkage", shrink] if shrink else [])
+        folds = fn(opts, "top-user-%s-%s-%s" % (name, m, shrink), top_n=10)
+        if name == "ml-100k":
+            folds = [x["folds"][0] for x in folds]
+        keys = ("precision", "recall", "ndcg", "mrr", "hit_rate", "coverage", "gini")
+        print("| user-kNN %s%s | %s |" % (m, ", shrinkage " + shrink if shrink else "",
+                                         " | ".join("%.4f ± %.4f" % stats([f["ranking"][k] for f in folds]) for k in keys)))
+        sys.stdout.flush()
     print("| most popular | %s |\n" % base)
 print("_%d recknn runs, %.0f s on this machine._" % (runs, time.time() - t0))

@@ -52,6 +52,9 @@ static const char usage_text[] =
     "      --skip-bad-lines    skip and count malformed lines instead of failing\n"
     "\n"
     "Similarity:\n"
+    "      --by MODE           item (default): item-item similarities and lists;\n"
+    "                          user: user-user similarities over co-rated items,\n"
+    "                          per-user lists, predictions from similar users\n"
     "      --metric M          pearson (default), pearson-baseline, cosine, msd,\n"
     "                          euclidean\n"
     "  -k, --k N               neighbours per list and per prediction (default 20)\n"
@@ -132,7 +135,7 @@ enum {
     OPT_OUT, OPT_NO_NEIGHBORS, OPT_DEVICE, OPT_GPU_MEMORY, OPT_THREADS,
     OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TOP_N, OPT_USERS, OPT_GPU_TOPN,
     OPT_SPLIT, OPT_FOLDS, OPT_WRITE_FOLDS, OPT_RELEVANCE, OPT_BASELINE, OPT_REPORT,
-    OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT,
+    OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT, OPT_BY,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -173,6 +176,7 @@ static const struct option long_opts[] = {
     {"model", required_argument, NULL, OPT_MODEL},
     {"queries", required_argument, NULL, OPT_QUERIES},
     {"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
+    {"by", required_argument, NULL, OPT_BY},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -557,6 +561,11 @@ int main(int argc, char **argv)
             o.gpu_memory_gb = parse_double("--gpu-memory", a);
             if (!(o.gpu_memory_gb > 0.0)) usage_error("--gpu-memory: must be above 0, got '%s'", a);
             break;
+        case OPT_BY:
+            if (strcmp(a, "user") == 0) o.by_user = 1;
+            else if (strcmp(a, "item") == 0) o.by_user = 0;
+            else usage_error("--by: unknown mode '%s' (item, user)", a);
+            break;
         case OPT_MEMORY_LIMIT:
             o.memory_limit_gb = parse_double("--memory-limit", a);
             if (!(o.memory_limit_gb > 0.0)) usage_error("--memory-limit: must be above 0, got '%s'", a);
@@ -629,6 +638,8 @@ int main(int argc, char **argv)
         usage_error("--split %s needs --holdout F", rk_split_kind_name(o.split));
     if (o.write_folds && o.folds == 0) usage_error("--write-folds needs --folds K");
     if (o.queries_path != NULL && o.model_path == NULL) usage_error("--queries needs --model FILE");
+    if (o.by_user && (o.save_model != NULL || o.model_path != NULL))
+        usage_error("--by user cannot save or use a model file yet (its lists are per user)");
     if (o.model_path != NULL && (o.folds > 0 || o.test_path != NULL || o.holdout > 0.0 || o.save_model != NULL))
         usage_error("--model answers queries: it cannot be used with --folds, --test, --holdout or --save-model");
 

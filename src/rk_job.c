@@ -9,10 +9,12 @@
 #include "rk_output.h"
 #include "rk_omp.h"
 #include "rk_gpu.h"
+#include "rk_byuser.h"
 #include "rk_plan.h"
 #include "rk_popular.h"
 #include "rk_rank.h"
 #include "rk_split.h"
+#include "rk_utopn.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -71,10 +73,12 @@ typedef struct job_state {
     /* resampled runs (--folds, --split user|temporal): every rating, its part,
      * and the fold's own training and test ratings and model */
     int resampled;
+    int by_user;            /* --by user (for the device choice) */
     int32_t *part;
     rk_triples train, test;
     rk_model model;
     const rk_model *m;      /* the fold's model */
+    rk_byuser uview;        /* --by user: its transposed view, which the engines read */
     const rk_triples *tr, *te;
     rk_lists lists;
     double *pred;
@@ -120,6 +124,7 @@ static void warm_join(job_state *j)
 /* What one fold made (the last fold's stays for the files written at the end). */
 static void fold_free(job_state *j)
 {
+    rk_byuser_free(&j->uview);
     rk_lists_free(&j->lists);
     free(j->pred);
     free(j->used);
@@ -179,11 +184,14 @@ static rk_status start_device(const rk_job_opts *o, const rk_knn_opts *ko, job_s
 static int gpu_shape_pays(const job_state *j, const rk_knn_opts *ko, char *why, size_t cap)
 {
     const rk_triples *t = &j->data.train;
-    const int32_t n_users = rk_ids_count(j->data.ds.users);
-    const double items = (double)rk_ids_count(j->data.ds.items);
+    const int by_user = j->by_user;
+    /* the engine's rows are items (users with --by user); its pairs come from the other side */
+    const int32_t n_users = rk_ids_count(by_user ? j->data.ds.items : j->data.ds.users);
+    const double items = (double)rk_ids_count(by_user ? j->data.ds.users : j->data.ds.items);
+    const int32_t *side = by_user ? t->item : t->user;
     int64_t *cnt = calloc((size_t)(n_users > 0 ? n_users : 1), sizeof *cnt);
     if (cnt == NULL) return 1;
-    for (int64_t x = 0; x < t->n; x++) cnt[t->user[x]]++;
+    for (int64_t x = 0; x < t->n; x++) cnt[side[x]]++;
     double pairs = 0.0;
     for (int32_t u = 0; u < n_users; u++) pairs += (double)cnt[u] * (double)cnt[u];
     free(cnt);
@@ -393,7 +401,14 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     to.progress_ud = o->ud;
 
     /* engine: lists, predictions, and on the GPU the top-N while the lists are there */
-    RK_FORWARD(rk_lists_alloc(&j->lists, (int32_t)rep->items, ko->k, err));
+    /* --by user: the engines read the transposed view; lists are per user, queries (i, u) */
+    const int by_user = o->by_user;
+    const rk_model *em = j->m;
+    if (by_user) {
+        RK_FORWARD(rk_byuser_view(j->m, &j->uview, err));
+        em = &j->uview.model;
+    }
+    RK_FORWARD(rk_lists_alloc(&j->lists, (int32_t)(by_user ? rep->users : rep->items), ko->k, err));
     rk_queries q = {0};
     if (test->n > 0) {
         j->pred = malloc((size_t)test->n * sizeof *j->pred);
@@ -401,8 +416,8 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
         if (j->pred == NULL || j->used == NULL)
             return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld predictions", (long long)test->n);
         q.n = test->n;
-        q.user = test->user;
-        q.item = test->item;
+        q.user = by_user ? test->item : test->user;
+        q.item = by_user ? test->user : test->item;
         q.pred = j->pred;
         q.used = j->used;
     }
@@ -416,13 +431,13 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
         rk_gpu_opts g = {0};
         g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
         g.topn_route = o->gpu_topn;
-        int gpu_topn = !topn_done && rep->top_n <= RK_GPU_MAX_TOPN;
-        if (!topn_done && !gpu_topn && f == 0) {
+        int gpu_topn = !topn_done && rep->top_n <= RK_GPU_MAX_TOPN && !by_user; /* user top-N: the CPU's */
+        if (!topn_done && !gpu_topn && f == 0 && !by_user) {
             char n[32];
             snprintf(n, sizeof n, "%d", rep->top_n);
             note(o, "top-%s is above the GPU's limit: the CPU computes the recommendations", n);
         }
-        s = rk_gpu_knn(j->m, ko, &g, &j->lists, q.n > 0 ? &q : NULL, gpu_topn ? &to : NULL, gpu_topn ? &ts : NULL,
+        s = rk_gpu_knn(em, ko, &g, &j->lists, q.n > 0 ? &q : NULL, gpu_topn ? &to : NULL, gpu_topn ? &ts : NULL,
                        st, err);
         topn_done = topn_done || gpu_topn;
         if (s == RK_E_GPU && o->device == RK_DEVICE_AUTO) {
@@ -432,8 +447,9 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
             s = RK_OK;
         }
     }
-    if (s == RK_OK && (!use_gpu || rep->gpu_fallback)) s = rk_knn_cpu(j->m, ko, &j->lists, q.n > 0 ? &q : NULL, st, err);
-    if (s == RK_OK && !topn_done) s = rk_topn_cpu(j->m, &j->lists, &to, &ts, err);
+    if (s == RK_OK && (!use_gpu || rep->gpu_fallback)) s = rk_knn_cpu(em, ko, &j->lists, q.n > 0 ? &q : NULL, st, err);
+    if (s == RK_OK && !topn_done)
+        s = by_user ? rk_utopn_cpu(j->m, &j->lists, &to, &ts, err) : rk_topn_cpu(j->m, &j->lists, &to, &ts, err);
     if (s != RK_OK) return s;
     if (last) rep->topn = ts;
     fr->t_similarity = st->sim_s;
@@ -442,6 +458,12 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     fr->t_recommend = ts.wall_s;
 
     /* the floor of every ranking number: the most popular unseen items */
+    /* --by user, means: a pair whose item has no training rating gets μ, as
+     * Surprise's KNNWithMeans answers any unknown pair (the swapped roles would
+     * give the user's mean); basic and baseline already agree with it */
+    if (by_user && ko->mode == RK_PREDICT_MEANS)
+        for (int64_t t = 0; t < test->n; t++)
+            if (!rk_model_item_known(j->m, test->item[t])) j->pred[t] = rk_predict_clip(j->m, j->m->mu);
     if (want_topn && test->n > 0 && o->baseline_popular) {
         double t0 = rk_omp_wtime();
         RK_FORWARD(rk_rank_new(&j->base, test, rk_ids_count(ds->users), rk_ids_count(ds->items), rep->top_n,
@@ -472,7 +494,7 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     RK_PROGRESS(o->progress, o->ud, "write", 0, w_rows, "rows");
     if (o->write_neighbors) {
         RK_FORWARD(rk_out_file(j->out, fold_name(nb, sizeof nb, "neighbors.csv", f, suffixed), &fp, err));
-        RK_FORWARD(rk_out_neighbors(fp, &j->lists, ds->items, err));
+        RK_FORWARD(rk_out_neighbors(fp, &j->lists, by_user ? ds->users : ds->items, err));
         RK_PROGRESS(o->progress, o->ud, "write", entries, w_rows, "rows");
     }
     if (test->n > 0) {
@@ -520,6 +542,8 @@ static rk_status check_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_erro
         return rk_error_set(err, RK_E_ARG, "--split %s needs --holdout F", rk_split_kind_name(o->split));
     if (!(o->relevance == o->relevance)) return rk_error_set(err, RK_E_ARG, "--relevance must be a number");
     if (o->write_folds && o->folds == 0) return rk_error_set(err, RK_E_ARG, "--write-folds needs --folds K");
+    if (o->by_user && (o->save_model != NULL || o->model_path != NULL))
+        return rk_error_set(err, RK_E_ARG, "--by user cannot save or use a model file yet (its lists are per user)");
     if (o->queries_path != NULL && o->model_path == NULL)
         return rk_error_set(err, RK_E_ARG, "--queries needs --model FILE");
     return RK_OK;
@@ -554,8 +578,8 @@ static rk_status plan_run(const rk_job_opts *o, rk_knn_opts *ko, const job_state
     rk_plan_in in;
     rk_plan_host plan;
     memset(&in, 0, sizeof in);
-    in.users = rep->users;
-    in.items = rep->items;
+    in.users = o->by_user ? rep->items : rep->users;
+    in.items = o->by_user ? rep->users : rep->items;
     in.ratings = rep->ratings;
     in.test = o->folds > 0 ? (rep->ratings + o->folds - 1) / o->folds
               : o->holdout > 0.0 ? (int64_t)(o->holdout * (double)rep->ratings) + 1 : j->data.test.n;
@@ -611,6 +635,7 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     if (ko.threads > 0) rk_omp_set_threads(ko.threads);
     ko.progress = o->progress;
     ko.progress_ud = o->ud;
+    j.by_user = o->by_user;
     s = start_device(o, &ko, &j, err);
     if (s != RK_OK) return s;
 
