@@ -45,6 +45,7 @@ static void split(const char *line, size_t len, unsigned char delim, int collaps
     fl->collapse = collapse;
     if (csv_init(&p, CSV_REPALL_NL | CSV_APPEND_NULL | (collapse ? CSV_EMPTY_IS_NULL : 0)) != 0) return;
     csv_set_delim(&p, delim);
+    csv_set_realloc_func(&p, rk_csv_realloc);
     if (csv_parse(&p, line, len, field_cb, NULL, fl) == len) csv_fini(&p, field_cb, NULL, fl);
     csv_free(&p);
 }

@@ -114,6 +114,11 @@ int rk_rows_want_tags(rk_rows *r);
 /* Append a string to r's arena; @return its offset or -1 (no memory). */
 int64_t rk_rows_put_string(rk_rows *r, const char *s, size_t len);
 
+/*! rk_csv_realloc() : libcsv's realloc, growing a buffer geometrically
+ *  (csv_set_realloc_func): a huge field costs a few reallocs, not one per
+ *  128 bytes. */
+void *rk_csv_realloc(void *ptr, size_t n);
+
 /*! rk_parse_rating() : a finite decimal in s[0..n) (s[n] must be readable
  *  and is not part of it) that a float holds.  @return 0 ok, 1 not a
  *  number, 2 not finite (nan, inf, 1e999), 3 finite but beyond a float's
