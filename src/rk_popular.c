@@ -3,15 +3,12 @@
  * rated items (marked in a per-thread bitmap).  Batches and threads as in
  * the CPU top-N engine. */
 #include "rk_popular.h"
+#include "rk_topn_internal.h"
 #include "rk_omp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Users per sink call when the caller does not say (as rk_topn_cpu). */
-#define RK_POPULAR_BATCH_BYTES ((size_t)32 << 20)
-#define RK_POPULAR_BATCH_MIN 1024
 
 typedef struct pop_item {
     int64_t count;
@@ -61,27 +58,15 @@ rk_status rk_popular_topn(const rk_model *m, const rk_topn_opts *o, rk_topn_stat
     int32_t *all = NULL, *order = NULL, *b_len = NULL, *b_item = NULL;
     uint64_t *score = NULL, *bits = NULL, *b_score = NULL;
     pop_item *pop = NULL;
-    const int32_t *users = o->users;
-    int64_t n_users = o->n_users;
+    const int32_t *users;
+    int64_t n_users;
     int32_t n_pop = 0;
     int64_t rows = 0;
     double compute = 0.0, sink = 0.0;
     rk_status s = RK_OK;
 
-    if (users == NULL) { /* every user with a training rating, ascending */
-        all = malloc((size_t)(U->n_rows > 0 ? U->n_rows : 1) * sizeof *all);
-        RK_CHECK_ALLOC(all, err);
-        n_users = 0;
-        for (int32_t u = 0; u < U->n_rows; u++)
-            if (U->ptr[u + 1] > U->ptr[u]) all[n_users++] = u;
-        users = all;
-    }
-    int64_t batch = o->batch;
-    if (batch <= 0) {
-        batch = (int64_t)(RK_POPULAR_BATCH_BYTES / ((size_t)n * (sizeof(uint64_t) + sizeof(int32_t)) + 4));
-        if (batch < RK_POPULAR_BATCH_MIN) batch = RK_POPULAR_BATCH_MIN;
-    }
-    if (batch > n_users) batch = n_users > 0 ? n_users : 1;
+    RK_FORWARD(rk_topn_request(m, o, &all, &users, &n_users, err));
+    const int64_t batch = rk_topn_batch_users(o, n, n_users);
 
     pop = malloc((size_t)(n_items > 0 ? n_items : 1) * sizeof *pop);
     order = malloc((size_t)(n_items > 0 ? n_items : 1) * sizeof *order);

@@ -1,16 +1,12 @@
 /* The CPU top-N engine (rk_topn.h): OpenMP over the users of a batch, one
  * dense accumulator of fixed-point sums per thread, a bounded heap. */
 #include "rk_topn.h"
+#include "rk_topn_internal.h"
 #include "rk_omp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Users per sink call when the caller does not say: large enough to keep
- * every thread busy, small enough that the batch's lists stay in cache. */
-#define RK_TOPN_BATCH_BYTES ((size_t)32 << 20)
-#define RK_TOPN_BATCH_MIN 1024
 
 rk_status rk_topn_check(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, rk_error *err)
 {
@@ -43,71 +39,36 @@ void rk_topn_dense(const rk_model *m, const rk_lists *l, int32_t user, double *s
     for (int64_t p = U->ptr[user]; p < U->ptr[user + 1]; p++) scores[U->idx[p]] = 0.0;
 }
 
-/* ---- a bounded heap of (score, item) with the tie rule; the root is the worst kept ---- */
-
-typedef struct heap {
-    int32_t cap, n;
-    uint64_t *s;
-    int32_t *i;
-} heap;
-
-static inline int better(uint64_t sa, int32_t ia, uint64_t sb, int32_t ib)
+rk_status rk_topn_request(const rk_model *m, const rk_topn_opts *o, int32_t **all, const int32_t **users,
+                          int64_t *n_users, rk_error *err)
 {
-    return sa > sb || (sa == sb && ia < ib);
+    const rk_csr *U = &m->by_user;
+    *all = NULL;
+    *users = o->users;
+    *n_users = o->n_users;
+    if (o->users != NULL) return RK_OK;
+    int32_t *v = malloc((size_t)(U->n_rows > 0 ? U->n_rows : 1) * sizeof *v);
+    RK_CHECK_ALLOC(v, err);
+    int64_t n = 0;
+    for (int32_t u = 0; u < U->n_rows; u++)
+        if (U->ptr[u + 1] > U->ptr[u]) v[n++] = u;
+    *all = v;
+    *users = v;
+    *n_users = n;
+    return RK_OK;
 }
 
-static inline void heap_down(heap *h, int32_t pos)
+/* Users per sink call when the caller does not say: large enough to keep
+ * every thread busy, small enough that the batch's lists stay in cache. */
+int64_t rk_topn_batch_users(const rk_topn_opts *o, int32_t n, int64_t n_users)
 {
-    uint64_t s = h->s[pos];
-    int32_t id = h->i[pos];
-    for (;;) {
-        int32_t c = 2 * pos + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && better(h->s[c], h->i[c], h->s[c + 1], h->i[c + 1])) c++;
-        if (!better(s, id, h->s[c], h->i[c])) break;
-        h->s[pos] = h->s[c];
-        h->i[pos] = h->i[c];
-        pos = c;
+    int64_t batch = o->batch;
+    if (batch <= 0) {
+        batch = (int64_t)(((size_t)32 << 20) / ((size_t)n * (sizeof(uint64_t) + sizeof(int32_t)) + 4));
+        if (batch < 1024) batch = 1024;
     }
-    h->s[pos] = s;
-    h->i[pos] = id;
-}
-
-static inline void heap_push(heap *h, uint64_t s, int32_t id)
-{
-    if (h->n < h->cap) {
-        int32_t pos = h->n++;
-        while (pos > 0) {
-            int32_t parent = (pos - 1) / 2;
-            if (!better(h->s[parent], h->i[parent], s, id)) break;
-            h->s[pos] = h->s[parent];
-            h->i[pos] = h->i[parent];
-            pos = parent;
-        }
-        h->s[pos] = s;
-        h->i[pos] = id;
-    } else if (better(s, id, h->s[0], h->i[0])) {
-        h->s[0] = s;
-        h->i[0] = id;
-        heap_down(h, 0);
-    }
-}
-
-/* Empty the heap into out_s/out_i best first; @return the count. */
-static int32_t heap_drain(heap *h, uint64_t *out_s, int32_t *out_i)
-{
-    int32_t n = h->n;
-    for (int32_t t = n - 1; t >= 0; t--) { /* pop the worst into the last free place */
-        out_s[t] = h->s[0];
-        out_i[t] = h->i[0];
-        h->n--;
-        if (h->n > 0) {
-            h->s[0] = h->s[h->n];
-            h->i[0] = h->i[h->n];
-            heap_down(h, 0);
-        }
-    }
-    return n;
+    if (batch > n_users) batch = n_users > 0 ? n_users : 1;
+    return batch;
 }
 
 /* ---- per-thread state ----------------------------------------------------------- */
@@ -169,16 +130,16 @@ static int32_t user_topn(const rk_model *m, const rk_lists *l, const uint64_t *q
     }
     /* items the user rated are never recommended */
     for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++) acc[U->idx[p]] = 0;
-    heap h = {n, 0, w->hs, w->hi};
+    rk_topn_heap h = {n, 0, w->hs, w->hi};
     for (int32_t t = 0; t < nt; t++) {
         const int32_t c = w->touched[t];
         if (acc[c] != 0) {
-            heap_push(&h, acc[c], c);
+            rk_topn_heap_push(&h, acc[c], c);
             acc[c] = 0;
         }
     }
     *updates += upd;
-    return heap_drain(&h, out_s, out_i);
+    return rk_topn_heap_drain(&h, out_s, out_i);
 }
 
 rk_status rk_topn_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, rk_topn_stats *st,
@@ -196,26 +157,13 @@ rk_status rk_topn_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *
      * batch buffers (1024 users at least) by N, 12 GB for --top-n 1000000;
      * the GPU engine takes the same N */
     const int32_t n_items = l->n_items, k = l->k, n = o->n < n_items ? o->n : (n_items > 0 ? n_items : 1);
-    const rk_csr *U = &m->by_user;
-    int32_t *all = NULL;
-    const int32_t *users = o->users;
-    int64_t n_users = o->n_users;
+    int32_t *all;
+    const int32_t *users;
+    int64_t n_users;
     rk_status s = RK_OK;
 
-    if (users == NULL) { /* every user with a training rating, ascending */
-        all = malloc((size_t)(U->n_rows > 0 ? U->n_rows : 1) * sizeof *all);
-        RK_CHECK_ALLOC(all, err);
-        n_users = 0;
-        for (int32_t u = 0; u < U->n_rows; u++)
-            if (U->ptr[u + 1] > U->ptr[u]) all[n_users++] = u;
-        users = all;
-    }
-    int64_t batch = o->batch;
-    if (batch <= 0) {
-        batch = (int64_t)(RK_TOPN_BATCH_BYTES / ((size_t)n * (sizeof(uint64_t) + sizeof(int32_t)) + 4));
-        if (batch < RK_TOPN_BATCH_MIN) batch = RK_TOPN_BATCH_MIN;
-    }
-    if (batch > n_users) batch = n_users > 0 ? n_users : 1;
+    RK_FORWARD(rk_topn_request(m, o, &all, &users, &n_users, err));
+    const int64_t batch = rk_topn_batch_users(o, n, n_users);
 
     /* the lists' similarities in fixed point, once */
     const size_t cells = (size_t)n_items * (size_t)k;

@@ -2,16 +2,12 @@
  * batch, one dense accumulator of fixed-point sums per thread, a bounded
  * heap.  The batching, the N cap and the sink protocol are rk_topn_cpu's. */
 #include "rk_utopn.h"
+#include "rk_topn_internal.h"
 #include "rk_omp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* rk_topn.c's batch sizing (its constants are private to it): large enough
- * to keep every thread busy, small enough that a batch stays in cache. */
-#define RK_UTOPN_BATCH_BYTES ((size_t)32 << 20)
-#define RK_UTOPN_BATCH_MIN 1024
 
 rk_status rk_utopn_check(const rk_model *m, const rk_lists *ul, const rk_topn_opts *o, rk_error *err)
 {
@@ -47,75 +43,6 @@ void rk_utopn_dense(const rk_model *m, const rk_lists *ul, int32_t user, double 
         for (int64_t p = U->ptr[v]; p < U->ptr[v + 1]; p++) scores[U->idx[p]] += (double)ul->sim[at];
     }
     for (int64_t p = U->ptr[user]; p < U->ptr[user + 1]; p++) scores[U->idx[p]] = 0.0;
-}
-
-/* ---- a bounded heap of (score, item) with the tie rule; the root is the worst kept.
- * rk_select.h's rk_topk holds doubles, which would merge fixed-point scores
- * above 2^53; rk_topn.c's uint64 heap is static, hence this copy. ---- */
-
-typedef struct uheap {
-    int32_t cap, n;
-    uint64_t *s;
-    int32_t *i;
-} uheap;
-
-static inline int better(uint64_t sa, int32_t ia, uint64_t sb, int32_t ib)
-{
-    return sa > sb || (sa == sb && ia < ib);
-}
-
-static inline void heap_down(uheap *h, int32_t pos)
-{
-    uint64_t s = h->s[pos];
-    int32_t id = h->i[pos];
-    for (;;) {
-        int32_t c = 2 * pos + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && better(h->s[c], h->i[c], h->s[c + 1], h->i[c + 1])) c++;
-        if (!better(s, id, h->s[c], h->i[c])) break;
-        h->s[pos] = h->s[c];
-        h->i[pos] = h->i[c];
-        pos = c;
-    }
-    h->s[pos] = s;
-    h->i[pos] = id;
-}
-
-static inline void heap_push(uheap *h, uint64_t s, int32_t id)
-{
-    if (h->n < h->cap) {
-        int32_t pos = h->n++;
-        while (pos > 0) {
-            int32_t parent = (pos - 1) / 2;
-            if (!better(h->s[parent], h->i[parent], s, id)) break;
-            h->s[pos] = h->s[parent];
-            h->i[pos] = h->i[parent];
-            pos = parent;
-        }
-        h->s[pos] = s;
-        h->i[pos] = id;
-    } else if (better(s, id, h->s[0], h->i[0])) {
-        h->s[0] = s;
-        h->i[0] = id;
-        heap_down(h, 0);
-    }
-}
-
-/* Empty the heap into out_s/out_i best first; @return the count. */
-static int32_t heap_drain(uheap *h, uint64_t *out_s, int32_t *out_i)
-{
-    int32_t n = h->n;
-    for (int32_t t = n - 1; t >= 0; t--) { /* pop the worst into the last free place */
-        out_s[t] = h->s[0];
-        out_i[t] = h->i[0];
-        h->n--;
-        if (h->n > 0) {
-            h->s[0] = h->s[h->n];
-            h->i[0] = h->i[h->n];
-            heap_down(h, 0);
-        }
-    }
-    return n;
 }
 
 /* ---- per-thread state ----------------------------------------------------------- */
@@ -185,14 +112,14 @@ static int32_t user_topn(const rk_model *m, const rk_lists *ul, const uint64_t *
         }
     }
     for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++) rated[U->idx[p] >> 6] = 0;
-    uheap h = {n, 0, w->hs, w->hi};
+    rk_topn_heap h = {n, 0, w->hs, w->hi};
     for (int32_t t = 0; t < nt; t++) {
         const int32_t c = w->touched[t];
-        heap_push(&h, acc[c], c);
+        rk_topn_heap_push(&h, acc[c], c);
         acc[c] = 0;
     }
     *updates += upd;
-    return heap_drain(&h, out_s, out_i);
+    return rk_topn_heap_drain(&h, out_s, out_i);
 }
 
 rk_status rk_utopn_cpu(const rk_model *m, const rk_lists *ul, const rk_topn_opts *o, rk_topn_stats *st,
@@ -208,26 +135,13 @@ rk_status rk_utopn_cpu(const rk_model *m, const rk_lists *ul, const rk_topn_opts
     /* N capped at the item count as rk_topn_cpu does: a list never holds more */
     const int32_t n_items = m->by_item.n_rows, k = ul->k;
     const int32_t n = o->n < n_items ? o->n : (n_items > 0 ? n_items : 1);
-    const rk_csr *U = &m->by_user;
-    int32_t *all = NULL;
-    const int32_t *users = o->users;
-    int64_t n_users = o->n_users;
+    int32_t *all;
+    const int32_t *users;
+    int64_t n_users;
     rk_status s = RK_OK;
 
-    if (users == NULL) { /* every user with a training rating, ascending */
-        all = malloc((size_t)(U->n_rows > 0 ? U->n_rows : 1) * sizeof *all);
-        RK_CHECK_ALLOC(all, err);
-        n_users = 0;
-        for (int32_t u = 0; u < U->n_rows; u++)
-            if (U->ptr[u + 1] > U->ptr[u]) all[n_users++] = u;
-        users = all;
-    }
-    int64_t batch = o->batch;
-    if (batch <= 0) {
-        batch = (int64_t)(RK_UTOPN_BATCH_BYTES / ((size_t)n * (sizeof(uint64_t) + sizeof(int32_t)) + 4));
-        if (batch < RK_UTOPN_BATCH_MIN) batch = RK_UTOPN_BATCH_MIN;
-    }
-    if (batch > n_users) batch = n_users > 0 ? n_users : 1;
+    RK_FORWARD(rk_topn_request(m, o, &all, &users, &n_users, err));
+    const int64_t batch = rk_topn_batch_users(o, n, n_users);
 
     /* the lists' similarities in fixed point, once */
     const int32_t n_lists = ul->n_items;
