@@ -183,18 +183,26 @@ static rk_status start_device(const rk_job_opts *o, const rk_knn_opts *ko, job_s
  * why. */
 static int gpu_shape_pays(const job_state *j, const rk_knn_opts *ko, char *why, size_t cap)
 {
-    const rk_triples *t = &j->data.train;
     const int by_user = j->by_user;
     /* the engine's rows are items (users with --by user); its pairs come from the other side */
-    const int32_t n_users = rk_ids_count(by_user ? j->data.ds.items : j->data.ds.users);
     const double items = (double)rk_ids_count(by_user ? j->data.ds.users : j->data.ds.items);
-    const int32_t *side = by_user ? t->item : t->user;
-    int64_t *cnt = calloc((size_t)(n_users > 0 ? n_users : 1), sizeof *cnt);
-    if (cnt == NULL) return 1;
-    for (int64_t x = 0; x < t->n; x++) cnt[side[x]]++;
     double pairs = 0.0;
-    for (int32_t u = 0; u < n_users; u++) pairs += (double)cnt[u] * (double)cnt[u];
-    free(cnt);
+    if (!j->resampled) { /* the model's rows hold the counts: no pass over the ratings */
+        const rk_csr *side = by_user ? &j->data.model.by_item : &j->data.model.by_user;
+        for (int32_t r = 0; r < side->n_rows; r++) {
+            const double c = (double)(side->ptr[r + 1] - side->ptr[r]);
+            pairs += c * c;
+        }
+    } else {
+        const rk_triples *t = &j->data.train;
+        const int32_t n_side = rk_ids_count(by_user ? j->data.ds.items : j->data.ds.users);
+        const int32_t *side = by_user ? t->item : t->user;
+        int64_t *cnt = calloc((size_t)(n_side > 0 ? n_side : 1), sizeof *cnt);
+        if (cnt == NULL) return 1;
+        for (int64_t x = 0; x < t->n; x++) cnt[side[x]]++;
+        for (int32_t u = 0; u < n_side; u++) pairs += (double)cnt[u] * (double)cnt[u];
+        free(cnt);
+    }
     const int threads = ko->threads > 0 ? ko->threads : rk_omp_max_threads();
     const double gpu = items * items / GPU_CELLS_PER_S + pairs / GPU_PAIRS_PER_S;
     const double cpu = pairs / (CPU_PAIRS_PER_S_THREAD * (threads > 0 ? threads : 1));
