@@ -2,10 +2,24 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rk_idlist.h"
 
+#include "rk_load_internal.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int rk_line_get(FILE *fp, char **line, size_t *cap, size_t *len)
+{
+    errno = 0;
+    ssize_t got = getline(line, cap, fp);
+    if (got < 0) return ferror(fp) ? -1 : 0;
+    size_t n = (size_t)got;
+    if (n > 0 && (*line)[n - 1] == '\n') n--;
+    if (n > 0 && (*line)[n - 1] == '\r') n--;
+    *len = n;
+    return 1;
+}
 
 rk_status rk_idlist_read(const char *path, const rk_idmap *m, int32_t **out, int64_t *n_out, rk_idlist_report *rep,
                          rk_error *err)
@@ -27,16 +41,13 @@ rk_status rk_idlist_read(const char *path, const rk_idmap *m, int32_t **out, int
         goto done;
     }
     for (;;) {
-        errno = 0;
-        ssize_t got = getline(&line, &lcap, fp);
-        if (got < 0) {
-            if (ferror(fp)) s = rk_error_set(err, RK_E_IO, "cannot read %s: %s", path, strerror(errno ? errno : EIO));
+        size_t len;
+        const int got = rk_line_get(fp, &line, &lcap, &len);
+        if (got <= 0) {
+            if (got < 0) s = rk_error_set(err, RK_E_IO, "cannot read %s: %s", path, strerror(errno ? errno : EIO));
             break;
         }
         rep->lines++;
-        size_t len = (size_t)got;
-        if (len > 0 && line[len - 1] == '\n') len--;
-        if (len > 0 && line[len - 1] == '\r') len--;
         if (memchr(line, '\0', len) != NULL) {
             s = rk_error_set(err, RK_E_PARSE, "%s:%lld: a NUL byte in a user id", path, (long long)rep->lines);
             break;

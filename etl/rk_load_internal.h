@@ -19,6 +19,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <stdio.h>
 #include "rk_load.h"
 
 /* Ratings as parsed, in file order, before ids become dense indices. */
@@ -113,6 +114,12 @@ int rk_rows_reserve(rk_rows *r, int64_t need, int want_time);
 int rk_rows_want_tags(rk_rows *r);
 /* Append a string to r's arena; @return its offset or -1 (no memory). */
 int64_t rk_rows_put_string(rk_rows *r, const char *s, size_t len);
+
+/*! rk_line_get() : the next line of fp into *line (getline's buffer, *cap),
+ *  without its LF or CRLF; *len its length.  @return 1, 0 at the end, -1 on
+ *  a read error (errno set).  For the one-record-a-line files (--users,
+ *  --queries). */
+int rk_line_get(FILE *fp, char **line, size_t *cap, size_t *len);
 
 /*! rk_csv_realloc() : libcsv's realloc, growing a buffer geometrically
  *  (csv_set_realloc_func): a huge field costs a few reallocs, not one per

@@ -3,6 +3,8 @@
 #include "rk_pairs.h"
 
 #include <ctype.h>
+#include "rk_load_internal.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,16 +74,13 @@ rk_status rk_pairs_read(const char *path, const rk_idmap *users, const rk_idmap 
     }
     out->raw_off[0] = 0;
     for (;;) {
-        errno = 0;
-        ssize_t got = getline(&line, &lcap, fp);
-        if (got < 0) {
-            if (ferror(fp)) s = rk_error_set(err, RK_E_IO, "cannot read %s: %s", path, strerror(errno ? errno : EIO));
+        size_t len;
+        const int got = rk_line_get(fp, &line, &lcap, &len);
+        if (got <= 0) {
+            if (got < 0) s = rk_error_set(err, RK_E_IO, "cannot read %s: %s", path, strerror(errno ? errno : EIO));
             break;
         }
         out->lines++;
-        size_t len = (size_t)got;
-        if (len > 0 && line[len - 1] == '\n') len--;
-        if (len > 0 && line[len - 1] == '\r') len--;
         if (memchr(line, '\0', len) != NULL) {
             s = rk_error_set(err, RK_E_PARSE, "%s:%lld: a NUL byte in the line", path, (long long)out->lines);
             break;
