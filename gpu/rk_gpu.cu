@@ -146,6 +146,9 @@ int sums_kind(rk_metric m)
     case RK_METRIC_PEARSON: return RK_SUMS_PEARSON;
     case RK_METRIC_COSINE:
     case RK_METRIC_PEARSON_BASELINE: return RK_SUMS_PRODUCTS;
+    case RK_METRIC_COSINE_FULL:
+    case RK_METRIC_EUCLIDEAN_FULL:
+    case RK_METRIC_JACCARD: return RK_SUMS_DOT;
     default: return RK_SUMS_DIFF;
     }
 }
@@ -285,8 +288,18 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     const float *ratings_by_user = by_user.v; // real ratings for the predictions
     const rk_dev_csr &acc_user = by_user;
 
-    // column chunks that fit in shared memory
+    // the full-vector metrics' whole-vector counts and norms, in the sums' units
     const int kind = sums_kind(sp.metric);
+    double *d_ncnt = NULL, *d_nsq = NULL;
+    if (kind == RK_SUMS_DOT) {
+        std::vector<double> ncnt((size_t)(n_items > 0 ? n_items : 1)), nsq(ncnt.size());
+        rk_knn_item_norms(m, grid ? scale : 0.0, ncnt.data(), nsq.data());
+        RK_FORWARD(upload(&d_ncnt, ncnt.data(), (size_t)n_items, mem, sg, s, err));
+        RK_FORWARD(upload(&d_nsq, nsq.data(), (size_t)n_items, mem, sg, s, err));
+        RK_CUDA_CHECK(err, cudaStreamSynchronize(s)); // the vectors go out of scope
+    }
+
+    // column chunks that fit in shared memory
     size_t col_bytes = rk_gpu_sims_col_bytes(kind, grid);
     size_t smem_cap = prop.sharedMemPerBlockOptin > 2048 ? prop.sharedMemPerBlockOptin - 1024 : 16384;
     int32_t chunk = (int32_t)(smem_cap / col_bytes);
@@ -368,7 +381,8 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     // ML-20M size, -30% at Netflix size; cosine -14%/-16%; pearson-baseline
     // -44%/-47%), not for the two of msd and euclidean (+12%/+23%), whose
     // rows stay full.
-    const int sym = n_tiles == 1 && n_items > 1 && kind != RK_SUMS_DIFF && !(g != NULL && g->full_rows);
+    const int sym = n_tiles == 1 && n_items > 1 && kind != RK_SUMS_DIFF && kind != RK_SUMS_DOT &&
+                    !(g != NULL && g->full_rows);
     std::vector<int32_t> row_of;
     if (sym) {
         // its rows' work differs from the full rows': heaviest first again
@@ -420,6 +434,8 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         sa.tile_rows = rows;
         sa.sym = sym;
         sa.sp = sp;
+        sa.ncnt = d_ncnt;
+        sa.nsq = d_nsq;
         sa.S = d_S;
         sa.N = d_N;
         RK_CUDA_CHECK(err, cudaEventRecord(se.ev[0], s));

@@ -180,8 +180,11 @@ struct rk_dev_csr {
 enum rk_sums_kind {
     RK_SUMS_PEARSON = 6,  // n, Σx, Σy, Σx², Σy², Σxy
     RK_SUMS_PRODUCTS = 4, // n, Σx², Σy², Σxy (cosine, pearson-baseline)
-    RK_SUMS_DIFF = 2      // n, Σ(x−y)² (msd, euclidean)
+    RK_SUMS_DIFF = 2,     // n, Σ(x−y)² (msd, euclidean)
+    RK_SUMS_DOT = 3       // n, Σxy (the full-vector metrics, with the items' norms)
 };
+// Accumulators a column of each kind keeps.
+static inline __host__ __device__ constexpr int rk_sums_count(int kind) { return kind == RK_SUMS_DOT ? 2 : kind; }
 
 struct rk_sims_args {
     rk_dev_csr by_item, by_user;   // values in q (grid) or v (floating)
@@ -192,6 +195,7 @@ struct rk_sims_args {
     int32_t tile_rows;
     int sym;                       // the tile holds every item: rows by item, each pair once
     rk_sim_params sp;
+    const double *ncnt, *nsq;      // RK_SUMS_DOT: |U_i| and ‖x_i‖² in units of every item
     double *S;                     // [tile_rows][n_items] similarities
     int32_t *N;                    // [tile_rows][n_items] supports
 };

@@ -36,6 +36,9 @@ __device__ __forceinline__ void add_pair(A *acc, int32_t C, int32_t jj, A x, A y
         acc_add(&acc[1 * C + jj], x * x);
         acc_add(&acc[2 * C + jj], y * y);
         acc_add(&acc[3 * C + jj], x * y);
+    } else if (NS == RK_SUMS_DOT) {
+        acc_add(&acc[0 * C + jj], A(1));
+        acc_add(&acc[1 * C + jj], x * y);
     } else {
         acc_add(&acc[0 * C + jj], A(1));
         acc_add(&acc[1 * C + jj], (x - y) * (x - y));
@@ -43,11 +46,14 @@ __device__ __forceinline__ void add_pair(A *acc, int32_t C, int32_t jj, A x, A y
 }
 
 template <typename A, int NS>
-__device__ __forceinline__ double sim_of(const rk_sim_params &sp, const A *acc, int32_t C, int32_t jj, int32_t *n_out)
+__device__ __forceinline__ double sim_of(const rk_sim_params &sp, const A *acc, int32_t C, int32_t jj, int32_t *n_out,
+                                         int32_t i, int32_t j, const double *ncnt, const double *nsq)
 {
     double n = (double)acc[jj];
     *n_out = (int32_t)acc[jj];
     if (n == 0.0) return 0.0;
+    if (NS == RK_SUMS_DOT) // the whole vectors' counts and norms (rk_sim_value's convention)
+        return rk_sim_value(&sp, n, ncnt[i], ncnt[j], nsq[i], nsq[j], (double)acc[1 * C + jj]);
     if (NS == RK_SUMS_PEARSON)
         return rk_sim_value(&sp, n, (double)acc[1 * C + jj], (double)acc[2 * C + jj], (double)acc[3 * C + jj],
                             (double)acc[4 * C + jj], (double)acc[5 * C + jj]);
@@ -86,7 +92,8 @@ __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ i
                                                    const int32_t *__restrict__ uidx, const V *__restrict__ uval,
                                                    const int64_t *__restrict__ seg, int32_t n_chunks, int32_t C,
                                                    int32_t n_items, const int32_t *__restrict__ tile_items,
-                                                   int sym, rk_sim_params sp, double *__restrict__ S,
+                                                   int sym, rk_sim_params sp, const double *__restrict__ ncnt,
+                                                   const double *__restrict__ nsq, double *__restrict__ S,
                                                    int32_t *__restrict__ N)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -107,7 +114,7 @@ __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ i
         const int32_t c0 = c * C;
         const int32_t cw = min(C, n_items - c0);
         if (sym && c0 + cw <= i + 1) continue; // the same for the whole block
-        for (int32_t a = threadIdx.x; a < NS * C; a += blockDim.x) acc[a] = A(0);
+        for (int32_t a = threadIdx.x; a < rk_sums_count(NS) * C; a += blockDim.x) acc[a] = A(0);
         if (threadIdx.x == 0) next_rater = 0;
         __syncthreads();
         for (;;) {
@@ -135,7 +142,7 @@ __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ i
         for (int32_t jj = threadIdx.x; jj < cw; jj += blockDim.x) {
             if (sym && c0 + jj <= i) continue;
             int32_t n;
-            double s = sim_of<A, NS>(sp, acc, C, jj, &n);
+            double s = sim_of<A, NS>(sp, acc, C, jj, &n, i, c0 + jj, ncnt, nsq);
             if (c0 + jj == i) s = 0.0;
             Srow[c0 + jj] = s;
             Nrow[c0 + jj] = n;
@@ -218,7 +225,7 @@ rk_status launch(const rk_sims_args *a, const V *ival, const V *uval, size_t sme
     RK_CUDA_CHECK(err, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     kern<<<a->tile_rows, kThreads, smem, st>>>(a->by_item.ptr, a->by_item.idx, ival, a->by_user.ptr, a->by_user.idx,
                                                uval, a->seg, a->n_chunks, a->chunk, a->by_item.n_rows,
-                                               a->tile_items, a->sym, a->sp, a->S, a->N);
+                                               a->tile_items, a->sym, a->sp, a->ncnt, a->nsq, a->S, a->N);
     RK_LAUNCH_CHECK(err, "k_sims");
     if (a->sym) {
         const int32_t n = a->by_item.n_rows, nb = (n + kMirror - 1) / kMirror;
@@ -232,7 +239,7 @@ rk_status launch(const rk_sims_args *a, const V *ival, const V *uval, size_t sme
 
 size_t rk_gpu_sims_col_bytes(int kind, int grid)
 {
-    return (size_t)kind * (grid ? sizeof(int32_t) : sizeof(double));
+    return (size_t)rk_sums_count(kind) * (grid ? sizeof(int32_t) : sizeof(double));
 }
 
 rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t smem, cudaStream_t st, rk_error *err)
@@ -243,6 +250,7 @@ rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t s
         switch (kind) {
         case RK_SUMS_PEARSON: return launch<int32_t, int32_t, RK_SUMS_PEARSON>(a, iq, uq, smem, st, err);
         case RK_SUMS_PRODUCTS: return launch<int32_t, int32_t, RK_SUMS_PRODUCTS>(a, iq, uq, smem, st, err);
+        case RK_SUMS_DOT: return launch<int32_t, int32_t, RK_SUMS_DOT>(a, iq, uq, smem, st, err);
         default: return launch<int32_t, int32_t, RK_SUMS_DIFF>(a, iq, uq, smem, st, err);
         }
     }
@@ -250,6 +258,7 @@ rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t s
     switch (kind) {
     case RK_SUMS_PEARSON: return launch<double, double, RK_SUMS_PEARSON>(a, iv, uv, smem, st, err);
     case RK_SUMS_PRODUCTS: return launch<double, double, RK_SUMS_PRODUCTS>(a, iv, uv, smem, st, err);
+    case RK_SUMS_DOT: return launch<double, double, RK_SUMS_DOT>(a, iv, uv, smem, st, err);
     default: return launch<double, double, RK_SUMS_DIFF>(a, iv, uv, smem, st, err);
     }
 }

@@ -55,8 +55,12 @@ static const char usage_text[] =
     "      --by MODE           item (default): item-item similarities and lists;\n"
     "                          user: user-user similarities over co-rated items,\n"
     "                          per-user lists, predictions from similar users\n"
-    "      --metric M          pearson (default), pearson-baseline, cosine, msd,\n"
-    "                          euclidean\n"
+    "      --metric M          over co-raters: pearson (default),\n"
+    "                          pearson-baseline, cosine, msd, euclidean;\n"
+    "                          over whole vectors (unrated = 0): cosine-full,\n"
+    "                          euclidean-full, jaccard (of the rating patterns)\n"
+    "      --implicit          every rating counts as 1 (clicks, plays, purchases);\n"
+    "                          every held-out item is then relevant\n"
     "  -k, --k N               neighbours per list and per prediction (default 20)\n"
     "      --min-support N     co-raters needed for a nonzero similarity (default 1)\n"
     "      --shrinkage X       shrink by (n-1)/(n-1+X), X >= 0 (default 0;\n"
@@ -135,7 +139,7 @@ enum {
     OPT_OUT, OPT_NO_NEIGHBORS, OPT_DEVICE, OPT_GPU_MEMORY, OPT_THREADS,
     OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TOP_N, OPT_USERS, OPT_GPU_TOPN,
     OPT_SPLIT, OPT_FOLDS, OPT_WRITE_FOLDS, OPT_RELEVANCE, OPT_BASELINE, OPT_REPORT,
-    OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT, OPT_BY,
+    OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT, OPT_BY, OPT_IMPLICIT,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -177,6 +181,7 @@ static const struct option long_opts[] = {
     {"queries", required_argument, NULL, OPT_QUERIES},
     {"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
     {"by", required_argument, NULL, OPT_BY},
+    {"implicit", no_argument, NULL, OPT_IMPLICIT},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -492,6 +497,7 @@ int main(int argc, char **argv)
     rk_job_opts o;
     cli c;
     int progress_opt = -1; /* -1 auto, 0 off, 1 forced */
+    int relevance_given = 0;
     rk_job_opts_default(&o);
     memset(&c, 0, sizeof c);
     c.pct = -1;
@@ -523,7 +529,8 @@ int main(int argc, char **argv)
         case OPT_SKIP_BAD: o.load.skip_bad_lines = 1; break;
         case OPT_METRIC:
             if (rk_metric_parse(a, &o.knn.sim.metric) != RK_OK)
-                usage_error("--metric: unknown metric '%s' (pearson, pearson-baseline, cosine, msd, euclidean)", a);
+                usage_error("--metric: unknown metric '%s' (pearson, pearson-baseline, cosine, msd, euclidean, "
+                            "cosine-full, euclidean-full, jaccard)", a);
             break;
         case 'k':
         case OPT_K: o.knn.k = (int32_t)parse_ll("-k", a, 1, INT32_MAX); break;
@@ -561,6 +568,7 @@ int main(int argc, char **argv)
             o.gpu_memory_gb = parse_double("--gpu-memory", a);
             if (!(o.gpu_memory_gb > 0.0)) usage_error("--gpu-memory: must be above 0, got '%s'", a);
             break;
+        case OPT_IMPLICIT: o.implicit = 1; break;
         case OPT_BY:
             if (strcmp(a, "user") == 0) o.by_user = 1;
             else if (strcmp(a, "item") == 0) o.by_user = 0;
@@ -586,7 +594,10 @@ int main(int argc, char **argv)
             break;
         case OPT_FOLDS: o.folds = (int32_t)parse_ll("--folds", a, 2, RK_JOB_MAX_FOLDS); break;
         case OPT_WRITE_FOLDS: o.write_folds = 1; break;
-        case OPT_RELEVANCE: o.relevance = parse_double("--relevance", a); break;
+        case OPT_RELEVANCE:
+            o.relevance = parse_double("--relevance", a);
+            relevance_given = 1;
+            break;
         case OPT_BASELINE:
             if (strcmp(a, "popular") != 0) usage_error("--baseline: unknown baseline '%s' (popular)", a);
             o.baseline_popular = 1;
@@ -637,6 +648,9 @@ int main(int argc, char **argv)
     if (o.split != RK_SPLIT_RATINGS && o.holdout <= 0.0)
         usage_error("--split %s needs --holdout F", rk_split_kind_name(o.split));
     if (o.write_folds && o.folds == 0) usage_error("--write-folds needs --folds K");
+    if (o.implicit && relevance_given)
+        usage_error("--relevance cannot be used with --implicit: every held-out item is relevant there");
+    if (o.implicit) o.relevance = 1.0; /* every held-out rating is 1 */
     if (o.queries_path != NULL && o.model_path == NULL) usage_error("--queries needs --model FILE");
     if (o.by_user && (o.save_model != NULL || o.model_path != NULL))
         usage_error("--by user cannot save or use a model file yet (its lists are per user)");

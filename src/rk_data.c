@@ -59,6 +59,12 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     if (s != RK_OK) goto fail;
     d->t_read_parse = d->ds.train_report.read_parse_s + d->ds.test_report.read_parse_s;
     d->t_ids = d->ds.ids_s;
+    if (o->implicit) { /* SPEC §6b: the rating pattern only */
+        rk_triples *parts[2] = {&d->ds.train, &d->ds.test};
+        for (int t = 0; t < 2; t++)
+#pragma omp parallel for
+            for (int64_t p = 0; p < parts[t]->n; p++) parts[t]->rating[p] = 1.0f;
+    }
 
     /* one sort of the training ratings gives the survivors and their matrix;
      * progress in ratings, a step at a time: sort, split, item-major matrix */

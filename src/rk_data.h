@@ -29,6 +29,7 @@ typedef struct rk_data_opts {
     uint64_t seed;              /* --seed of the holdout */
     rk_load_opts load;          /* format, delimiter, header, columns, scale, bad lines, threads */
     rk_dup_policy duplicates;
+    int implicit;               /* --implicit: every rating (training and test) becomes 1 */
     int with_baselines;         /* compute the ALS baselines (pearson-baseline, --predict baseline) */
     int no_model;               /* resampling (--folds, --split user|temporal): train = every
                                    rating without duplicates, no split and no model here */

@@ -527,6 +527,7 @@ static void data_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_data_opts 
     dop->load.progress = o->progress;
     dop->load.progress_ud = o->ud;
     dop->duplicates = o->duplicates;
+    dop->implicit = o->implicit;
     dop->with_baselines = rk_knn_needs_baselines(ko);
     dop->progress = o->progress;
     dop->progress_ud = o->ud;

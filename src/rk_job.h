@@ -50,6 +50,8 @@ typedef struct rk_job_opts {
     int write_neighbors;        /* write neighbors.csv (default 1) */
     int32_t top_n;              /* --top-n: recommendations per user (default 10; 0: none) */
     int by_user;                /* --by user: user-based k-NN (SPEC §6b) */
+    int implicit;               /* --implicit: every rating counts as 1 (click or play data);
+                                   every held-out item is then relevant */
     const char *users_path;     /* --users FILE: recommend only for these raw ids (NULL: every user) */
     rk_gpu_topn_route gpu_topn; /* --gpu-topn */
     /* evaluation (SPEC §6) */

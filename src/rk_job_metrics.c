@@ -238,7 +238,7 @@ void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
     fputs(", ", fp);
     json_num(fp, m->rmax);
     fprintf(fp, "], \"rating_scale_given\": %s", o->load.have_scale ? "true" : "false");
-    fprintf(fp, ", \"by\": \"%s\"", o->by_user ? "user" : "item");
+    fprintf(fp, ", \"by\": \"%s\", \"implicit\": %s", o->by_user ? "user" : "item", o->implicit ? "true" : "false");
     fputs(", \"metric\": ", fp);
     rk_out_json_string(fp, rk_metric_name(k->sim.metric));
     fprintf(fp, ", \"k\": %d, \"min_support\": %d, \"shrinkage\": ", k->k, k->sim.min_support);

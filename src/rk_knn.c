@@ -85,6 +85,8 @@ typedef struct knn_ctx {
     int32_t n_chunks;
     const int64_t *cost;   /* pair updates per item (rk_knn_item_order) */
     int64_t dense_cost;    /* items with at least this cost are scanned whole */
+    double scale;          /* the grid scale of the units, 0 for raw values */
+    double *ncnt, *nsq;    /* full-vector metrics: |U_i| and ‖x_i‖² in units (rk_knn_item_norms) */
     int64_t *qptr;         /* known queries grouped by item: qptr[n_items + 1] */
     int64_t *qlist;
     rk_lists *lists;
@@ -289,8 +291,9 @@ static inline __attribute__((always_inline)) double sums_at(const knn_ctx *c, co
  * (which only lowers it) is below the heap's worst score by a margin far
  * above rounding (thr2 = worst² (1 - 1e-9)): such a column would be refused
  * anyway.  The metric is a constant inside each instantiation so that the
- * compiler folds rk_sim_value's switch out of the loop. */
-#define SIM_LOOP(METRIC, PREFILTER, BOUND)                                     \
+ * compiler folds rk_sim_value's switch out of the loop.  FIX replaces sums
+ * before the formula: the full-vector metrics' whole-vector counts and norms. */
+#define SIM_LOOP(METRIC, FIX, PREFILTER, BOUND)                                \
     do {                                                                       \
         rk_sim_params lp = c->sp;                                              \
         lp.metric = (METRIC);                                                  \
@@ -302,6 +305,7 @@ static inline __attribute__((always_inline)) double sums_at(const knn_ctx *c, co
             int32_t j = dense ? t : w->touched[t];                             \
             double s6[6];                                                      \
             if (j == i || sums_at(c, w, j, s6) == 0.0) continue;               \
+            FIX;                                                               \
             if (PREFILTER) continue;                                           \
             if (full && (BOUND)) continue;                                     \
             double s = rk_sim_value(&lp, s6[0], s6[1], s6[2], s6[3], s6[4], s6[5]); \
@@ -362,6 +366,14 @@ static void pearson_packed(const knn_ctx *c, knn_ws *w, int32_t i, int dense, in
     }
 }
 
+/* The whole vectors' counts and squared norms in place of the co-rated ones
+ * (rk_sim_value's convention for the full-vector metrics). */
+#define FULL_FIX                                                               \
+    do {                                                                       \
+        s6[1] = c->ncnt[i]; s6[2] = c->ncnt[j];                                \
+        s6[3] = c->nsq[i]; s6[4] = c->nsq[j];                                  \
+    } while (0)
+
 static void similarities(const knn_ctx *c, knn_ws *w, int32_t i, int dense, int rows, rk_topk *h)
 {
     const int32_t n_items = c->m->by_item.n_rows;
@@ -373,18 +385,23 @@ static void similarities(const knn_ctx *c, knn_ws *w, int32_t i, int dense, int 
     case RK_METRIC_PEARSON:
         /* only positive similarities are ever used: skip the root and the
          * division when the numerator is not positive */
-        SIM_LOOP(RK_METRIC_PEARSON, s6[0] * s6[5] - s6[1] * s6[2] <= 0.0,
+        SIM_LOOP(RK_METRIC_PEARSON, (void)0, s6[0] * s6[5] - s6[1] * s6[2] <= 0.0,
                  SQ(s6[0] * s6[5] - s6[1] * s6[2]) <
                      thr2 * ((s6[0] * s6[3] - s6[1] * s6[1]) * (s6[0] * s6[4] - s6[2] * s6[2])));
         break;
     case RK_METRIC_PEARSON_BASELINE:
-        SIM_LOOP(RK_METRIC_PEARSON_BASELINE, s6[5] <= 0.0, SQ(s6[5]) < thr2 * (s6[3] * s6[4]));
+        SIM_LOOP(RK_METRIC_PEARSON_BASELINE, (void)0, s6[5] <= 0.0, SQ(s6[5]) < thr2 * (s6[3] * s6[4]));
         break;
     case RK_METRIC_COSINE:
-        SIM_LOOP(RK_METRIC_COSINE, s6[5] <= 0.0, SQ(s6[5]) < thr2 * (s6[3] * s6[4]));
+        SIM_LOOP(RK_METRIC_COSINE, (void)0, s6[5] <= 0.0, SQ(s6[5]) < thr2 * (s6[3] * s6[4]));
         break;
-    case RK_METRIC_MSD: SIM_LOOP(RK_METRIC_MSD, 0, 0); break;
-    case RK_METRIC_EUCLIDEAN: SIM_LOOP(RK_METRIC_EUCLIDEAN, 0, 0); break;
+    case RK_METRIC_MSD: SIM_LOOP(RK_METRIC_MSD, (void)0, 0, 0); break;
+    case RK_METRIC_EUCLIDEAN: SIM_LOOP(RK_METRIC_EUCLIDEAN, (void)0, 0, 0); break;
+    case RK_METRIC_COSINE_FULL:
+        SIM_LOOP(RK_METRIC_COSINE_FULL, FULL_FIX, s6[5] <= 0.0, SQ(s6[5]) < thr2 * (s6[3] * s6[4]));
+        break;
+    case RK_METRIC_EUCLIDEAN_FULL: SIM_LOOP(RK_METRIC_EUCLIDEAN_FULL, FULL_FIX, 0, 0); break;
+    case RK_METRIC_JACCARD: SIM_LOOP(RK_METRIC_JACCARD, FULL_FIX, 0, 0); break;
     }
 }
 
@@ -570,6 +587,7 @@ static rk_status prepare_values(knn_ctx *c, rk_knn_stats *st, rk_error *err)
         return RK_OK;
     }
     c->sp.unit = 1.0 / s;
+    c->scale = s;
     c->iq = malloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *c->iq);
     if (c->iq == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for grid values");
     int32_t qmin = INT32_MAX, qmax = INT32_MIN;
@@ -649,6 +667,13 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
     c.q = (q != NULL && q->n > 0) ? q : NULL;
 
     s = prepare_values(&c, st, err);
+    if (s == RK_OK && rk_metric_is_full(c.sp.metric)) {
+        size_t n = (size_t)(m->by_item.n_rows > 0 ? m->by_item.n_rows : 1);
+        c.ncnt = malloc(n * sizeof *c.ncnt);
+        c.nsq = malloc(n * sizeof *c.nsq);
+        if (c.ncnt == NULL || c.nsq == NULL) s = rk_error_set(err, RK_E_NOMEM, "out of memory for the item norms");
+        else rk_knn_item_norms(m, c.scale, c.ncnt, c.nsq);
+    }
     if (s == RK_OK && c.q != NULL) s = group_queries(&c, err);
     if (s == RK_OK) {
         size_t n = (size_t)(m->by_item.n_rows > 0 ? m->by_item.n_rows : 1);
@@ -724,5 +749,7 @@ done:
     free(c.tab);
     free(c.uv);
     free(c.iv);
+    free(c.ncnt);
+    free(c.nsq);
     return s;
 }

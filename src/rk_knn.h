@@ -90,6 +90,13 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
  *  max |r·s| (may be NULL). */
 double rk_knn_grid_scale(const rk_model *m, double *qmax);
 
+/*! rk_knn_item_norms() : the whole-vector statistics the full-vector
+ *  metrics read (rk_sim_value): cnt[i] = |U_i| and sq[i] = Σ over i's raters
+ *  of (r_ui · scale)², with r_ui · scale rounded to the nearest integer when
+ *  scale is a grid scale (> 0; the engines' exact units) and scale 0 meaning
+ *  raw values.  cnt and sq: caller-owned arrays of m's item count. */
+void rk_knn_item_norms(const rk_model *m, double scale, double *cnt, double *sq);
+
 /*! rk_knn_item_order() : order[n_items] = items by descending work
  *  cost[i] = Σ over raters u of i of |I_u| (ties by index), so that the most
  *  expensive rows start first; cost may be NULL.  @return the total work

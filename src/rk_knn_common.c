@@ -91,6 +91,21 @@ double rk_knn_grid_scale(const rk_model *m, double *qmax_out)
     return 0.0;
 }
 
+void rk_knn_item_norms(const rk_model *m, double scale, double *cnt, double *sq)
+{
+    const rk_csr *I = &m->by_item;
+#pragma omp parallel for schedule(dynamic, 256)
+    for (int32_t i = 0; i < I->n_rows; i++) {
+        double acc = 0.0;
+        for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) {
+            const double v = scale > 0.0 ? nearbyint((double)I->val[p] * scale) : (double)I->val[p];
+            acc += v * v;
+        }
+        cnt[i] = (double)(I->ptr[i + 1] - I->ptr[i]);
+        sq[i] = acc;
+    }
+}
+
 static const int64_t *g_cost_for_sort;
 static int cmp_cost_desc(const void *a, const void *b)
 {

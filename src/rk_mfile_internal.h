@@ -85,14 +85,18 @@ static inline uint32_t metric_code(rk_metric m)
     case RK_METRIC_COSINE: return 3;
     case RK_METRIC_MSD: return 4;
     case RK_METRIC_EUCLIDEAN: return 5;
+    case RK_METRIC_COSINE_FULL: return 6;
+    case RK_METRIC_EUCLIDEAN_FULL: return 7;
+    case RK_METRIC_JACCARD: return 8;
     }
     return 0;
 }
 static inline int metric_from_code(uint32_t c, rk_metric *m)
 {
     static const rk_metric by_code[] = {RK_METRIC_PEARSON, RK_METRIC_PEARSON_BASELINE, RK_METRIC_COSINE,
-                                        RK_METRIC_MSD, RK_METRIC_EUCLIDEAN};
-    if (c < 1 || c > 5) return -1;
+                                        RK_METRIC_MSD, RK_METRIC_EUCLIDEAN, RK_METRIC_COSINE_FULL,
+                                        RK_METRIC_EUCLIDEAN_FULL, RK_METRIC_JACCARD};
+    if (c < 1 || c > 8) return -1;
     *m = by_code[c - 1];
     return 0;
 }

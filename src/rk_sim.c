@@ -8,6 +8,9 @@ static const char *const metric_names[] = {
     [RK_METRIC_COSINE] = "cosine",
     [RK_METRIC_MSD] = "msd",
     [RK_METRIC_EUCLIDEAN] = "euclidean",
+    [RK_METRIC_COSINE_FULL] = "cosine-full",
+    [RK_METRIC_EUCLIDEAN_FULL] = "euclidean-full",
+    [RK_METRIC_JACCARD] = "jaccard",
 };
 
 rk_status rk_metric_parse(const char *name, rk_metric *out)

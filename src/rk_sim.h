@@ -33,11 +33,16 @@ typedef enum rk_metric {
     RK_METRIC_PEARSON_BASELINE,
     RK_METRIC_COSINE,
     RK_METRIC_MSD,
-    RK_METRIC_EUCLIDEAN
+    RK_METRIC_EUCLIDEAN,
+    /* full-vector metrics (SPEC §6b): unrated cells count as 0 */
+    RK_METRIC_COSINE_FULL,
+    RK_METRIC_EUCLIDEAN_FULL,
+    RK_METRIC_JACCARD
 } rk_metric;
 
 /*! rk_metric_parse() : "pearson", "pearson-baseline", "cosine", "msd",
- *  "euclidean" into *out. @return RK_OK or RK_E_ARG. */
+ *  "euclidean", "cosine-full", "euclidean-full", "jaccard" into *out.
+ *  @return RK_OK or RK_E_ARG. */
 rk_status rk_metric_parse(const char *name, rk_metric *out);
 const char *rk_metric_name(rk_metric m);
 
@@ -53,9 +58,24 @@ typedef struct rk_sim_params {
  * not a variance.  Exact integer sums never come near it. */
 #define RK_SIM_VAR_EPS 1e-12
 
+/*! rk_metric_is_full() : 1 for the full-vector metrics (cosine-full,
+ *  euclidean-full, jaccard), whose formulas read each item's whole vector
+ *  (its rater count and squared norm) besides the co-rating sums. */
+static inline RK_HD int rk_metric_is_full(rk_metric m)
+{
+    return m == RK_METRIC_COSINE_FULL || m == RK_METRIC_EUCLIDEAN_FULL || m == RK_METRIC_JACCARD;
+}
+
 /*! rk_sim_value() : the similarity of SPEC §2 from the six sums (in units).
  *  pearson-baseline reads sxx, syy, sxy as Σe_i², Σe_j², Σe_i·e_j of the
- *  baseline residuals (sx, sy unused).  @return a value in [-1, 1] for the
+ *  baseline residuals (sx, sy unused).  The full-vector metrics of SPEC §6b
+ *  read sx, sy as the rater counts |U_i|, |U_j| of the two whole vectors,
+ *  sxx, syy as their squared norms ‖x‖², ‖y‖² (unrated cells are 0, so these
+ *  are sums over each item's own raters), and sxy as the dot product Σxy
+ *  over the co-raters; n is still the co-rater count, for the support rule
+ *  and shrinkage: like every metric, a pair without max(min_support, 1)
+ *  co-raters gets 0 (for euclidean-full, which is positive for every pair,
+ *  this keeps the neighbours among items that share a rater).  @return a value in [-1, 1] for the
  *  correlation metrics and in (0, 1] for msd/euclidean; 0 when n is below the
  *  support or a denominator is 0. */
 static inline RK_HD double rk_sim_value(const rk_sim_params *p, double n,
@@ -86,10 +106,23 @@ static inline RK_HD double rk_sim_value(const rk_sim_params *p, double n,
         s = 1.0 / (1.0 + d * p->unit * p->unit / n);
         break;
     }
-    case RK_METRIC_EUCLIDEAN: {
+    case RK_METRIC_EUCLIDEAN:
+    case RK_METRIC_EUCLIDEAN_FULL: {
         double d = sxx + syy - 2.0 * sxy;
         if (d < 0.0) d = 0.0;
         s = 1.0 / (1.0 + sqrt(d) * p->unit);
+        break;
+    }
+    case RK_METRIC_COSINE_FULL: {
+        double den = sqrt(sxx * syy);
+        if (!(den > 0.0)) return 0.0;
+        s = sxy / den;
+        break;
+    }
+    case RK_METRIC_JACCARD: {
+        double uni = sx + sy - n;
+        if (!(uni > 0.0)) return 0.0;
+        s = n / uni;
         break;
     }
     }
