@@ -54,10 +54,9 @@ extern "C" int rk_gpu_warmup(void)
 
 extern "C" int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap)
 {
-    if (o->k > RK_GPU_MAX_K) {
-        if (why != NULL && cap > 0) snprintf(why, cap, "k = %d is above the GPU's limit of %d", o->k, RK_GPU_MAX_K);
-        return 0;
-    }
+    // k above the GPU's selection limit: the host selects from the GPU's rows
+    (void)o;
+    if (why != NULL && cap > 0) why[0] = '\0';
     return 1;
 }
 
@@ -308,11 +307,13 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     chunk = n_items > 0 ? (n_items + n_chunks - 1) / n_chunks : 1;
 
     // item order (heaviest first) and model statistics
+    // (a subset: its items only, heaviest first)
     std::vector<int32_t> order((size_t)(n_items > 0 ? n_items : 1)), pos_of((size_t)(n_items > 0 ? n_items : 1));
-    int64_t work = rk_knn_item_order(m, order.data(), NULL);
+    int32_t n_run = 0;
+    int64_t work = rk_knn_subset_order(m, o, order.data(), NULL, &n_run);
     if (work < 0) return rk_error_set(err, RK_E_NOMEM, "out of memory for the item order");
     st->pair_updates = work;
-    for (int32_t t = 0; t < n_items; t++) pos_of[(size_t)order[(size_t)t]] = t;
+    for (int32_t t = 0; t < n_run; t++) pos_of[(size_t)order[(size_t)t]] = t;
     int32_t *d_order;
     RK_FORWARD(upload(&d_order, order.data(), (size_t)n_items, mem, sg, s, err));
     int32_t *d_len, *d_nbr, *d_sup;
@@ -350,8 +351,34 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         RK_FORWARD(rk_gpu_segments_launch(&acc_user, n_chunks, chunk, seg, s, err));
         budget -= seg_bytes;
     } // one chunk: its segment is the whole row, no table and no search
+    // one query per kernel: the sums of one row in global memory
+    const int one_per_kernel = g != NULL && g->query_route == RK_GPU_QUERY_KERNEL
+                                   ? 1
+                                   : (g == NULL || g->query_route == RK_GPU_QUERY_AUTO) && n_run < RK_GPU_QUERY_CROSSOVER;
+    void *d_one = NULL;
+    if (one_per_kernel && n_run > 0) {
+        const size_t ob = rk_gpu_sims_one_bytes(kind, grid, n_items);
+        unsigned char *p1;
+        RK_FORWARD(mem.alloc(&p1, ob, err));
+        RK_CUDA_CHECK(err, cudaMemsetAsync(p1, 0, ob, s));
+        d_one = p1;
+        budget = budget > ob ? budget - ob : 0;
+    }
+    // k above the GPU's selection limit: the rows come to the host, which
+    // selects them (rk_topk, the CPU engine's order); at most 1 GiB a tile
+    const int host_select = (lists != NULL || topn != NULL) && (k > RK_GPU_MAX_K || (g != NULL && g->host_select));
+    rk_host_select hsel;
+    if (host_select) {
+        hsel.out = lists;
+        if (lists == NULL) {
+            RK_FORWARD(rk_lists_alloc(&hsel.own, n_items, k, err));
+            hsel.out = &hsel.own;
+        }
+    }
     int64_t tile_rows = (int64_t)(budget / row_bytes);
-    if (tile_rows > n_items) tile_rows = n_items;
+    if (host_select && tile_rows > (int64_t)((size_t)1 << 30) / (int64_t)row_bytes)
+        tile_rows = (int64_t)((size_t)1 << 30) / (int64_t)row_bytes;
+    if (tile_rows > n_run) tile_rows = n_run;
     if (g != NULL && g->tile_items > 0 && tile_rows > g->tile_items) tile_rows = g->tile_items;
     if (n_items > 0 && tile_rows < 1) {
         // what the run holds (ratings in both orientations and their sums'
@@ -374,15 +401,15 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     }
     if (tile_rows < 1) tile_rows = 1;
     const int32_t T = (int32_t)tile_rows;
-    const int32_t n_tiles = n_items > 0 ? (n_items + T - 1) / T : 0;
+    const int32_t n_tiles = n_run > 0 ? (n_run + T - 1) / T : 0;
     // one tile holds every row: the matrix is symmetric, each pair can be
     // summed once and the rows indexed by item.  Measured (bench/gpu_paths,
     // H100): it pays where a pair costs four or six atomics (Pearson -25% at
     // ML-20M size, -30% at Netflix size; cosine -14%/-16%; pearson-baseline
     // -44%/-47%), not for the two of msd and euclidean (+12%/+23%), whose
     // rows stay full.
-    const int sym = n_tiles == 1 && n_items > 1 && kind != RK_SUMS_DIFF && kind != RK_SUMS_DOT &&
-                    !(g != NULL && g->full_rows);
+    const int sym = n_tiles == 1 && n_run == n_items && n_items > 1 && kind != RK_SUMS_DIFF && kind != RK_SUMS_DOT &&
+                    !one_per_kernel && !host_select && !(g != NULL && g->full_rows);
     std::vector<int32_t> row_of;
     if (sym) {
         // its rows' work differs from the full rows': heaviest first again
@@ -423,7 +450,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
              (t_upload - t_h2d) - (t_tile1 - t_tile0));
     float t_sims = 0, t_sel = 0, t_pred = 0;
     for (int32_t tile = 0; tile < n_tiles; tile++) {
-        const int32_t first = tile * T, rows = std::min(T, n_items - first);
+        const int32_t first = tile * T, rows = std::min(T, n_run - first);
         rk_sims_args sa;
         sa.by_item = by_item;
         sa.by_user = acc_user;
@@ -439,9 +466,14 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         sa.S = d_S;
         sa.N = d_N;
         RK_CUDA_CHECK(err, cudaEventRecord(se.ev[0], s));
-        RK_FORWARD(rk_gpu_sims_launch(&sa, kind, grid, (size_t)chunk * col_bytes, s, err));
+        if (one_per_kernel)
+            RK_FORWARD(rk_gpu_sims_one_launch(&sa, kind, grid, d_one, prop.multiProcessorCount, s, err));
+        else
+            RK_FORWARD(rk_gpu_sims_launch(&sa, kind, grid, (size_t)chunk * col_bytes, s, err));
         RK_CUDA_CHECK(err, cudaEventRecord(se.ev[1], s));
-        if (lists != NULL || topn != NULL) {
+        if (host_select) {
+            RK_FORWARD(rk_gpu_select_host(d_S, d_N, n_items, order.data() + first, rows, hsel, s, err));
+        } else if (lists != NULL || topn != NULL) {
             rk_select_args sel;
             sel.S = d_S;
             sel.N = d_N;
@@ -496,7 +528,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
 
     // results
     const double t_tiles = rk_omp_wtime();
-    if (lists != NULL && n_items > 0) {
+    if (lists != NULL && n_items > 0 && !host_select) {
         RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->len, d_len, (size_t)n_items * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
         RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->nbr, d_nbr, (size_t)n_items * k * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
         RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->sim, d_sim, (size_t)n_items * k * sizeof(float), cudaMemcpyDeviceToHost, s));
@@ -518,13 +550,24 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     st->select_s = t_sel / 1000.0;
     st->predict_s = t_pred / 1000.0;
     st->sim_s = t_sims / 1000.0;
-    snprintf(st->path + strlen(st->path), sizeof st->path - strlen(st->path), ", %d tile%s of %d%s%s", n_tiles,
-             n_tiles == 1 ? "" : "s", T, dev_transpose ? ", device transpose" : "", seg == NULL && n_chunks > 1 ? ", searched" : "");
+    snprintf(st->path + strlen(st->path), sizeof st->path - strlen(st->path), ", %d tile%s of %d%s%s%s%s", n_tiles,
+             n_tiles == 1 ? "" : "s", T, dev_transpose ? ", device transpose" : "",
+             seg == NULL && n_chunks > 1 && !one_per_kernel ? ", searched" : "",
+             one_per_kernel ? ", one query per kernel" : "", host_select ? ", host selection" : "");
     if (topn == NULL) return RK_OK;
 
     // top-N from the lists still on the device; the similarity tile goes first
     mem.release(d_S);
     mem.release(d_N);
+    if (host_select && n_items > 0) { // the host's lists go up for the top-N
+        const rk_lists *hl = hsel.out;
+        const size_t cells = (size_t)n_items * k;
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(d_len, hl->len, (size_t)n_items * sizeof(int32_t), cudaMemcpyHostToDevice, s));
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(d_nbr, hl->nbr, cells * sizeof(int32_t), cudaMemcpyHostToDevice, s));
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(d_sim, hl->sim, cells * sizeof(float), cudaMemcpyHostToDevice, s));
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(d_sup, hl->support, cells * sizeof(int32_t), cudaMemcpyHostToDevice, s));
+        RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
+    }
     uint64_t *d_q;
     RK_FORWARD(mem.alloc(&d_q, (size_t)n_items * k, err));
     RK_FORWARD(rk_gpu_fixed_launch(d_len, d_sim, n_items, k, d_q, s, err));
@@ -588,10 +631,8 @@ extern "C" rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const r
     if (tst == NULL) tst = &tlocal;
     memset(st, 0, sizeof *st);
     memset(tst, 0, sizeof *tst);
-    RK_FORWARD(rk_knn_check_args(m, o, lists, err));
+    RK_FORWARD(rk_knn_check_args(m, o, lists, q != NULL && q->n > 0, err));
     if (topn != NULL) RK_FORWARD(rk_topn_check(m, lists, topn, err));
-    if (o->k > RK_GPU_MAX_K)
-        return rk_error_set(err, RK_E_ARG, "k = %d is above the GPU's limit of %d", o->k, RK_GPU_MAX_K);
     char why[256];
     if (!rk_gpu_available(why, sizeof why)) return rk_error_set(err, RK_E_GPU, "no usable GPU: %s", why);
     if (q != NULL && q->n == 0) q = NULL;

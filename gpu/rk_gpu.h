@@ -43,6 +43,25 @@ typedef enum rk_gpu_topn_route {
 rk_status rk_gpu_topn_route_parse(const char *name, rk_gpu_topn_route *out);
 const char *rk_gpu_topn_route_name(rk_gpu_topn_route r);
 
+/* How the GPU spreads the rows of a tile (Cordeiro, Meyer and Zola). */
+typedef enum rk_gpu_query_route {
+    RK_GPU_QUERY_AUTO = 0,  /* one per kernel below RK_GPU_QUERY_CROSSOVER rows, else one per block */
+    RK_GPU_QUERY_BLOCK,     /* one block per row (item), the rows of a tile side by side */
+    RK_GPU_QUERY_KERNEL     /* the whole GPU on one row at a time */
+} rk_gpu_query_route;
+
+/* Rows computed (every item, or a subset's) below which AUTO takes one query
+ * per kernel: the crossover measured on the H100 (BENCHMARKS.md). */
+#define RK_GPU_QUERY_CROSSOVER 64
+
+/*! rk_gpu_query_route_parse() : "auto", "block", "kernel". @return RK_OK or RK_E_ARG. */
+rk_status rk_gpu_query_route_parse(const char *name, rk_gpu_query_route *out);
+const char *rk_gpu_query_route_name(rk_gpu_query_route r);
+
+/* Largest k the GPU's own list selection takes; above it the lists are
+ * selected on the host from the GPU's similarity rows (the same lists). */
+#define RK_GPU_SELECT_MAX_K 2048
+
 /* Largest N the GPU top-N selection takes (the CPU engine has no limit). */
 #define RK_GPU_MAX_TOPN 2048
 
@@ -57,6 +76,8 @@ typedef struct rk_gpu_opts {
     int host_transpose;  /* upload both orientations instead of transposing on the device; tests */
     int no_segments;     /* find each rater's chunk segment by search instead of the table of
                             n_users x (chunks + 1) offsets, as when the table does not fit; tests */
+    rk_gpu_query_route query_route;
+    int host_select;     /* select the lists on the host even when k is within the GPU's limit; tests */
 } rk_gpu_opts;
 
 /*! rk_gpu_knn() : the engine of rk_knn_cpu on the GPU, and, when topn is

@@ -14,7 +14,7 @@
 #include "rk_sim.h"
 
 // Largest k the GPU selection kernels take (the CPU engine has no limit).
-#define RK_GPU_MAX_K 2048
+#define RK_GPU_MAX_K RK_GPU_SELECT_MAX_K // rk_gpu.h
 
 // ---- error checks: every failure becomes RK_E_GPU naming call, file, line ----
 
@@ -207,6 +207,13 @@ size_t rk_gpu_sims_col_bytes(int kind, int grid);
 rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t smem_bytes,
                              cudaStream_t st, rk_error *err);
 
+// One query per kernel: the rows of the tile one after the other, each with
+// the whole GPU (rk_gpu_sims.cu).  acc: rk_gpu_sims_one_bytes() of zeroed
+// device memory, left zeroed.
+size_t rk_gpu_sims_one_bytes(int kind, int grid, int32_t n_items);
+rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void *acc, int sm_count, cudaStream_t st,
+                                 rk_error *err);
+
 // The order of a symmetric tile's rows: items by descending work when each
 // pair is summed once (ties by index), so that the longest rows start
 // first.  scratch: rk_gpu_sym_order_bytes(n_items) bytes of device memory.
@@ -230,6 +237,22 @@ struct rk_select_args {
     float *sim;
 };
 rk_status rk_gpu_select_launch(const rk_select_args *a, cudaStream_t st, rk_error *err);
+
+// k above RK_GPU_MAX_K: the tile's rows S and N (rows x n_cols, row t is
+// item items[t], a host array) are copied to the host and selected there with
+// rk_topk (the CPU engine's selection and order) into hs.out.
+struct rk_host_select {
+    rk_lists *out;                 // the caller's lists, or own
+    rk_lists own;                  // when the caller gave none (top-N only)
+    std::vector<double> S;         // a tile's rows on the host
+    std::vector<int32_t> N;
+    rk_host_select() : out(NULL) { memset(&own, 0, sizeof own); }
+    ~rk_host_select() { rk_lists_free(&own); }
+    rk_host_select(const rk_host_select &) = delete;
+    rk_host_select &operator=(const rk_host_select &) = delete;
+};
+rk_status rk_gpu_select_host(const double *d_S, const int32_t *d_N, int32_t n_cols, const int32_t *items, int32_t rows,
+                             rk_host_select &hs, cudaStream_t st, rk_error *err);
 
 // Predictions for queries whose target item is a row of the tile.
 struct rk_predict_args {

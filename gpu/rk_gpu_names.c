@@ -19,3 +19,20 @@ const char *rk_gpu_topn_route_name(rk_gpu_topn_route r)
 {
     return (unsigned)r < 3 ? route_names[r] : "unknown";
 }
+
+static const char *const query_names[] = {"auto", "block", "kernel"};
+
+rk_status rk_gpu_query_route_parse(const char *name, rk_gpu_query_route *out)
+{
+    for (int r = 0; r < 3; r++)
+        if (name != NULL && strcmp(name, query_names[r]) == 0) {
+            *out = (rk_gpu_query_route)r;
+            return RK_OK;
+        }
+    return RK_E_ARG;
+}
+
+const char *rk_gpu_query_route_name(rk_gpu_query_route r)
+{
+    return (unsigned)r < 3 ? query_names[r] : "unknown";
+}

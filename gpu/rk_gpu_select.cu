@@ -8,6 +8,9 @@
 // taken by an ordered compaction.  The k winners are then sorted in shared
 // memory by a bitonic network on (key descending, index ascending).
 #include "rk_gpu_internal.h"
+#include "rk_select.h"
+
+#include <stdlib.h>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
@@ -190,5 +193,52 @@ rk_status rk_gpu_select_launch(const rk_select_args *a, cudaStream_t st, rk_erro
     RK_CUDA_CHECK(err, cudaFuncSetAttribute(k_select, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     k_select<<<a->rows, kThreads, smem, st>>>(*a);
     RK_LAUNCH_CHECK(err, "k_select");
+    return RK_OK;
+}
+
+// ---- k above the GPU's limit: the host selects from the tile's rows ---------
+
+rk_status rk_gpu_select_host(const double *d_S, const int32_t *d_N, int32_t n_cols, const int32_t *items, int32_t rows,
+                             rk_host_select &hs, cudaStream_t st, rk_error *err)
+{
+    const size_t cells = (size_t)rows * (size_t)n_cols;
+    if (hs.S.size() < cells) {
+        hs.S.resize(cells);
+        hs.N.resize(cells);
+    }
+    RK_CUDA_CHECK(err, cudaMemcpyAsync(hs.S.data(), d_S, cells * sizeof(double), cudaMemcpyDeviceToHost, st));
+    RK_CUDA_CHECK(err, cudaMemcpyAsync(hs.N.data(), d_N, cells * sizeof(int32_t), cudaMemcpyDeviceToHost, st));
+    RK_CUDA_CHECK(err, cudaStreamSynchronize(st));
+    rk_lists *l = hs.out;
+    const int32_t k = l->k;
+    int failed = 0;
+#pragma omp parallel reduction(+ : failed)
+    {
+        double *score = (double *)malloc((size_t)k * sizeof(double));
+        int32_t *idx = (int32_t *)malloc((size_t)k * sizeof(int32_t));
+        if (score == NULL || idx == NULL) failed++;
+#pragma omp for schedule(dynamic, 1)
+        for (int32_t t = 0; t < rows; t++) {
+            if (score == NULL || idx == NULL) continue;
+            const double *Srow = hs.S.data() + (size_t)t * n_cols;
+            const int32_t *Nrow = hs.N.data() + (size_t)t * n_cols;
+            rk_topk h;
+            rk_topk_init(&h, k, score, idx);
+            for (int32_t j = 0; j < n_cols; j++)
+                if (Srow[j] > 0.0) rk_topk_push(&h, Srow[j], j);
+            rk_topk_sort(&h);
+            const int32_t i = items[t];
+            const int64_t base = (int64_t)i * k;
+            l->len[i] = h.n;
+            for (int32_t r = 0; r < h.n; r++) {
+                l->nbr[base + r] = h.idx[r];
+                l->sim[base + r] = (float)h.score[r];
+                l->support[base + r] = Nrow[h.idx[r]];
+            }
+        }
+        free(score);
+        free(idx);
+    }
+    if (failed) return rk_error_set(err, RK_E_NOMEM, "out of memory for the host selection of k = %d", k);
     return RK_OK;
 }

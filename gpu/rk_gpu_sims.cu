@@ -151,6 +151,65 @@ __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ i
     }
 }
 
+// ---- one query per kernel (Cordeiro, Meyer and Zola) --------------------------
+// For a few items, one block per item leaves most of the GPU idle.  Here the
+// whole GPU works on one item i: every warp of the grid takes raters of i
+// (strided) and adds its pairs to sums in global memory (L2 atomics), and a
+// second kernel turns the sums into i's similarity row and zeroes them for
+// the next item.  The sums are those of k_sims: exact integers on a grid.
+template <typename V, typename A, int NS>
+__global__ void __launch_bounds__(kThreads) k_one_acc(const int64_t *__restrict__ iptr, const int32_t *__restrict__ iidx,
+                                                      const V *__restrict__ ival, const int64_t *__restrict__ uptr,
+                                                      const int32_t *__restrict__ uidx, const V *__restrict__ uval,
+                                                      int32_t n_items, const int32_t *__restrict__ tile_items, int32_t t,
+                                                      A *__restrict__ acc)
+{
+    const int32_t i = tile_items[t];
+    const int64_t r0 = iptr[i], nr = iptr[i + 1] - r0;
+    const int lane = threadIdx.x % kWarp;
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x / kWarp);
+    for (int64_t r = (int64_t)blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp; r < nr; r += warps) {
+        const int32_t u = iidx[r0 + r];
+        const A x = (A)ival[r0 + r];
+        for (int64_t pp = uptr[u] + lane; pp < uptr[u + 1]; pp += kWarp)
+            add_pair<A, NS>(acc, n_items, uidx[pp], x, (A)uval[pp]);
+    }
+}
+
+template <typename A, int NS>
+__global__ void k_one_fin(int32_t n_items, const int32_t *__restrict__ tile_items, int32_t t, rk_sim_params sp,
+                          const double *__restrict__ ncnt, const double *__restrict__ nsq, A *__restrict__ acc,
+                          double *__restrict__ S, int32_t *__restrict__ N)
+{
+    const int32_t i = tile_items[t];
+    double *Srow = S + (int64_t)t * n_items;
+    int32_t *Nrow = N + (int64_t)t * n_items;
+    for (int32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < n_items; j += gridDim.x * blockDim.x) {
+        int32_t n;
+        const double s = sim_of<A, NS>(sp, acc, n_items, j, &n, i, j, ncnt, nsq);
+        Srow[j] = j == i ? 0.0 : s;
+        Nrow[j] = n;
+        for (int a = 0; a < rk_sums_count(NS); a++) acc[(int64_t)a * n_items + j] = A(0);
+    }
+}
+
+template <typename V, typename A, int NS>
+rk_status launch_one(const rk_sims_args *a, const V *ival, const V *uval, void *acc_raw, int sm_count, cudaStream_t st,
+                     rk_error *err)
+{
+    A *acc = static_cast<A *>(acc_raw);
+    const int32_t n = a->by_item.n_rows;
+    for (int32_t t = 0; t < a->tile_rows; t++) {
+        k_one_acc<V, A, NS><<<2 * sm_count, kThreads, 0, st>>>(a->by_item.ptr, a->by_item.idx, ival, a->by_user.ptr,
+                                                                 a->by_user.idx, uval, n, a->tile_items, t, acc);
+        RK_LAUNCH_CHECK(err, "k_one_acc");
+        k_one_fin<A, NS><<<(n + 255) / 256 < 4 * sm_count ? (n + 255) / 256 : 4 * sm_count, 256, 0, st>>>(
+            n, a->tile_items, t, a->sp, a->ncnt, a->nsq, acc, a->S, a->N);
+        RK_LAUNCH_CHECK(err, "k_one_fin");
+    }
+    return RK_OK;
+}
+
 // The lower triangle of a symmetric tile from its upper triangle (through
 // shared memory, so that reads and writes are both along rows); the
 // diagonal is 0 (an item is never its own neighbour).
@@ -260,6 +319,34 @@ rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t s
     case RK_SUMS_PRODUCTS: return launch<double, double, RK_SUMS_PRODUCTS>(a, iv, uv, smem, st, err);
     case RK_SUMS_DOT: return launch<double, double, RK_SUMS_DOT>(a, iv, uv, smem, st, err);
     default: return launch<double, double, RK_SUMS_DIFF>(a, iv, uv, smem, st, err);
+    }
+}
+
+size_t rk_gpu_sims_one_bytes(int kind, int grid, int32_t n_items)
+{
+    return (size_t)rk_sums_count(kind) * (grid ? sizeof(int32_t) : sizeof(double)) * (size_t)(n_items > 0 ? n_items : 1);
+}
+
+rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void *acc, int sm_count, cudaStream_t st,
+                                 rk_error *err)
+{
+    if (a->tile_rows <= 0) return RK_OK;
+    if (a->sym) return rk_error_set(err, RK_E_INTERNAL, "one query per kernel has no symmetric tile");
+    if (grid) {
+        const int32_t *iq = a->by_item.q, *uq = a->by_user.q;
+        switch (kind) {
+        case RK_SUMS_PEARSON: return launch_one<int32_t, int32_t, RK_SUMS_PEARSON>(a, iq, uq, acc, sm_count, st, err);
+        case RK_SUMS_PRODUCTS: return launch_one<int32_t, int32_t, RK_SUMS_PRODUCTS>(a, iq, uq, acc, sm_count, st, err);
+        case RK_SUMS_DOT: return launch_one<int32_t, int32_t, RK_SUMS_DOT>(a, iq, uq, acc, sm_count, st, err);
+        default: return launch_one<int32_t, int32_t, RK_SUMS_DIFF>(a, iq, uq, acc, sm_count, st, err);
+        }
+    }
+    const double *iv = a->by_item.d, *uv = a->by_user.d;
+    switch (kind) {
+    case RK_SUMS_PEARSON: return launch_one<double, double, RK_SUMS_PEARSON>(a, iv, uv, acc, sm_count, st, err);
+    case RK_SUMS_PRODUCTS: return launch_one<double, double, RK_SUMS_PRODUCTS>(a, iv, uv, acc, sm_count, st, err);
+    case RK_SUMS_DOT: return launch_one<double, double, RK_SUMS_DOT>(a, iv, uv, acc, sm_count, st, err);
+    default: return launch_one<double, double, RK_SUMS_DIFF>(a, iv, uv, acc, sm_count, st, err);
     }
 }
 

@@ -116,7 +116,7 @@ typedef struct rk_job_report {
     double load_mb_s;                  /* input bytes over load time */
     double t_read_parse, t_ids, t_dedupe, t_split, t_model; /* the parts of t_load */
     char device[128];                  /* "cpu" or the GPU name */
-    char path[64];                     /* engine accumulation path */
+    char path[160];                    /* engine accumulation path */
     /* top-N (top_n > 0) */
     int32_t top_n;                     /* N used: --top-n capped at the item count */
     rk_topn_stats topn;                /* users served, rows, times, path */

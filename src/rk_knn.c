@@ -651,6 +651,7 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
     knn_ctx c;
     int32_t *order = NULL;
     int64_t *cost = NULL, total_cost = 0;
+    int32_t n_run = 0;     /* items computed: every item, or the subset's */
     rk_status s = RK_OK;
     int failed = 0;
     double t_begin = wall_now(), t_call = t_begin;
@@ -658,7 +659,7 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
     if (st == NULL) st = &local;
     memset(st, 0, sizeof *st);
     snprintf(st->device, sizeof st->device, "cpu");
-    RK_FORWARD(rk_knn_check_args(m, o, lists, err));
+    RK_FORWARD(rk_knn_check_args(m, o, lists, q != NULL && q->n > 0, err));
     memset(&c, 0, sizeof c);
     c.m = m;
     c.o = o;
@@ -679,7 +680,7 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
         size_t n = (size_t)(m->by_item.n_rows > 0 ? m->by_item.n_rows : 1);
         order = malloc(n * sizeof *order);
         cost = malloc(n * sizeof *cost);
-        if (order == NULL || cost == NULL || (total_cost = rk_knn_item_order(m, order, cost)) < 0)
+        if (order == NULL || cost == NULL || (total_cost = rk_knn_subset_order(m, o, order, cost, &n_run)) < 0)
             s = rk_error_set(err, RK_E_NOMEM, "out of memory for the item order");
     }
     if (s != RK_OK) goto done;
@@ -705,7 +706,7 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
         if (!failed) {
             int64_t since_report = 0;
 #pragma omp for schedule(dynamic, 1) nowait
-            for (int32_t t = 0; t < n_items; t++) {
+            for (int32_t t = 0; t < n_run; t++) {
                 int32_t i = order[t];
                 /* without lists only the rows of queried items are needed */
                 if (c.lists == NULL && (c.q == NULL || c.qptr[i + 1] == c.qptr[i])) continue;

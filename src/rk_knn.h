@@ -34,6 +34,12 @@ typedef struct rk_knn_opts {
     rk_progress_fn progress; /* may be NULL */
     void *progress_ud;
     int32_t chunk_items;  /* columns per accumulation chunk (0: sized from the cache); tests */
+    /* Subset queries (--items, or --users in user mode): lists only for these
+     * n_rows distinct items (dense indices), each against the whole
+     * catalogue; the other lists stay empty.  NULL: every item.  Not with
+     * prediction queries (RK_E_ARG). */
+    const int32_t *rows;
+    int32_t n_rows;
 } rk_knn_opts;
 
 /* Neighbour lists: item i's list is nbr/sim/support[i*k .. i*k + len[i]). */
@@ -69,7 +75,7 @@ typedef struct rk_knn_stats {
     double download_s;     /* GPU: results back to the host */
     double wall_s;         /* the whole engine call */
     int64_t pair_updates;  /* co-rating pair updates performed */
-    char path[64];         /* accumulation path used, e.g. "int32 grid 0.5" */
+    char path[160];        /* accumulation path used, e.g. "int32 grid 0.5" */
     char device[128];      /* "cpu" or the GPU's name */
     char detail[256];      /* GPU: where the set-up time went, in words */
 } rk_knn_stats;
@@ -110,8 +116,18 @@ int rk_knn_needs_baselines(const rk_knn_opts *o);
 
 /*! rk_knn_check_args() : the checks every engine makes before it starts:
  *  k >= 1, lists (may be NULL) shaped for m's items and k, baselines present
- *  when the options read them.  @return RK_OK or RK_E_ARG. */
-rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_lists *lists, rk_error *err);
+ *  when the options read them, a subset (o->rows) of distinct item indices
+ *  and no prediction queries beside it (have_queries).
+ *  @return RK_OK, RK_E_ARG, RK_E_NOMEM. */
+rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_lists *lists, int have_queries,
+                            rk_error *err);
+
+/*! rk_knn_subset_order() : the items the engine computes, heaviest first
+ *  (rk_knn_item_order's order restricted to o->rows, or every item), into
+ *  order[] (m's item count entries); cost (may be NULL) as for
+ *  rk_knn_item_order.  *n_out gets how many.  @return the work of those items
+ *  (co-rating pair updates), or -1 when out of memory. */
+int64_t rk_knn_subset_order(const rk_model *m, const rk_knn_opts *o, int32_t *order, int64_t *cost, int32_t *n_out);
 
 /*! rk_knn_opts_default() : pearson, k 20, support 1, shrinkage 0, means, min_k 1. */
 void rk_knn_opts_default(rk_knn_opts *o);

@@ -26,8 +26,28 @@ int rk_knn_needs_baselines(const rk_knn_opts *o)
     return o->mode == RK_PREDICT_BASELINE || o->sim.metric == RK_METRIC_PEARSON_BASELINE;
 }
 
-rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_lists *lists, rk_error *err)
+rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_lists *lists, int have_queries,
+                            rk_error *err)
 {
+    if (o->rows != NULL) {
+        const int32_t n_items = m->by_item.n_rows;
+        if (have_queries)
+            return rk_error_set(err, RK_E_ARG, "subset lists (--items, or --users in user mode) and prediction "
+                                "queries cannot be asked of one engine run");
+        if (o->n_rows < 0 || o->n_rows > n_items)
+            return rk_error_set(err, RK_E_ARG, "a subset of %d items out of %d", o->n_rows, n_items);
+        unsigned char *seen = calloc((size_t)(n_items > 0 ? n_items : 1), 1);
+        RK_CHECK_ALLOC(seen, err);
+        for (int32_t t = 0; t < o->n_rows; t++) {
+            const int32_t i = o->rows[t];
+            if (i < 0 || i >= n_items || seen[i]) {
+                free(seen);
+                return rk_error_set(err, RK_E_ARG, "subset entry %d: item index %d is out of range or repeated", t, i);
+            }
+            seen[i] = 1;
+        }
+        free(seen);
+    }
     if (o->k < 1) return rk_error_set(err, RK_E_ARG, "k must be at least 1 (got %d)", o->k);
     if (lists != NULL && (lists->n_items != m->by_item.n_rows || lists->k != o->k))
         return rk_error_set(err, RK_E_ARG, "neighbour lists of shape %d x %d for %d items and k = %d",
@@ -104,6 +124,33 @@ void rk_knn_item_norms(const rk_model *m, double scale, double *cnt, double *sq)
         cnt[i] = (double)(I->ptr[i + 1] - I->ptr[i]);
         sq[i] = acc;
     }
+}
+
+int64_t rk_knn_subset_order(const rk_model *m, const rk_knn_opts *o, int32_t *order, int64_t *cost, int32_t *n_out)
+{
+    const int32_t n_items = m->by_item.n_rows;
+    int64_t *c = cost != NULL ? cost : malloc((size_t)(n_items > 0 ? n_items : 1) * sizeof *c);
+    unsigned char *in = o->rows != NULL ? calloc((size_t)(n_items > 0 ? n_items : 1), 1) : NULL;
+    int64_t work = -1;
+    if (c == NULL || (o->rows != NULL && in == NULL)) goto done;
+    work = rk_knn_item_order(m, order, c);
+    if (work < 0 || o->rows == NULL) {
+        *n_out = n_items;
+        goto done;
+    }
+    for (int32_t t = 0; t < o->n_rows; t++) in[o->rows[t]] = 1;
+    int32_t n = 0;
+    work = 0;
+    for (int32_t t = 0; t < n_items; t++)
+        if (in[order[t]]) {
+            work += c[order[t]];
+            order[n++] = order[t];
+        }
+    *n_out = n;
+done:
+    if (c != cost) free(c);
+    free(in);
+    return work;
 }
 
 static const int64_t *g_cost_for_sort;
