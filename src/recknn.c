@@ -65,6 +65,9 @@ static const char usage_text[] =
     "      --min-support N     co-raters needed for a nonzero similarity (default 1)\n"
     "      --shrinkage X       shrink by (n-1)/(n-1+X), X >= 0 (default 0;\n"
     "                          100 for pearson-baseline)\n"
+    "      --items FILE        lists only for the items of FILE (one id a line),\n"
+    "                          each against the whole catalogue; no top-N and\n"
+    "                          no test set (with --by user, --users does this)\n"
     "\n"
     "Prediction:\n"
     "      --predict MODE      basic, means (default), baseline\n"
@@ -117,6 +120,9 @@ static const char usage_text[] =
     "                          else stop before any work and say what is needed\n"
     "      --gpu-topn R        GPU top-N route: auto (default: kernel), kernel,\n"
     "                          spgemm (cuSPARSE)\n"
+    "      --gpu-query R       GPU rows: auto (default: one query per kernel for\n"
+    "                          fewer than 64 lists, else block), block (one\n"
+    "                          block per list), kernel (the whole GPU per list)\n"
     "      --threads N         CPU threads, N >= 1 (default: OpenMP's)\n"
     "\n"
     "Miscellaneous:\n"
@@ -137,7 +143,7 @@ enum {
     OPT_RATING_SCALE, OPT_DUPLICATES, OPT_SKIP_BAD, OPT_METRIC, OPT_MIN_SUPPORT,
     OPT_SHRINKAGE, OPT_PREDICT, OPT_MIN_K, OPT_TEST, OPT_HOLDOUT, OPT_SEED,
     OPT_OUT, OPT_NO_NEIGHBORS, OPT_DEVICE, OPT_GPU_MEMORY, OPT_THREADS,
-    OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TOP_N, OPT_USERS, OPT_GPU_TOPN,
+    OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TOP_N, OPT_USERS, OPT_GPU_TOPN, OPT_ITEMS, OPT_GPU_QUERY,
     OPT_SPLIT, OPT_FOLDS, OPT_WRITE_FOLDS, OPT_RELEVANCE, OPT_BASELINE, OPT_REPORT,
     OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT, OPT_BY, OPT_IMPLICIT,
     /* long forms of the short options: optopt then tells long from short */
@@ -170,6 +176,8 @@ static const struct option long_opts[] = {
     {"top-n", required_argument, NULL, OPT_TOP_N},
     {"users", required_argument, NULL, OPT_USERS},
     {"gpu-topn", required_argument, NULL, OPT_GPU_TOPN},
+    {"items", required_argument, NULL, OPT_ITEMS},
+    {"gpu-query", required_argument, NULL, OPT_GPU_QUERY},
     {"split", required_argument, NULL, OPT_SPLIT},
     {"folds", required_argument, NULL, OPT_FOLDS},
     {"write-folds", no_argument, NULL, OPT_WRITE_FOLDS},
@@ -497,7 +505,7 @@ int main(int argc, char **argv)
     rk_job_opts o;
     cli c;
     int progress_opt = -1; /* -1 auto, 0 off, 1 forced */
-    int relevance_given = 0;
+    int relevance_given = 0, top_n_given = 0;
     rk_job_opts_default(&o);
     memset(&c, 0, sizeof c);
     c.pct = -1;
@@ -579,7 +587,18 @@ int main(int argc, char **argv)
             if (!(o.memory_limit_gb > 0.0)) usage_error("--memory-limit: must be above 0, got '%s'", a);
             break;
         case OPT_THREADS: o.knn.threads = (int)parse_ll("--threads", a, 1, INT_MAX); break;
-        case OPT_TOP_N: o.top_n = (int32_t)parse_ll("--top-n", a, 0, INT32_MAX); break;
+        case OPT_TOP_N:
+            o.top_n = (int32_t)parse_ll("--top-n", a, 0, INT32_MAX);
+            top_n_given = 1;
+            break;
+        case OPT_ITEMS:
+            if (a[0] == '\0') usage_error("--items: empty file name");
+            o.items_path = a;
+            break;
+        case OPT_GPU_QUERY:
+            if (rk_gpu_query_route_parse(a, &o.gpu_query) != RK_OK)
+                usage_error("--gpu-query: unknown route '%s' (auto, block, kernel)", a);
+            break;
         case OPT_USERS:
             if (a[0] == '\0') usage_error("--users: empty file name");
             o.users_path = a;
@@ -648,6 +667,15 @@ int main(int argc, char **argv)
     if (o.split != RK_SPLIT_RATINGS && o.holdout <= 0.0)
         usage_error("--split %s needs --holdout F", rk_split_kind_name(o.split));
     if (o.write_folds && o.folds == 0) usage_error("--write-folds needs --folds K");
+    if (o.items_path != NULL) {
+        if (o.by_user) usage_error("--items is for item lists; with --by user, --users FILE picks the users");
+        if (top_n_given && o.top_n > 0) usage_error("--items computes lists only: it cannot be used with --top-n");
+        if (o.folds > 0 || o.test_path != NULL || o.holdout > 0.0)
+            usage_error("--items computes lists only: it cannot be used with --test, --holdout or --folds");
+        if (o.model_path != NULL || o.save_model != NULL)
+            usage_error("--items cannot be used with --model or --save-model");
+        o.top_n = 0;
+    }
     if (o.implicit && relevance_given)
         usage_error("--relevance cannot be used with --implicit: every held-out item is relevant there");
     if (o.implicit) o.relevance = 1.0; /* every held-out rating is 1 */

@@ -87,6 +87,8 @@ typedef struct job_state {
     int32_t *users_asked;   /* --users: every id of the file that names a user, file order */
     int64_t n_users_asked;
     int32_t *topn_users;    /* of them, the fold's users with a training rating */
+    int32_t *items_asked;   /* --items: the known items of the file, file order */
+    int64_t n_items_asked;
     int64_t n_topn_users;
     rk_out_recs *recs;      /* recommendations.csv of a written fold, batch by batch */
     FILE *recs_fp;          /* its stream (rewound when the GPU fails and the CPU starts over) */
@@ -150,6 +152,7 @@ static void job_free(job_state *j)
     fold_free(j);
     free(j->part);
     free(j->users_asked);
+    free(j->items_asked);
     rk_data_free(&j->data);
     rk_out_free(j->out);
 }
@@ -181,7 +184,7 @@ static rk_status start_device(const rk_job_opts *o, const rk_knn_opts *ko, job_s
 /* --device auto: 0 when the GPU's dense rows would make it much slower than
  * the CPU (millions of items with a few ratings each), with the estimates in
  * why. */
-static int gpu_shape_pays(const job_state *j, const rk_knn_opts *ko, char *why, size_t cap)
+static int gpu_shape_pays(const rk_job_opts *o, const job_state *j, const rk_knn_opts *ko, char *why, size_t cap)
 {
     const int by_user = j->by_user;
     /* the engine's rows are items (users with --by user); its pairs come from the other side */
@@ -203,12 +206,17 @@ static int gpu_shape_pays(const job_state *j, const rk_knn_opts *ko, char *why, 
         for (int32_t u = 0; u < n_side; u++) pairs += (double)cnt[u] * (double)cnt[u];
         free(cnt);
     }
+    /* a subset's rows take their share (as if of average weight) */
+    double rows = items;
+    if (o->items_path != NULL && !by_user) rows = (double)j->n_items_asked;
+    else if (by_user && o->users_path != NULL && !j->resampled && j->data.test.n == 0) rows = (double)j->n_users_asked;
+    if (items > 0.0) pairs *= rows / items;
     const int threads = ko->threads > 0 ? ko->threads : rk_omp_max_threads();
-    const double gpu = items * items / GPU_CELLS_PER_S + pairs / GPU_PAIRS_PER_S;
+    const double gpu = rows * items / GPU_CELLS_PER_S + pairs / GPU_PAIRS_PER_S;
     const double cpu = pairs / (CPU_PAIRS_PER_S_THREAD * (threads > 0 ? threads : 1));
     if (gpu > 0.5 && gpu > 4.0 * cpu) {
-        snprintf(why, cap, "%.0f items with %.2g co-rating pairs: the GPU's dense rows take about %.0f s, the "
-                 "CPU's sparse ones about %.1f s", items, pairs, gpu, cpu);
+        snprintf(why, cap, "%.0f rows of %.0f items with %.2g co-rating pairs: the GPU's dense rows take about %.0f s, "
+                 "the CPU's sparse ones about %.1f s", rows, items, pairs, gpu, cpu);
         return 0;
     }
     return 1;
@@ -233,7 +241,7 @@ static int decide_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state 
         note(o, "the GPU engine does not take these options (%s): running on the CPU", why);
         return 0;
     }
-    if (!gpu_shape_pays(j, ko, why, sizeof why)) {
+    if (!gpu_shape_pays(o, j, ko, why, sizeof why)) {
         note(o, "%s: running on the CPU", why);
         return 0;
     }
@@ -251,6 +259,24 @@ static rk_status read_users(const rk_job_opts *o, job_state *j, rk_job_report *r
     rep->users_repeated = ir.repeated;
     rep->users_first_unknown_line = ir.first_unknown_line;
     snprintf(rep->users_first_unknown, sizeof rep->users_first_unknown, "%s", ir.first_unknown);
+    return RK_OK;
+}
+
+/* --items FILE: the items of the file that the training data has, file order. */
+static rk_status read_items(const rk_job_opts *o, job_state *j, rk_job_report *rep, rk_error *err)
+{
+    rk_idlist_report ir;
+    RK_FORWARD(rk_idlist_read(o->items_path, j->data.ds.items, &j->items_asked, &j->n_items_asked, &ir, err));
+    rep->items_file_ids = ir.ids;
+    rep->items_unknown = ir.unknown;
+    rep->items_repeated = ir.repeated;
+    if (ir.unknown > 0) {
+        char buf[600];
+        snprintf(buf, sizeof buf, "%.300s: %lld id%s that no rating names (the first, '%.64s', on line %lld) get no "
+                 "list", o->items_path, (long long)ir.unknown, ir.unknown == 1 ? "" : "s", ir.first_unknown,
+                 (long long)ir.first_unknown_line);
+        note(o, "%s", buf);
+    }
     return RK_OK;
 }
 
@@ -362,6 +388,19 @@ static rk_status gpu_fallback(const rk_job_opts *o, job_state *j, rk_job_report 
     return RK_OK;
 }
 
+/* Subset queries: --items, or --users in user mode without a test set (the
+ * users' lists are all their recommendations need). */
+static void subset_rows(const rk_job_opts *o, const job_state *j, int64_t n_test, rk_knn_opts *eko)
+{
+    if (o->items_path != NULL && !o->by_user) {
+        eko->rows = j->items_asked;
+        eko->n_rows = (int32_t)j->n_items_asked;
+    } else if (o->by_user && o->users_path != NULL && n_test == 0 && j->topn_users != NULL) {
+        eko->rows = j->topn_users;
+        eko->n_rows = (int32_t)j->n_topn_users;
+    }
+}
+
 /* One fold: its data, the engine, top-N (into the file when written and into
  * the ranking metrics), the baseline, the metrics, and its files. */
 static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_job_report *rep,
@@ -417,6 +456,9 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
         em = &j->uview.model;
     }
     RK_FORWARD(rk_lists_alloc(&j->lists, (int32_t)(by_user ? rep->users : rep->items), ko->k, err));
+    rk_knn_opts eko = *ko; /* the engine's: with the subset of rows, if any */
+    subset_rows(o, j, test->n, &eko);
+    rep->list_rows = eko.rows != NULL ? eko.n_rows : j->lists.n_items;
     rk_queries q = {0};
     if (test->n > 0) {
         j->pred = malloc((size_t)test->n * sizeof *j->pred);
@@ -439,13 +481,14 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
         rk_gpu_opts g = {0};
         g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
         g.topn_route = o->gpu_topn;
+        g.query_route = o->gpu_query;
         int gpu_topn = !topn_done && rep->top_n <= RK_GPU_MAX_TOPN && !by_user; /* user top-N: the CPU's */
         if (!topn_done && !gpu_topn && f == 0 && !by_user) {
             char n[32];
             snprintf(n, sizeof n, "%d", rep->top_n);
             note(o, "top-%s is above the GPU's limit: the CPU computes the recommendations", n);
         }
-        s = rk_gpu_knn(em, ko, &g, &j->lists, q.n > 0 ? &q : NULL, gpu_topn ? &to : NULL, gpu_topn ? &ts : NULL,
+        s = rk_gpu_knn(em, &eko, &g, &j->lists, q.n > 0 ? &q : NULL, gpu_topn ? &to : NULL, gpu_topn ? &ts : NULL,
                        st, err);
         topn_done = topn_done || gpu_topn;
         if (s == RK_E_GPU && o->device == RK_DEVICE_AUTO) {
@@ -455,7 +498,7 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
             s = RK_OK;
         }
     }
-    if (s == RK_OK && (!use_gpu || rep->gpu_fallback)) s = rk_knn_cpu(em, ko, &j->lists, q.n > 0 ? &q : NULL, st, err);
+    if (s == RK_OK && (!use_gpu || rep->gpu_fallback)) s = rk_knn_cpu(em, &eko, &j->lists, q.n > 0 ? &q : NULL, st, err);
     if (s == RK_OK && !topn_done)
         s = by_user ? rk_utopn_cpu(j->m, &j->lists, &to, &ts, err) : rk_topn_cpu(j->m, &j->lists, &to, &ts, err);
     if (s != RK_OK) return s;
@@ -555,6 +598,11 @@ static rk_status check_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_erro
         return rk_error_set(err, RK_E_ARG, "--by user cannot save or use a model file yet (its lists are per user)");
     if (o->queries_path != NULL && o->model_path == NULL)
         return rk_error_set(err, RK_E_ARG, "--queries needs --model FILE");
+    if (o->items_path != NULL &&
+        (o->by_user || o->top_n > 0 || o->folds > 0 || o->test_path != NULL || o->holdout > 0.0 || o->model_path != NULL ||
+         o->save_model != NULL))
+        return rk_error_set(err, RK_E_ARG, "--items computes item lists only: not with --by user, --top-n, a test set, "
+                            "--folds or a model file");
     return RK_OK;
 }
 
@@ -673,6 +721,10 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     rep->top_n = o->top_n > rep->items ? (int32_t)rep->items : o->top_n;
     if (rep->top_n > 0 && o->users_path != NULL) {
         s = read_users(o, &j, rep, err);
+        if (s != RK_OK) goto fail;
+    }
+    if (o->items_path != NULL) {
+        s = read_items(o, &j, rep, err);
         if (s != RK_OK) goto fail;
     }
     if (o->memory_limit_gb > 0.0) {

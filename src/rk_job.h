@@ -52,7 +52,10 @@ typedef struct rk_job_opts {
     int by_user;                /* --by user: user-based k-NN (SPEC §6b) */
     int implicit;               /* --implicit: every rating counts as 1 (click or play data);
                                    every held-out item is then relevant */
-    const char *users_path;     /* --users FILE: recommend only for these raw ids (NULL: every user) */
+    const char *users_path;     /* --users FILE: recommend only for these raw ids (NULL: every user);
+                                   in user mode without a test set also the only lists computed */
+    const char *items_path;     /* --items FILE: lists only for these items (no top-N, no test set) */
+    rk_gpu_query_route gpu_query; /* --gpu-query: one row per block or per kernel */
     rk_gpu_topn_route gpu_topn; /* --gpu-topn */
     /* evaluation (SPEC §6) */
     int32_t folds;              /* --folds K (0: none): K runs, every rating tested once */
@@ -124,6 +127,10 @@ typedef struct rk_job_report {
     int64_t users_unknown;             /* ids that are no user of the training data */
     int64_t users_repeated;            /* ids seen on an earlier line */
     int64_t users_first_unknown_line;  /* 0 when none */
+    int64_t items_file_ids;            /* --items: ids read */
+    int64_t items_unknown;             /* ids that are no item of the training data */
+    int64_t items_repeated;            /* ids seen on an earlier line */
+    int32_t list_rows;                 /* lists computed: every item (user), or the subset's */
     char users_first_unknown[RK_ID_MAX + 1];
 } rk_job_report;
 

@@ -200,10 +200,12 @@ void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
     json_key(fp, "  ", "counts");
     fprintf(fp, "{\"users\": %lld, \"items\": %lld, \"ratings\": %lld, \"train_ratings\": %lld, "
                 "\"test_ratings\": %lld, \"skipped_lines\": %lld, \"duplicates_removed\": %lld, "
-                "\"neighbor_rows\": %lld},\n",
+                "\"neighbor_rows\": %lld, \"lists_computed\": %d, \"items_file_ids\": %lld, "
+                "\"items_unknown\": %lld, \"items_repeated\": %lld},\n",
             (long long)r->users, (long long)r->items, (long long)r->ratings,
             (long long)r->train_ratings, (long long)r->test_ratings, (long long)r->skipped_lines,
-            (long long)r->duplicates_removed, (long long)r->list_entries);
+            (long long)r->duplicates_removed, (long long)r->list_entries, r->list_rows,
+            (long long)r->items_file_ids, (long long)r->items_unknown, (long long)r->items_repeated);
 
     json_key(fp, "  ", "bad_lines");
     fputs("[", fp);
@@ -260,8 +262,12 @@ void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
     fprintf(fp, ", \"write_neighbors\": %s, \"top_n\": %d, \"users\": ", o->write_neighbors ? "true" : "false",
             o->top_n);
     if (o->users_path != NULL) rk_out_json_string(fp, o->users_path); else fputs("null", fp);
+    fputs(", \"items\": ", fp);
+    if (o->items_path != NULL) rk_out_json_string(fp, o->items_path); else fputs("null", fp);
     fputs(", \"gpu_topn\": ", fp);
     rk_out_json_string(fp, rk_gpu_topn_route_name(o->gpu_topn));
+    fputs(", \"gpu_query\": ", fp);
+    rk_out_json_string(fp, rk_gpu_query_route_name(o->gpu_query));
     fprintf(fp, ", \"folds\": %d, \"split\": ", o->folds);
     rk_out_json_string(fp, rk_split_kind_name(o->split));
     fprintf(fp, ", \"write_folds\": %s, \"relevance\": ", o->write_folds ? "true" : "false");
