@@ -22,6 +22,9 @@
 #   scale        bench/scale_gpu.sh: sparse catalogues up to 2M items on both engines, Netflix
 #                size under --gpu-memory 2 and 1
 #   evalgpu      tests/cli_gpu_eval.sh and a 5-fold ml-100k-size run on both engines (fold metrics compared)
+#   queries      bench/gpu_queries on ml20m: subsets of 1..1024 items by one query per block and
+#                per kernel beside the all-items run; k = 20, 200, 2000 (and 2000, 2100 selected on
+#                the host); every metric on the GPU and the CPU ($QUERY_MODES, default subset k metrics)
 # DATA (default /tmp/rkdata) holds the generated data sets.  Every step has a timeout
 # (STEP_TIMEOUT, e.g. TOPN_TIMEOUT=240), and none runs past SESSION_S (default 570) seconds
 # from the start, so that the logs are packed before the device tool's 10 minutes end.
@@ -68,6 +71,7 @@ for step in "$@"; do
     model) lim=$(tmo "${MODEL_TIMEOUT:-240}") ;;
     evalgpu) lim=$(tmo "${EVALGPU_TIMEOUT:-120}") ;;
     scale) lim=$(tmo "${SCALE_TIMEOUT:-400}") ;;
+    queries) lim=$(tmo "${QUERIES_TIMEOUT:-300}") ;;
     esac
     if [ -n "$lim" ] && [ "$lim" -lt 5 ]; then
         echo "$step: skipped, the session's $budget s are spent" >>"$summary"
@@ -176,6 +180,15 @@ PY
         timeout "$lim" sh bench/scale_gpu.sh "$data" "$logs/scale" >"$logs/scale.txt" 2>&1
         echo "scale: exit $? ($(($(date +%s) - t0)) s)" >>"$summary"
         cat "$logs/scale.txt" >>"$summary" ;;
+    queries)
+        [ -f "$data/ml20m.csv" ] || sh bench/gen.sh "$data" ml20m >"$logs/gen-ml20m.log" 2>&1
+        for mode in ${QUERY_MODES:-subset k metrics}; do
+            echo "== gpu_queries $mode"
+            a=$(date +%s)
+            timeout "$lim" ./bench/gpu_queries "$data/ml20m.csv" "$mode"
+            echo "(exit $?, $(($(date +%s) - a)) s)"
+        done >"$logs/queries.txt" 2>&1
+        echo "queries: ($(($(date +%s) - t0)) s)" >>"$summary"; cat "$logs/queries.txt" >>"$summary" ;;
     *) echo "unknown step $step" >>"$summary" ;;
     esac
 done

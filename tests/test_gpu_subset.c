@@ -1,0 +1,147 @@
+/* The GPU engine's subsets (both query routes), its host selection (k above
+ * the GPU selection's limit) and the full-vector metrics against the CPU
+ * engine, which defines the results.  Exits 77 (skipped) when no GPU is
+ * usable. */
+#include "rk_gpu.h"
+#include "test_subset_util.h"
+
+static const rk_metric all_metrics[] = {RK_METRIC_PEARSON, RK_METRIC_PEARSON_BASELINE, RK_METRIC_COSINE,
+                                        RK_METRIC_MSD, RK_METRIC_EUCLIDEAN, RK_METRIC_COSINE_FULL,
+                                        RK_METRIC_EUCLIDEAN_FULL, RK_METRIC_JACCARD};
+#define N_METRICS (sizeof all_metrics / sizeof all_metrics[0])
+
+/* The CPU's whole run against the GPU's run of n_rows random items (n_rows
+ * = ni: every item, rows = NULL) with the given route and selection. */
+static void gpu_vs_cpu(int nu, int ni, double density, int real, rk_metric metric, int k, int n_rows,
+                       rk_gpu_query_route route, int host_select, int tile, unsigned long long seed)
+{
+    rk_model m;
+    rk_error err;
+    rk_ts_model(&m, nu, ni, density, real, 1, seed);
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    o.sim.metric = metric;
+    o.sim.shrinkage = metric == RK_METRIC_PEARSON_BASELINE ? 100.0 : 0.0;
+    o.k = k;
+    rk_lists full, got;
+    CU_ASSERT_FATAL(rk_lists_alloc(&full, ni, k, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_lists_alloc(&got, ni, k, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, &full, NULL, NULL, &err) == RK_OK);
+    int32_t *rows = rk_ts_subset(ni, n_rows, seed ^ 0x5eedULL);
+    if (n_rows < ni) {
+        o.rows = rows;
+        o.n_rows = n_rows;
+    }
+    rk_gpu_opts g = {0};
+    g.query_route = route;
+    g.host_select = host_select;
+    g.tile_items = tile;
+    rk_knn_stats st;
+    rk_status s = rk_gpu_knn(&m, &o, &g, &got, NULL, NULL, NULL, &st, &err);
+    if (s != RK_OK) fprintf(stderr, "rk_gpu_knn: %s\n", err.msg);
+    CU_ASSERT_FATAL(s == RK_OK);
+    const int one = route == RK_GPU_QUERY_KERNEL || (route == RK_GPU_QUERY_AUTO && n_rows < RK_GPU_QUERY_CROSSOVER);
+    CU_ASSERT_EQUAL(strstr(st.path, "one query per kernel") != NULL, one && n_rows > 0);
+    CU_ASSERT_EQUAL(strstr(st.path, "host selection") != NULL, host_select || k > RK_GPU_SELECT_MAX_K);
+    /* on the grid the sums are exact integers: the same floats; real values
+     * are summed in another order */
+    const float tol = real || metric == RK_METRIC_PEARSON_BASELINE ? 1e-6f : 0.0f;
+    const int bad = rk_ts_compare_subset(&full, &got, rows, n_rows, tol);
+    if (bad) fprintf(stderr, "%s, %d of %d rows, route %s, host %d: %d mismatches\n", rk_metric_name(metric), n_rows, ni,
+                     rk_gpu_query_route_name(route), host_select, bad);
+    CU_ASSERT_EQUAL(bad, 0);
+    free(rows);
+    rk_lists_free(&full);
+    rk_lists_free(&got);
+    rk_model_free(&m);
+}
+
+static void test_routes(void)
+{
+    static const rk_gpu_query_route routes[] = {RK_GPU_QUERY_AUTO, RK_GPU_QUERY_BLOCK, RK_GPU_QUERY_KERNEL};
+    for (size_t x = 0; x < N_METRICS; x++)
+        for (int r = 0; r < 3; r++) {
+            gpu_vs_cpu(150, 120, 0.1, 0, all_metrics[x], 10, 1, routes[r], 0, 0, 10 + x);
+            gpu_vs_cpu(150, 120, 0.1, 0, all_metrics[x], 10, 9, routes[r], 0, 4, 20 + x); /* 3 tiles */
+            gpu_vs_cpu(100, 90, 0.15, 1, all_metrics[x], 7, 80, routes[r], 0, 0, 30 + x);
+        }
+    /* above the crossover, auto takes blocks; every item by one per kernel */
+    gpu_vs_cpu(200, 3 * RK_GPU_QUERY_CROSSOVER, 0.05, 0, RK_METRIC_PEARSON, 20, 2 * RK_GPU_QUERY_CROSSOVER,
+               RK_GPU_QUERY_AUTO, 0, 0, 40);
+    gpu_vs_cpu(120, 100, 0.1, 0, RK_METRIC_COSINE, 20, 100, RK_GPU_QUERY_KERNEL, 0, 0, 41);
+    gpu_vs_cpu(40, 1, 0.5, 0, RK_METRIC_MSD, 5, 1, RK_GPU_QUERY_KERNEL, 0, 0, 42); /* one item */
+    gpu_vs_cpu(40, 30, 0.2, 0, RK_METRIC_JACCARD, 5, 0, RK_GPU_QUERY_BLOCK, 0, 0, 43); /* an empty subset */
+}
+
+static void test_full_metrics_whole_run(void)
+{
+    for (size_t x = 5; x < N_METRICS; x++) {
+        gpu_vs_cpu(300, 200, 0.08, 0, all_metrics[x], 20, 200, RK_GPU_QUERY_AUTO, 0, 0, 50 + x);
+        gpu_vs_cpu(200, 150, 0.1, 1, all_metrics[x], 20, 150, RK_GPU_QUERY_AUTO, 0, 16, 60 + x);
+        gpu_vs_cpu(300, 12000, 0.004, 0, all_metrics[x], 30, 12000, RK_GPU_QUERY_AUTO, 0, 0, 70 + x); /* chunks */
+    }
+}
+
+static void test_host_selection(void)
+{
+    for (size_t x = 0; x < N_METRICS; x++) gpu_vs_cpu(120, 100, 0.12, 0, all_metrics[x], 15, 100, RK_GPU_QUERY_AUTO, 1, 0, 80 + x);
+    gpu_vs_cpu(120, 100, 0.12, 0, RK_METRIC_PEARSON, 15, 30, RK_GPU_QUERY_BLOCK, 1, 7, 90); /* subset, tiles */
+    /* k above the GPU selection's limit: lists of up to 2100 of 2600 items */
+    gpu_vs_cpu(60, 2600, 0.3, 0, RK_METRIC_COSINE, RK_GPU_SELECT_MAX_K + 52, 2600, RK_GPU_QUERY_AUTO, 0, 0, 91);
+    gpu_vs_cpu(60, 2600, 0.3, 0, RK_METRIC_JACCARD, RK_GPU_SELECT_MAX_K + 52, 10, RK_GPU_QUERY_AUTO, 0, 0, 92);
+}
+
+/* k above the limit with prediction queries: the predictions read the
+ * similarity rows, not the lists, and match the CPU's */
+static void test_large_k_predictions(void)
+{
+    rk_model m;
+    rk_error err;
+    const int nu = 50, ni = 2300, k = RK_GPU_SELECT_MAX_K + 10;
+    rk_ts_model(&m, nu, ni, 0.3, 0, 1, 777);
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    o.k = k;
+    rk_lists lc, lg;
+    CU_ASSERT_FATAL(rk_lists_alloc(&lc, ni, k, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_lists_alloc(&lg, ni, k, &err) == RK_OK);
+    enum { NQ = 500 };
+    int32_t qu[NQ], qi[NQ], uc[NQ], ug[NQ];
+    double pc[NQ], pg[NQ];
+    unsigned long long s = 31;
+    for (int a = 0; a < NQ; a++) {
+        qu[a] = (int32_t)(rk_test_rand(&s) % nu);
+        qi[a] = (int32_t)(rk_test_rand(&s) % ni);
+    }
+    rk_queries qc = {NQ, qu, qi, pc, uc}, qg = {NQ, qu, qi, pg, ug};
+    rk_gpu_opts g = {0};
+    CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, &lc, &qc, NULL, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_gpu_knn(&m, &o, &g, &lg, &qg, NULL, NULL, NULL, &err) == RK_OK);
+    int bad = 0;
+    for (int a = 0; a < NQ; a++) bad += !(fabs(pc[a] - pg[a]) <= 1e-9) || uc[a] != ug[a];
+    CU_ASSERT_EQUAL(bad, 0);
+    int32_t *rows = rk_ts_subset(ni, ni, 1);
+    CU_ASSERT_EQUAL(rk_ts_compare_subset(&lc, &lg, rows, ni, 0.0f), 0);
+    free(rows);
+    rk_lists_free(&lc);
+    rk_lists_free(&lg);
+    rk_model_free(&m);
+}
+
+int main(void)
+{
+    char why[256];
+    if (!rk_gpu_available(why, sizeof why)) {
+        printf("SKIP: %s\n", why);
+        return 77;
+    }
+    printf("GPU: %s\n", why);
+    static const rk_test_case cases[] = {
+        {"subsets on both query routes", test_routes},
+        {"full-vector metrics, whole runs", test_full_metrics_whole_run},
+        {"host selection and k above the GPU's limit", test_host_selection},
+        {"k above the limit with predictions", test_large_k_predictions},
+        {NULL, NULL},
+    };
+    return rk_test_main("gpu-subset", cases);
+}

@@ -1,0 +1,113 @@
+/* Subset queries on the CPU engine (--items, --users in user mode): the
+ * lists of a subset are those of the whole run for its items, the other
+ * lists stay empty, for every metric; bad subsets and subsets with
+ * prediction queries are refused. */
+#include "test_subset_util.h"
+
+static const rk_metric all_metrics[] = {RK_METRIC_PEARSON, RK_METRIC_PEARSON_BASELINE, RK_METRIC_COSINE,
+                                        RK_METRIC_MSD, RK_METRIC_EUCLIDEAN, RK_METRIC_COSINE_FULL,
+                                        RK_METRIC_EUCLIDEAN_FULL, RK_METRIC_JACCARD};
+
+static void subset_vs_full(int nu, int ni, double density, int real, rk_metric metric, int k, int n_rows,
+                           unsigned long long seed)
+{
+    rk_model m;
+    rk_error err;
+    rk_ts_model(&m, nu, ni, density, real, 1, seed);
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    o.sim.metric = metric;
+    o.k = k;
+    rk_lists full, sub;
+    CU_ASSERT_FATAL(rk_lists_alloc(&full, ni, k, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_lists_alloc(&sub, ni, k, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, &full, NULL, NULL, &err) == RK_OK);
+    int32_t *rows = rk_ts_subset(ni, n_rows, seed ^ 0xabcULL);
+    o.rows = rows;
+    o.n_rows = n_rows;
+    rk_knn_stats st;
+    CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, &sub, NULL, &st, &err) == RK_OK);
+    CU_ASSERT_EQUAL(rk_ts_compare_subset(&full, &sub, rows, n_rows, 0.0f), 0);
+    /* the work counted is the subset's: at most the whole run's */
+    rk_knn_opts all = o;
+    all.rows = NULL;
+    int32_t *order = malloc(sizeof(int32_t) * (size_t)ni), n_all = 0, n_sub = 0;
+    const int64_t w_all = rk_knn_subset_order(&m, &all, order, NULL, &n_all);
+    const int64_t w_sub = rk_knn_subset_order(&m, &o, order, NULL, &n_sub);
+    CU_ASSERT_EQUAL(n_all, ni);
+    CU_ASSERT_EQUAL(n_sub, n_rows);
+    CU_ASSERT(w_sub <= w_all);
+    CU_ASSERT_EQUAL(st.pair_updates, w_sub);
+    for (int t = 1; t < n_sub; t++) { /* heaviest first */
+        int64_t a = 0, b = 0;
+        for (int64_t p = m.by_item.ptr[order[t - 1]]; p < m.by_item.ptr[order[t - 1] + 1]; p++)
+            a += m.by_user.ptr[m.by_item.idx[p] + 1] - m.by_user.ptr[m.by_item.idx[p]];
+        for (int64_t p = m.by_item.ptr[order[t]]; p < m.by_item.ptr[order[t] + 1]; p++)
+            b += m.by_user.ptr[m.by_item.idx[p] + 1] - m.by_user.ptr[m.by_item.idx[p]];
+        CU_ASSERT(a >= b);
+    }
+    free(order);
+    free(rows);
+    rk_lists_free(&full);
+    rk_lists_free(&sub);
+    rk_model_free(&m);
+}
+
+static void test_every_metric(void)
+{
+    for (size_t x = 0; x < sizeof all_metrics / sizeof all_metrics[0]; x++) {
+        subset_vs_full(80, 60, 0.15, 0, all_metrics[x], 10, 7, 100 + x);
+        subset_vs_full(60, 40, 0.2, 1, all_metrics[x], 5, 1, 200 + x);
+        subset_vs_full(50, 30, 0.3, 0, all_metrics[x], 50, 29, 300 + x); /* k above the item count */
+    }
+}
+
+static void test_edges(void)
+{
+    subset_vs_full(10, 1, 0.5, 0, RK_METRIC_PEARSON, 3, 1, 1); /* one item */
+    subset_vs_full(20, 30, 0.2, 0, RK_METRIC_JACCARD, 4, 0, 2); /* an empty subset */
+    subset_vs_full(40, 25, 0.2, 0, RK_METRIC_COSINE, 4, 25, 3); /* every item, in random order */
+}
+
+static void test_refused(void)
+{
+    rk_model m;
+    rk_error err;
+    rk_ts_model(&m, 30, 20, 0.3, 0, 0, 9);
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    rk_lists l;
+    CU_ASSERT_FATAL(rk_lists_alloc(&l, 20, o.k, &err) == RK_OK);
+    int32_t rep[] = {3, 5, 3}, out[] = {2, 20}, neg[] = {-1}, ok[] = {4};
+    o.rows = rep;
+    o.n_rows = 3;
+    CU_ASSERT_EQUAL(rk_knn_cpu(&m, &o, &l, NULL, NULL, &err), RK_E_ARG);
+    CU_ASSERT(strstr(err.msg, "repeated") != NULL);
+    o.rows = out;
+    o.n_rows = 2;
+    CU_ASSERT_EQUAL(rk_knn_cpu(&m, &o, &l, NULL, NULL, &err), RK_E_ARG);
+    o.rows = neg;
+    o.n_rows = 1;
+    CU_ASSERT_EQUAL(rk_knn_cpu(&m, &o, &l, NULL, NULL, &err), RK_E_ARG);
+    o.rows = ok;
+    o.n_rows = 1;
+    int32_t qu[] = {0}, qi[] = {4}, used[1];
+    double pred[1];
+    rk_queries q = {1, qu, qi, pred, used};
+    CU_ASSERT_EQUAL(rk_knn_cpu(&m, &o, &l, &q, NULL, &err), RK_E_ARG);
+    CU_ASSERT(strstr(err.msg, "queries") != NULL);
+    CU_ASSERT_EQUAL(rk_knn_cpu(&m, &o, &l, NULL, NULL, &err), RK_OK);
+    rk_lists_free(&l);
+    rk_model_free(&m);
+}
+
+int main(void)
+{
+    static const rk_test_case cases[] = {
+        {"a subset's lists are the whole run's", test_every_metric},
+        {"edge cases", test_edges},
+        {"bad subsets and subsets with queries are refused", test_refused},
+        {NULL, NULL},
+    };
+    return rk_test_main("subset", cases);
+}
