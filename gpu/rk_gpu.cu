@@ -351,10 +351,13 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         RK_FORWARD(rk_gpu_segments_launch(&acc_user, n_chunks, chunk, seg, s, err));
         budget -= seg_bytes;
     } // one chunk: its segment is the whole row, no table and no search
-    // one query per kernel: the sums of one row in global memory
+    // one query per kernel: the sums of one row in global memory; auto takes
+    // it for a subset of fewer rows than the crossover (a whole run of a tiny
+    // catalogue keeps its symmetric tile)
     const int one_per_kernel = g != NULL && g->query_route == RK_GPU_QUERY_KERNEL
                                    ? 1
-                                   : (g == NULL || g->query_route == RK_GPU_QUERY_AUTO) && n_run < RK_GPU_QUERY_CROSSOVER;
+                                   : (g == NULL || g->query_route == RK_GPU_QUERY_AUTO) && o->rows != NULL &&
+                                         n_run < RK_GPU_QUERY_CROSSOVER;
     void *d_one = NULL;
     if (one_per_kernel && n_run > 0) {
         const size_t ob = rk_gpu_sims_one_bytes(kind, grid, n_items);
@@ -380,7 +383,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         tile_rows = (int64_t)((size_t)1 << 30) / (int64_t)row_bytes;
     if (tile_rows > n_run) tile_rows = n_run;
     if (g != NULL && g->tile_items > 0 && tile_rows > g->tile_items) tile_rows = g->tile_items;
-    if (n_items > 0 && tile_rows < 1) {
+    if (n_run > 0 && tile_rows < 1) {
         // what the run holds (ratings in both orientations and their sums'
         // values, lists, order, statistics, the chunk table), one row, the queries
         const double MB = 1048576.0;

@@ -45,7 +45,8 @@ const char *rk_gpu_topn_route_name(rk_gpu_topn_route r);
 
 /* How the GPU spreads the rows of a tile (Cordeiro, Meyer and Zola). */
 typedef enum rk_gpu_query_route {
-    RK_GPU_QUERY_AUTO = 0,  /* one per kernel below RK_GPU_QUERY_CROSSOVER rows, else one per block */
+    RK_GPU_QUERY_AUTO = 0,  /* a subset of fewer than RK_GPU_QUERY_CROSSOVER rows: one per kernel;
+                               else one per block */
     RK_GPU_QUERY_BLOCK,     /* one block per row (item), the rows of a tile side by side */
     RK_GPU_QUERY_KERNEL     /* the whole GPU on one row at a time */
 } rk_gpu_query_route;

@@ -40,7 +40,8 @@ static void gpu_vs_cpu(int nu, int ni, double density, int real, rk_metric metri
     rk_status s = rk_gpu_knn(&m, &o, &g, &got, NULL, NULL, NULL, &st, &err);
     if (s != RK_OK) fprintf(stderr, "rk_gpu_knn: %s\n", err.msg);
     CU_ASSERT_FATAL(s == RK_OK);
-    const int one = route == RK_GPU_QUERY_KERNEL || (route == RK_GPU_QUERY_AUTO && n_rows < RK_GPU_QUERY_CROSSOVER);
+    const int one = route == RK_GPU_QUERY_KERNEL ||
+                    (route == RK_GPU_QUERY_AUTO && n_rows < ni && n_rows < RK_GPU_QUERY_CROSSOVER);
     CU_ASSERT_EQUAL(strstr(st.path, "one query per kernel") != NULL, one && n_rows > 0);
     CU_ASSERT_EQUAL(strstr(st.path, "host selection") != NULL, host_select || k > RK_GPU_SELECT_MAX_K);
     /* on the grid the sums are exact integers: the same floats; real values
