@@ -470,7 +470,8 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         sa.N = d_N;
         RK_CUDA_CHECK(err, cudaEventRecord(se.ev[0], s));
         if (one_per_kernel)
-            RK_FORWARD(rk_gpu_sims_one_launch(&sa, kind, grid, d_one, prop.multiProcessorCount, s, err));
+            RK_FORWARD(rk_gpu_sims_one_launch(&sa, kind, grid, d_one, (size_t)chunk * col_bytes, prop.multiProcessorCount, s,
+                                              err));
         else
             RK_FORWARD(rk_gpu_sims_launch(&sa, kind, grid, (size_t)chunk * col_bytes, s, err));
         RK_CUDA_CHECK(err, cudaEventRecord(se.ev[1], s));

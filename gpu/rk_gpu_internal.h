@@ -209,10 +209,11 @@ rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t s
 
 // One query per kernel: the rows of the tile one after the other, each with
 // the whole GPU (rk_gpu_sims.cu).  acc: rk_gpu_sims_one_bytes() of zeroed
-// device memory, left zeroed.
+// device memory, left zeroed; smem: the shared memory of a column chunk, as
+// for rk_gpu_sims_launch.
 size_t rk_gpu_sims_one_bytes(int kind, int grid, int32_t n_items);
-rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void *acc, int sm_count, cudaStream_t st,
-                                 rk_error *err);
+rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void *acc, size_t smem, int sm_count,
+                                 cudaStream_t st, rk_error *err);
 
 // The order of a symmetric tile's rows: items by descending work when each
 // pair is summed once (ties by index), so that the longest rows start

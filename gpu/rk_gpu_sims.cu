@@ -153,26 +153,59 @@ __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ i
 
 // ---- one query per kernel (Cordeiro, Meyer and Zola) --------------------------
 // For a few items, one block per item leaves most of the GPU idle.  Here the
-// whole GPU works on one item i: every warp of the grid takes raters of i
-// (strided) and adds its pairs to sums in global memory (L2 atomics), and a
-// second kernel turns the sums into i's similarity row and zeroes them for
-// the next item.  The sums are those of k_sims: exact integers on a grid.
+// whole GPU works on one item i: block (c, s) sums, in shared memory as
+// k_sims does, the pairs of column chunk c over the raters s, s + S, s + 2S…
+// of i, then adds its nonzero partial sums to sums in global memory (one L2
+// atomic per touched column and sum, not one per pair); a second kernel turns
+// the global sums into i's similarity row and zeroes them for the next item.
+// Integer sums are exact whatever the order: CPU and GPU agree bit for bit
+// on a grid.
 template <typename V, typename A, int NS>
 __global__ void __launch_bounds__(kThreads) k_one_acc(const int64_t *__restrict__ iptr, const int32_t *__restrict__ iidx,
                                                       const V *__restrict__ ival, const int64_t *__restrict__ uptr,
                                                       const int32_t *__restrict__ uidx, const V *__restrict__ uval,
+                                                      const int64_t *__restrict__ seg, int32_t n_chunks, int32_t C,
                                                       int32_t n_items, const int32_t *__restrict__ tile_items, int32_t t,
-                                                      A *__restrict__ acc)
+                                                      A *__restrict__ gacc)
 {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    A *acc = reinterpret_cast<A *>(smem_raw);
+    __shared__ int next_rater;
     const int32_t i = tile_items[t];
     const int64_t r0 = iptr[i], nr = iptr[i + 1] - r0;
+    const int32_t c = blockIdx.x, S = gridDim.y;
+    if ((int64_t)blockIdx.y >= nr) return; // no rater in this slice: the same for the whole block
+    const int32_t c0 = c * C, cw = min(C, n_items - c0);
     const int lane = threadIdx.x % kWarp;
-    const int64_t warps = (int64_t)gridDim.x * (blockDim.x / kWarp);
-    for (int64_t r = (int64_t)blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp; r < nr; r += warps) {
+    for (int32_t a = threadIdx.x; a < rk_sums_count(NS) * C; a += blockDim.x) acc[a] = A(0);
+    if (threadIdx.x == 0) next_rater = 0;
+    __syncthreads();
+    for (;;) {
+        int k = 0;
+        if (lane == 0) k = atomicAdd(&next_rater, 1);
+        k = __shfl_sync(0xffffffffu, k, 0);
+        const int64_t r = (int64_t)blockIdx.y + (int64_t)k * S;
+        if (r >= nr) break;
         const int32_t u = iidx[r0 + r];
         const A x = (A)ival[r0 + r];
-        for (int64_t pp = uptr[u] + lane; pp < uptr[u + 1]; pp += kWarp)
-            add_pair<A, NS>(acc, n_items, uidx[pp], x, (A)uval[pp]);
+        int64_t lo, hi;
+        if (n_chunks == 1) {
+            lo = uptr[u];
+            hi = uptr[u + 1];
+        } else if (seg != NULL) {
+            lo = seg[(int64_t)u * (n_chunks + 1) + c];
+            hi = seg[(int64_t)u * (n_chunks + 1) + c + 1];
+        } else {
+            const int64_t b = uptr[u], e = uptr[u + 1];
+            lo = c0 > 0 ? warp_first_after(uidx, b, e, c0 - 1, lane) : b;
+            hi = c0 + cw < n_items ? warp_first_after(uidx, lo, e, c0 + cw - 1, lane) : e;
+        }
+        for (int64_t pp = lo + lane; pp < hi; pp += kWarp) add_pair<A, NS>(acc, C, uidx[pp] - c0, x, (A)uval[pp]);
+    }
+    __syncthreads();
+    for (int32_t jj = threadIdx.x; jj < cw; jj += blockDim.x) {
+        if (acc[jj] == A(0)) continue; // no co-rater in this slice
+        for (int a = 0; a < rk_sums_count(NS); a++) acc_add(&gacc[(int64_t)a * n_items + c0 + jj], acc[a * C + jj]);
     }
 }
 
@@ -194,14 +227,20 @@ __global__ void k_one_fin(int32_t n_items, const int32_t *__restrict__ tile_item
 }
 
 template <typename V, typename A, int NS>
-rk_status launch_one(const rk_sims_args *a, const V *ival, const V *uval, void *acc_raw, int sm_count, cudaStream_t st,
-                     rk_error *err)
+rk_status launch_one(const rk_sims_args *a, const V *ival, const V *uval, void *acc_raw, size_t smem, int sm_count,
+                     cudaStream_t st, rk_error *err)
 {
     A *acc = static_cast<A *>(acc_raw);
     const int32_t n = a->by_item.n_rows;
+    auto kern = k_one_acc<V, A, NS>;
+    RK_CUDA_CHECK(err, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    // two blocks per SM over the chunks and rater slices (one block of 1024
+    // threads with this much shared memory fits an SM at a time)
+    const int32_t slices = std::max<int32_t>(1, 2 * sm_count / std::max<int32_t>(1, a->n_chunks));
     for (int32_t t = 0; t < a->tile_rows; t++) {
-        k_one_acc<V, A, NS><<<2 * sm_count, kThreads, 0, st>>>(a->by_item.ptr, a->by_item.idx, ival, a->by_user.ptr,
-                                                                 a->by_user.idx, uval, n, a->tile_items, t, acc);
+        kern<<<dim3(a->n_chunks, slices), kThreads, smem, st>>>(a->by_item.ptr, a->by_item.idx, ival, a->by_user.ptr,
+                                                                 a->by_user.idx, uval, a->seg, a->n_chunks, a->chunk, n,
+                                                                 a->tile_items, t, acc);
         RK_LAUNCH_CHECK(err, "k_one_acc");
         k_one_fin<A, NS><<<(n + 255) / 256 < 4 * sm_count ? (n + 255) / 256 : 4 * sm_count, 256, 0, st>>>(
             n, a->tile_items, t, a->sp, a->ncnt, a->nsq, acc, a->S, a->N);
@@ -327,26 +366,26 @@ size_t rk_gpu_sims_one_bytes(int kind, int grid, int32_t n_items)
     return (size_t)rk_sums_count(kind) * (grid ? sizeof(int32_t) : sizeof(double)) * (size_t)(n_items > 0 ? n_items : 1);
 }
 
-rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void *acc, int sm_count, cudaStream_t st,
-                                 rk_error *err)
+rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void *acc, size_t smem, int sm_count,
+                                 cudaStream_t st, rk_error *err)
 {
     if (a->tile_rows <= 0) return RK_OK;
     if (a->sym) return rk_error_set(err, RK_E_INTERNAL, "one query per kernel has no symmetric tile");
     if (grid) {
         const int32_t *iq = a->by_item.q, *uq = a->by_user.q;
         switch (kind) {
-        case RK_SUMS_PEARSON: return launch_one<int32_t, int32_t, RK_SUMS_PEARSON>(a, iq, uq, acc, sm_count, st, err);
-        case RK_SUMS_PRODUCTS: return launch_one<int32_t, int32_t, RK_SUMS_PRODUCTS>(a, iq, uq, acc, sm_count, st, err);
-        case RK_SUMS_DOT: return launch_one<int32_t, int32_t, RK_SUMS_DOT>(a, iq, uq, acc, sm_count, st, err);
-        default: return launch_one<int32_t, int32_t, RK_SUMS_DIFF>(a, iq, uq, acc, sm_count, st, err);
+        case RK_SUMS_PEARSON: return launch_one<int32_t, int32_t, RK_SUMS_PEARSON>(a, iq, uq, acc, smem, sm_count, st, err);
+        case RK_SUMS_PRODUCTS: return launch_one<int32_t, int32_t, RK_SUMS_PRODUCTS>(a, iq, uq, acc, smem, sm_count, st, err);
+        case RK_SUMS_DOT: return launch_one<int32_t, int32_t, RK_SUMS_DOT>(a, iq, uq, acc, smem, sm_count, st, err);
+        default: return launch_one<int32_t, int32_t, RK_SUMS_DIFF>(a, iq, uq, acc, smem, sm_count, st, err);
         }
     }
     const double *iv = a->by_item.d, *uv = a->by_user.d;
     switch (kind) {
-    case RK_SUMS_PEARSON: return launch_one<double, double, RK_SUMS_PEARSON>(a, iv, uv, acc, sm_count, st, err);
-    case RK_SUMS_PRODUCTS: return launch_one<double, double, RK_SUMS_PRODUCTS>(a, iv, uv, acc, sm_count, st, err);
-    case RK_SUMS_DOT: return launch_one<double, double, RK_SUMS_DOT>(a, iv, uv, acc, sm_count, st, err);
-    default: return launch_one<double, double, RK_SUMS_DIFF>(a, iv, uv, acc, sm_count, st, err);
+    case RK_SUMS_PEARSON: return launch_one<double, double, RK_SUMS_PEARSON>(a, iv, uv, acc, smem, sm_count, st, err);
+    case RK_SUMS_PRODUCTS: return launch_one<double, double, RK_SUMS_PRODUCTS>(a, iv, uv, acc, smem, sm_count, st, err);
+    case RK_SUMS_DOT: return launch_one<double, double, RK_SUMS_DOT>(a, iv, uv, acc, smem, sm_count, st, err);
+    default: return launch_one<double, double, RK_SUMS_DIFF>(a, iv, uv, acc, smem, sm_count, st, err);
     }
 }
 
