@@ -5,7 +5,8 @@
  *       by one query per block and one per kernel, beside the all-items run;
  *       each row: Q, the subset's share of the work (pair updates), and per
  *       route the engine's compute time (similarity + selection) and wall
- *       time (with set-up and upload), best of 3.
+ *       time (with set-up and upload), best of 3; "ideal" is the all-items
+ *       run in full rows (the subsets' rows are full rows) times the share.
  *   bench/gpu_queries RATINGS k [K...]        lists of length K (k above the
  *       GPU selection's limit: host selection), and K = 2000 both ways.
  *   bench/gpu_queries RATINGS metrics [M...]  every metric (default: all) on
@@ -54,16 +55,19 @@ static int cmp_i32(const void *a, const void *b)
 
 static int run_subset(const rk_model *m, int argc, char **argv)
 {
-    static const char *def[] = {"1", "2", "4", "8", "16", "32", "64", "128", "256", "1024"};
+    static const char *def[] = {"1", "2", "4", "8", "16", "32", "64", "128", "256", "384", "512", "768", "1024"};
     const int n = argc > 3 ? argc - 3 : (int)(sizeof def / sizeof def[0]);
     const char *const *qs = argc > 3 ? (const char *const *)argv + 3 : def;
     const int32_t ni = m->by_item.n_rows;
     rk_knn_opts o;
     rk_knn_opts_default(&o);
     rk_gpu_opts g = {0};
-    timing all;
+    timing all, sym;
     g.query_route = RK_GPU_QUERY_BLOCK;
+    if (time_gpu(m, &o, &g, 3, &sym) != 0) return 5;
+    g.full_rows = 1; /* the subsets' rows are full rows: the same work per pair */
     if (time_gpu(m, &o, &g, 3, &all) != 0) return 5;
+    g.full_rows = 0;
     int32_t *order = malloc(sizeof(int32_t) * (size_t)ni), *perm = malloc(sizeof(int32_t) * (size_t)ni);
     int32_t cnt = 0;
     const int64_t w_all = rk_knn_subset_order(m, &o, order, NULL, &cnt);
@@ -78,7 +82,9 @@ static int run_subset(const rk_model *m, int argc, char **argv)
         perm[i] = perm[j];
         perm[j] = t;
     }
-    printf("all %d items: compute %.6f s, wall %.4f s (%s)\n", ni, all.compute, all.wall, all.path);
+    printf("all %d items: compute %.6f s, wall %.4f s (%s)\n", ni, sym.compute, sym.wall, sym.path);
+    printf("all %d items in full rows: compute %.6f s, wall %.4f s (%s); ideal = this x work\n", ni, all.compute,
+           all.wall, all.path);
     printf("%6s %10s %12s %12s %12s %12s %10s %10s\n", "Q", "work", "block comp", "kernel comp", "block wall",
            "kernel wall", "ideal", "best/ideal");
     for (int t = 0; t < n; t++) {

@@ -121,7 +121,7 @@ static const char usage_text[] =
     "      --gpu-topn R        GPU top-N route: auto (default: kernel), kernel,\n"
     "                          spgemm (cuSPARSE)\n"
     "      --gpu-query R       GPU rows: auto (default: one query per kernel for\n"
-    "                          fewer than 64 lists, else block), block (one\n"
+    "                          fewer than 320 lists, else block), block (one\n"
     "                          block per list), kernel (the whole GPU per list)\n"
     "      --threads N         CPU threads, N >= 1 (default: OpenMP's)\n"
     "\n"
