@@ -91,6 +91,10 @@ for route in auto block kernel; do
         --device gpu --quiet
     cmp -s "$tmp/sub/neighbors.csv" "$tmp/g-$route/neighbors.csv" || fail "--items --gpu-query $route differs from the CPU"
 done
+expect_status 0 "$RECKNN" "$train" --by user --top-n 5 --users "$tmp/users.txt" --out "$tmp/gusub" --device gpu --quiet
+for f in neighbors.csv recommendations.csv; do
+    cmp -s "$tmp/usub/$f" "$tmp/gusub/$f" || fail "--by user --users: $f differs on the GPU"
+done
 for m in cosine-full euclidean-full jaccard; do
     for dev in cpu gpu; do
         expect_status 0 "$RECKNN" "$train" --metric "$m" --holdout 0.1 --seed 2 --top-n 5 --out "$tmp/$m-$dev" \
