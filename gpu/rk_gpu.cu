@@ -532,12 +532,11 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     }
 
     if (spgemm) { // its memory goes back before the top-N stage
-        int64_t prods, splits;
-        double bpp;
-        rk_spsims_counts(sps.p, &prods, &splits, &bpp);
+        rk_spsims_report rep;
+        rk_spsims_counts(sps.p, &rep);
         const size_t len = strlen(st->detail);
-        snprintf(st->detail + len, sizeof st->detail - len, "; spgemm: %lld products, %lld halved, cuSPARSE buffers "
-                 "up to %.1f B a product", (long long)prods, (long long)splits, bpp);
+        snprintf(st->detail + len, sizeof st->detail - len, "; spgemm: %lld products, %lld halved, buffers %.1f "
+                 "B/product, %s", (long long)rep.products, (long long)rep.splits, rep.bytes_per_product, rep.algorithm);
         rk_spsims_free(sps.p, &mem);
         sps.p = NULL;
     }

@@ -293,13 +293,20 @@ struct rk_spsims_tile_args {
 };
 
 // The tile's similarity rows: zeroed, then filled by products of as many
-// rows as the budget allows (halved when cuSPARSE asks more than it gives,
-// RK_E_GPU when one row does not fit).  Synchronises the stream.
+// rows as the budget allows (halved when cuSPARSE asks more than it gives or
+// refuses for want of memory, RK_E_GPU when one row does not fit).
 rk_status rk_spsims_tile(rk_spsims *c, const rk_spsims_tile_args *a, rk_error *err);
 
-// Products run, products halved for lack of memory, and the most bytes of
-// cuSPARSE buffers held at once per intermediate product.
-void rk_spsims_counts(const rk_spsims *c, int64_t *products, int64_t *splits, double *bytes_per_product);
+// What a run did: products computed, products halved for want of memory,
+// the most bytes of cuSPARSE buffers held at once per intermediate product,
+// and the reuse algorithm ("deterministic", or "default" when cuSPARSE
+// refused that one).
+struct rk_spsims_report {
+    int64_t products, splits;
+    double bytes_per_product;
+    const char *algorithm;
+};
+void rk_spsims_counts(const rk_spsims *c, rk_spsims_report *out);
 
 // Destroys the descriptor and, when mem is not NULL, gives the state's arrays
 // back to it.  Accepts NULL.

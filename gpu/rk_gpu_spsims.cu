@@ -24,9 +24,10 @@
 // (Σ over the rows' raters of their rating counts, known on the host), which
 // no row height bounds.  Rows are taken while an estimate of their product
 // fits the budget; cuSPARSE's own buffer sizes are then checked against it
-// and a product that does not fit is halved, down to one row (RK_E_GPU with
-// the need when even that does not fit).  Each product's memory is freed
-// before the next one.
+// and a product that does not fit, or that cuSPARSE refuses for want of
+// memory (reuse_nnz also allocates on its own), is halved, down to one row
+// (RK_E_GPU with the need when even that does not fit).  Each product's
+// memory is freed before the next one.
 //
 // Checks beside every status (cf. rk_gpu_spgemm.cu: a wrapper once returned
 // an all-zero product without an error): C's shape, offsets and columns; the
@@ -44,6 +45,8 @@ constexpr int kThreads = 256;
 constexpr unsigned kFull = 0xffffffffu;
 // Deterministic values run to run (the structure is deterministic with either
 // reuse algorithm); off the grid the order of the sums would otherwise vary.
+// Should cuSPARSE refuse it (NOT_SUPPORTED), the default algorithm takes
+// over and the run's detail says so.
 constexpr cusparseSpGEMMAlg_t kAlg = CUSPARSE_SPGEMM_CSR_ALG_DETERMINITIC;
 // Planning estimate of cuSPARSE's buffers, as rk_gpu_spgemm.cu's: bytes per
 // intermediate product plus a constant (the buffers themselves are checked).
@@ -287,6 +290,8 @@ struct rk_spsims {
     double *rs = NULL, *ra = NULL; // B's row sums of the units and of their magnitudes
     sp_stats *stats = NULL;
     cusparseSpMatDescr_t mat_b = NULL;
+    cusparseSpGEMMAlg_t alg = kAlg;
+    const char *refusal = NULL;    // cuSPARSE's status when it refused the last product for memory
     int64_t products = 0, splits = 0;
     double bytes_per_product = 0.0;
 };
@@ -317,6 +322,24 @@ rk_status take(dev_mem &sub, size_t budget, T **p, size_t count, size_t *need, i
         }                                                                                           \
     } while (0)
 
+// A cuSPARSE call that may refuse the product for want of memory: then as a
+// budget that does not fit; any other failure is RK_E_GPU.
+#define RK_CUSPARSE_FIT(expr) RK_CUSPARSE_FIT_AS((expr), #expr)
+#define RK_CUSPARSE_FIT_AS(status, what)                                                            \
+    do {                                                                                            \
+        cusparseStatus_t rk_fit_ = (status);                                                        \
+        if (rk_fit_ == CUSPARSE_STATUS_INSUFFICIENT_RESOURCES || rk_fit_ == CUSPARSE_STATUS_ALLOC_FAILED) { \
+            cudaGetLastError(); /* a failed cudaMalloc inside leaves its error behind */            \
+            c->refusal = cusparseGetErrorString(rk_fit_);                                           \
+            *need = sub.bytes;                                                                      \
+            *fits = 0;                                                                              \
+            RK_CUDA_CHECK(err, cudaStreamSynchronize(st));                                          \
+            return RK_OK;                                                                           \
+        }                                                                                           \
+        if (rk_fit_ != CUSPARSE_STATUS_SUCCESS)                                                     \
+            return rk_gpu_fail(err, what, cusparseGetErrorString(rk_fit_), __FILE__, __LINE__);     \
+    } while (0)
+
 // One product: rows [r0, r1) of the tile, nnz_q ratings and `products`
 // intermediate products in all.  *fits = 0 (RK_OK, nothing written) when its
 // memory would pass the budget; *need then holds the bytes asked at that point.
@@ -324,6 +347,7 @@ rk_status product(rk_spsims *c, const rk_spsims_tile_args *a, int32_t r0, int32_
                   int64_t products, int *fits, size_t *need, rk_error *err)
 {
     *fits = 1;
+    c->refusal = NULL;
     if (nnz_q == 0) return RK_OK; // no rater: the rows stay 0
     const int32_t n = r1 - r0, n_items = c->by_user.n_cols, n_users = c->by_user.n_rows;
     const int32_t *items = a->d_items + r0;
@@ -375,17 +399,26 @@ rk_status product(rk_spsims *c, const rk_spsims_tile_args *a, int32_t r0, int32_
     RK_CUSPARSE_CHECK(err, cusparseCreateCsr(&d.c, n, n_items, 0, cptr, NULL, NULL, CUSPARSE_INDEX_32I,
                                              CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     RK_CUSPARSE_CHECK(err, cusparseSpGEMM_createDescr(&d.g));
-#define RK_REUSE_ARGS c->h, op, op, d.q, c->mat_b, d.c, kAlg, d.g
+#define RK_REUSE_ARGS c->h, op, op, d.q, c->mat_b, d.c, c->alg, d.g
     unsigned char *buf1, *buf2, *buf3, *buf4, *buf5;
     size_t bs1 = 0, bs2 = 0, bs3 = 0, bs4 = 0, bs5 = 0;
-    RK_CUSPARSE_CHECK(err, cusparseSpGEMMreuse_workEstimation(RK_REUSE_ARGS, &bs1, NULL));
+    cusparseStatus_t first = cusparseSpGEMMreuse_workEstimation(RK_REUSE_ARGS, &bs1, NULL);
+    if (first == CUSPARSE_STATUS_NOT_SUPPORTED && c->alg != CUSPARSE_SPGEMM_DEFAULT) {
+        // the deterministic algorithm refused: the default one, on a fresh descriptor
+        RK_CUSPARSE_CHECK(err, cusparseSpGEMM_destroyDescr(d.g));
+        d.g = NULL;
+        RK_CUSPARSE_CHECK(err, cusparseSpGEMM_createDescr(&d.g));
+        c->alg = CUSPARSE_SPGEMM_DEFAULT;
+        first = cusparseSpGEMMreuse_workEstimation(RK_REUSE_ARGS, &bs1, NULL);
+    }
+    RK_CUSPARSE_FIT_AS(first, "cusparseSpGEMMreuse_workEstimation(buffer size)");
     RK_TAKE(&buf1, bs1);
-    RK_CUSPARSE_CHECK(err, cusparseSpGEMMreuse_workEstimation(RK_REUSE_ARGS, &bs1, buf1));
-    RK_CUSPARSE_CHECK(err, cusparseSpGEMMreuse_nnz(RK_REUSE_ARGS, &bs2, NULL, &bs3, NULL, &bs4, NULL));
+    RK_CUSPARSE_FIT(cusparseSpGEMMreuse_workEstimation(RK_REUSE_ARGS, &bs1, buf1));
+    RK_CUSPARSE_FIT(cusparseSpGEMMreuse_nnz(RK_REUSE_ARGS, &bs2, NULL, &bs3, NULL, &bs4, NULL));
     RK_TAKE(&buf2, bs2);
     RK_TAKE(&buf3, bs3);
     RK_TAKE(&buf4, bs4);
-    RK_CUSPARSE_CHECK(err, cusparseSpGEMMreuse_nnz(RK_REUSE_ARGS, &bs2, buf2, &bs3, buf3, &bs4, buf4));
+    RK_CUSPARSE_FIT(cusparseSpGEMMreuse_nnz(RK_REUSE_ARGS, &bs2, buf2, &bs3, buf3, &bs4, buf4));
     RK_CUDA_CHECK(err, cudaStreamSynchronize(st));
     sub.release(buf1);
     sub.release(buf2);
@@ -402,19 +435,20 @@ rk_status product(rk_spsims *c, const rk_spsims_tile_args *a, int32_t r0, int32_
     RK_TAKE(&ccol, nnz_c);
     RK_TAKE(&cval, nnz_c);
     RK_CUSPARSE_CHECK(err, cusparseCsrSetPointers(d.c, cptr, ccol, cval));
-    RK_CUSPARSE_CHECK(err, cusparseSpGEMMreuse_copy(RK_REUSE_ARGS, &bs5, NULL));
+    RK_CUSPARSE_FIT(cusparseSpGEMMreuse_copy(RK_REUSE_ARGS, &bs5, NULL));
     RK_TAKE(&buf5, bs5);
-    RK_CUSPARSE_CHECK(err, cusparseSpGEMMreuse_copy(RK_REUSE_ARGS, &bs5, buf5));
+    RK_CUSPARSE_FIT(cusparseSpGEMMreuse_copy(RK_REUSE_ARGS, &bs5, buf5));
     RK_CUDA_CHECK(err, cudaStreamSynchronize(st));
     sub.release(buf3);
 #undef RK_REUSE_ARGS
     const double peak = (double)std::max(bs1 + bs2 + bs3 + bs4, bs3 + bs4 + bs5);
     c->bytes_per_product = std::max(c->bytes_per_product, peak / (double)products);
 
-    // first phase: every value 1, C = the co-rater counts
+    // first phase: every value 1, C = the co-rater counts (nothing written
+    // to the tile before this call succeeds)
     const double alpha = 1.0, beta = 0.0;
-    RK_CUSPARSE_CHECK(err, cusparseSpGEMMreuse_compute(c->h, op, op, &alpha, d.q, c->mat_b, &beta, d.c, CUDA_R_64F,
-                                                       kAlg, d.g));
+    RK_CUSPARSE_FIT(cusparseSpGEMMreuse_compute(c->h, op, op, &alpha, d.q, c->mat_b, &beta, d.c, CUDA_R_64F, c->alg,
+                                                d.g));
     k_scatter_counts<<<warp_blocks(n), kThreads, 0, st>>>(cptr, ccol, cval, n, nnz_c, n_items, n_users, N, c->stats);
     RK_LAUNCH_CHECK(err, "k_scatter_counts");
     k_count_sum<<<flat_blocks((int64_t)n * n_items), kThreads, 0, st>>>(N, (int64_t)n * n_items, c->stats);
@@ -435,7 +469,7 @@ rk_status product(rk_spsims *c, const rk_spsims_tile_args *a, int32_t r0, int32_
     k_fill<<<flat_blocks(c->by_user.nnz), kThreads, 0, st>>>(c->by_user.q, c->by_user.d, c->by_user.nnz, 0, c->bval);
     RK_LAUNCH_CHECK(err, "k_fill");
     RK_CUSPARSE_CHECK(err, cusparseSpGEMMreuse_compute(c->h, op, op, &alpha, d.q, c->mat_b, &beta, d.c, CUDA_R_64F,
-                                                       kAlg, d.g));
+                                                       c->alg, d.g));
     k_scatter_sims<<<warp_blocks(n), kThreads, 0, st>>>(cptr, ccol, cval, n, n_items, items, a->sp, a->ncnt, a->nsq,
                                                          N, S, c->stats);
     RK_LAUNCH_CHECK(err, "k_scatter_sims");
@@ -449,6 +483,8 @@ rk_status product(rk_spsims *c, const rk_spsims_tile_args *a, int32_t r0, int32_
     return RK_OK; // read_back synchronised the stream: sub's memory can go
 }
 #undef RK_TAKE
+#undef RK_CUSPARSE_FIT
+#undef RK_CUSPARSE_FIT_AS
 
 } // namespace
 
@@ -519,11 +555,15 @@ rk_status rk_spsims_tile(rk_spsims *c, const rk_spsims_tile_args *a, rk_error *e
         if (!fits) {
             if (r1 - r0 == 1) {
                 const double MB = 1048576.0;
+                char by[160] = "";
+                if (c->refusal != NULL)
+                    snprintf(by, sizeof by, " (cuSPARSE refused it with %s while %.1f MB were held)", c->refusal,
+                             need / MB);
                 return rk_error_set(err, RK_E_GPU,
                                     "the SpGEMM similarity route needs more than %.1f MB of device memory for the "
-                                    "product of one row (item %d: %lld ratings, %lld intermediate products), %.1f MB "
+                                    "product of one row (item %d: %lld ratings, %lld intermediate products)%s, %.1f MB "
                                     "are left to it beside the similarity tile: raise --gpu-memory or use the kernel "
-                                    "route", need / MB, a->h_items[r0], (long long)nnz_q, (long long)prods,
+                                    "route", need / MB, a->h_items[r0], (long long)nnz_q, (long long)prods, by,
                                     a->budget / MB);
             }
             limit = (r1 - r0) / 2;
@@ -536,11 +576,12 @@ rk_status rk_spsims_tile(rk_spsims *c, const rk_spsims_tile_args *a, rk_error *e
     return RK_OK;
 }
 
-void rk_spsims_counts(const rk_spsims *c, int64_t *products, int64_t *splits, double *bytes_per_product)
+void rk_spsims_counts(const rk_spsims *c, rk_spsims_report *out)
 {
-    *products = c != NULL ? c->products : 0;
-    *splits = c != NULL ? c->splits : 0;
-    *bytes_per_product = c != NULL ? c->bytes_per_product : 0.0;
+    out->products = c != NULL ? c->products : 0;
+    out->splits = c != NULL ? c->splits : 0;
+    out->bytes_per_product = c != NULL ? c->bytes_per_product : 0.0;
+    out->algorithm = c != NULL && c->alg == CUSPARSE_SPGEMM_CSR_ALG_DETERMINITIC ? "deterministic" : "default";
 }
 
 void rk_spsims_free(rk_spsims *c, dev_mem *mem)
