@@ -45,8 +45,8 @@ constexpr int kThreads = 256;
 constexpr unsigned kFull = 0xffffffffu;
 // Deterministic values run to run (the structure is deterministic with either
 // reuse algorithm); off the grid the order of the sums would otherwise vary.
-// Should cuSPARSE refuse it (NOT_SUPPORTED), the default algorithm takes
-// over and the run's detail says so.
+// Should cuSPARSE refuse it on the first product (NOT_SUPPORTED or
+// INVALID_VALUE), the default algorithm takes over and the run's detail says so.
 constexpr cusparseSpGEMMAlg_t kAlg = CUSPARSE_SPGEMM_CSR_ALG_DETERMINITIC;
 // Planning estimate of cuSPARSE's buffers, as rk_gpu_spgemm.cu's: bytes per
 // intermediate product plus a constant (the buffers themselves are checked).
@@ -291,6 +291,7 @@ struct rk_spsims {
     sp_stats *stats = NULL;
     cusparseSpMatDescr_t mat_b = NULL;
     cusparseSpGEMMAlg_t alg = kAlg;
+    int alg_taken = 0;             // cuSPARSE has accepted alg once
     const char *refusal = NULL;    // cuSPARSE's status when it refused the last product for memory
     int64_t products = 0, splits = 0;
     double bytes_per_product = 0.0;
@@ -403,15 +404,20 @@ rk_status product(rk_spsims *c, const rk_spsims_tile_args *a, int32_t r0, int32_
     unsigned char *buf1, *buf2, *buf3, *buf4, *buf5;
     size_t bs1 = 0, bs2 = 0, bs3 = 0, bs4 = 0, bs5 = 0;
     cusparseStatus_t first = cusparseSpGEMMreuse_workEstimation(RK_REUSE_ARGS, &bs1, NULL);
-    if (first == CUSPARSE_STATUS_NOT_SUPPORTED && c->alg != CUSPARSE_SPGEMM_DEFAULT) {
+    const char *first_call = "cusparseSpGEMMreuse_workEstimation(size query)";
+    if ((first == CUSPARSE_STATUS_NOT_SUPPORTED || first == CUSPARSE_STATUS_INVALID_VALUE) &&
+        c->alg != CUSPARSE_SPGEMM_DEFAULT && !c->alg_taken) {
         // the deterministic algorithm refused: the default one, on a fresh descriptor
         RK_CUSPARSE_CHECK(err, cusparseSpGEMM_destroyDescr(d.g));
         d.g = NULL;
         RK_CUSPARSE_CHECK(err, cusparseSpGEMM_createDescr(&d.g));
         c->alg = CUSPARSE_SPGEMM_DEFAULT;
         first = cusparseSpGEMMreuse_workEstimation(RK_REUSE_ARGS, &bs1, NULL);
+        first_call = "cusparseSpGEMMreuse_workEstimation(size query, CUSPARSE_SPGEMM_DEFAULT after "
+                     "CSR_ALG_DETERMINITIC was refused)";
     }
-    RK_CUSPARSE_FIT_AS(first, "cusparseSpGEMMreuse_workEstimation(buffer size)");
+    RK_CUSPARSE_FIT_AS(first, first_call);
+    c->alg_taken = 1;
     RK_TAKE(&buf1, bs1);
     RK_CUSPARSE_FIT(cusparseSpGEMMreuse_workEstimation(RK_REUSE_ARGS, &bs1, buf1));
     RK_CUSPARSE_FIT(cusparseSpGEMMreuse_nnz(RK_REUSE_ARGS, &bs2, NULL, &bs3, NULL, &bs4, NULL));
