@@ -202,6 +202,12 @@ struct sparse_handle {
     }
 };
 
+// The SpGEMM route's state; declared after the run's dev_mem, so it goes first.
+struct spsims_holder {
+    rk_spsims *p = NULL;
+    ~spsims_holder() { rk_spsims_free(p, NULL); }
+};
+
 // The device's memory this run may still take: what is free less a reserve
 // for the libraries, within the cap less what the run holds.
 rk_status budget_left(const rk_gpu_opts *g, const dev_mem &mem, size_t *out, rk_error *err)
@@ -298,6 +304,12 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         RK_CUDA_CHECK(err, cudaStreamSynchronize(s)); // the vectors go out of scope
     }
 
+    // The similarity rows of the full-vector metrics come from k_sims or from
+    // cuSPARSE SpGEMM (rk_gpu_spsims.cu).  AUTO takes the kernel until both
+    // are measured on the H100 (bench/gpu_paths RATINGS sims); the faster
+    // becomes the default.
+    const int spgemm = kind == RK_SUMS_DOT && g != NULL && g->sims_route == RK_GPU_SIMS_SPGEMM;
+
     // column chunks that fit in shared memory
     size_t col_bytes = rk_gpu_sims_col_bytes(kind, grid);
     size_t smem_cap = prop.sharedMemPerBlockOptin > 2048 ? prop.sharedMemPerBlockOptin - 1024 : 16384;
@@ -309,8 +321,9 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     // item order (heaviest first) and model statistics
     // (a subset: its items only, heaviest first)
     std::vector<int32_t> order((size_t)(n_items > 0 ? n_items : 1)), pos_of((size_t)(n_items > 0 ? n_items : 1));
+    std::vector<int64_t> cost(spgemm ? order.size() : 0); // the SpGEMM rows' intermediate products
     int32_t n_run = 0;
-    int64_t work = rk_knn_subset_order(m, o, order.data(), NULL, &n_run);
+    int64_t work = rk_knn_subset_order(m, o, order.data(), spgemm ? cost.data() : NULL, &n_run);
     if (work < 0) return rk_error_set(err, RK_E_NOMEM, "out of memory for the item order");
     st->pair_updates = work;
     for (int32_t t = 0; t < n_run; t++) pos_of[(size_t)order[(size_t)t]] = t;
@@ -330,6 +343,12 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         RK_CUDA_CHECK(err, cudaMemsetAsync(d_sim, 0, (size_t)n_items * k * sizeof(float), s));
     }
 
+    spsims_holder sps;
+    if (spgemm) {
+        RK_FORWARD(rk_spsims_create(sph.h, &acc_user, &by_item, m->by_item.ptr, cost.data(), mem, s, &sps.p, err));
+        snprintf(st->path + strlen(st->path), sizeof st->path - strlen(st->path), ", spgemm");
+    }
+
     // tile height from the memory left
     // keep 512 MiB free for the libraries; what this run holds counts against a cap
     size_t budget;
@@ -346,7 +365,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     // With one chunk a segment is the whole row: no table, no search.
     const size_t seg_bytes = (size_t)n_users * (size_t)(n_chunks + 1) * sizeof(int64_t);
     int64_t *seg = NULL;
-    if (!(g != NULL && g->no_segments) && n_chunks > 1 && seg_bytes <= budget / 4) {
+    if (!spgemm && !(g != NULL && g->no_segments) && n_chunks > 1 && seg_bytes <= budget / 4) {
         RK_FORWARD(mem.alloc(&seg, (size_t)n_users * (size_t)(n_chunks + 1), err));
         RK_FORWARD(rk_gpu_segments_launch(&acc_user, n_chunks, chunk, seg, s, err));
         budget -= seg_bytes;
@@ -354,10 +373,10 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     // one query per kernel: the sums of one row in global memory; auto takes
     // it for a subset of fewer rows than the crossover (a whole run of a tiny
     // catalogue keeps its symmetric tile)
-    const int one_per_kernel = g != NULL && g->query_route == RK_GPU_QUERY_KERNEL
+    const int one_per_kernel = !spgemm && (g != NULL && g->query_route == RK_GPU_QUERY_KERNEL
                                    ? 1
                                    : (g == NULL || g->query_route == RK_GPU_QUERY_AUTO) && o->rows != NULL &&
-                                         n_run < RK_GPU_QUERY_CROSSOVER;
+                                         n_run < RK_GPU_QUERY_CROSSOVER);
     void *d_one = NULL;
     if (one_per_kernel && n_run > 0) {
         const size_t ob = rk_gpu_sims_one_bytes(kind, grid, n_items);
@@ -378,6 +397,17 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
             hsel.out = &hsel.own;
         }
     }
+    // The SpGEMM products (Q, C and cuSPARSE's buffers, freed after each) take
+    // half of what is left and the tile's dense rows the other half: a
+    // product's memory grows with its intermediate products (Σ over its rows'
+    // raters of their rating counts), which no row height bounds, so the
+    // products adapt to their half (rk_spsims_tile) rather than the tile to them.
+    size_t sp_budget = 0;
+    if (spgemm) {
+        sp_budget = budget / 2;
+        budget -= sp_budget;
+        if (g->spgemm_budget > 0 && g->spgemm_budget < sp_budget) sp_budget = g->spgemm_budget;
+    }
     int64_t tile_rows = (int64_t)(budget / row_bytes);
     if (host_select && tile_rows > (int64_t)((size_t)1 << 30) / (int64_t)row_bytes)
         tile_rows = (int64_t)((size_t)1 << 30) / (int64_t)row_bytes;
@@ -387,7 +417,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         // what the run holds (ratings in both orientations and their sums'
         // values, lists, order, statistics, the chunk table), one row, the queries
         const double MB = 1048576.0;
-        const size_t need = mem.bytes + row_bytes + query_bytes;
+        const size_t need = mem.bytes + (spgemm ? 2 : 1) * row_bytes + query_bytes;
         char gives[160];
         if (g != NULL && g->memory_cap > 0)
             snprintf(gives, sizeof gives, "--gpu-memory gives %.0f MB", (double)g->memory_cap / MB);
@@ -397,10 +427,11 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         return rk_error_set(err, RK_E_GPU,
                             "the GPU engine needs %.0f MB of device memory for one tile of 1 similarity row of %d items "
                             "(%.0f MB for the ratings, lists and indexes, %.2f MB a row, %.0f MB for %lld queries); "
-                            "%s: raise --gpu-memory (a tile of 256 rows needs %.0f MB) or use --device cpu",
+                            "%s%s: raise --gpu-memory (a tile of 256 rows needs %.0f MB) or use --device cpu",
                             need / MB, n_items, (double)mem.bytes / MB, (double)row_bytes / MB,
                             (double)query_bytes / MB, (long long)queries_known, gives,
-                            (double)(mem.bytes + 256 * row_bytes + query_bytes) / MB);
+                            spgemm ? ", half of it kept for the SpGEMM products" : "",
+                            (double)(mem.bytes + (spgemm ? 2 : 1) * (256 * row_bytes) + query_bytes) / MB);
     }
     if (tile_rows < 1) tile_rows = 1;
     const int32_t T = (int32_t)tile_rows;
@@ -469,11 +500,16 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         sa.S = d_S;
         sa.N = d_N;
         RK_CUDA_CHECK(err, cudaEventRecord(se.ev[0], s));
-        if (one_per_kernel)
+        if (spgemm) {
+            const rk_spsims_tile_args ta = {d_order + first, order.data() + first, rows, sp, d_ncnt, d_nsq,
+                                            d_S, d_N, sp_budget, g->spgemm_rows};
+            RK_FORWARD(rk_spsims_tile(sps.p, &ta, err));
+        } else if (one_per_kernel) {
             RK_FORWARD(rk_gpu_sims_one_launch(&sa, kind, grid, d_one, (size_t)chunk * col_bytes, prop.multiProcessorCount, s,
                                               err));
-        else
+        } else {
             RK_FORWARD(rk_gpu_sims_launch(&sa, kind, grid, (size_t)chunk * col_bytes, s, err));
+        }
         RK_CUDA_CHECK(err, cudaEventRecord(se.ev[1], s));
         if (host_select) {
             RK_FORWARD(rk_gpu_select_host(d_S, d_N, n_items, order.data() + first, rows, hsel, s, err));
@@ -528,6 +564,16 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         t_sel += b;
         t_pred += c;
         RK_PROGRESS(o->progress, o->progress_ud, "similarity", tile + 1, n_tiles, "tiles");
+    }
+
+    if (spgemm) { // its memory goes back before the top-N stage
+        rk_spsims_report rep;
+        rk_spsims_counts(sps.p, &rep);
+        const size_t len = strlen(st->detail);
+        snprintf(st->detail + len, sizeof st->detail - len, "; spgemm: %lld products, %lld halved, buffers %.1f "
+                 "B/product, %s", (long long)rep.products, (long long)rep.splits, rep.bytes_per_product, rep.algorithm);
+        rk_spsims_free(sps.p, &mem);
+        sps.p = NULL;
     }
 
     // results
@@ -637,6 +683,12 @@ extern "C" rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const r
     memset(tst, 0, sizeof *tst);
     RK_FORWARD(rk_knn_check_args(m, o, lists, q != NULL && q->n > 0, err));
     if (topn != NULL) RK_FORWARD(rk_topn_check(m, lists, topn, err));
+    if (g != NULL && (unsigned)g->sims_route > (unsigned)RK_GPU_SIMS_SPGEMM)
+        return rk_error_set(err, RK_E_ARG, "unknown GPU similarity route %d", (int)g->sims_route);
+    if (g != NULL && g->sims_route == RK_GPU_SIMS_SPGEMM && !rk_metric_is_full(o->sim.metric))
+        return rk_error_set(err, RK_E_ARG, "the spgemm similarity route computes the full-vector metrics "
+                                           "(cosine-full, euclidean-full, jaccard), not %s: use the kernel route",
+                            rk_metric_name(o->sim.metric));
     char why[256];
     if (!rk_gpu_available(why, sizeof why)) return rk_error_set(err, RK_E_GPU, "no usable GPU: %s", why);
     if (q != NULL && q->n == 0) q = NULL;

@@ -65,6 +65,21 @@ const char *rk_gpu_query_route_name(rk_gpu_query_route r);
  * selected on the host from the GPU's similarity rows (the same lists). */
 #define RK_GPU_SELECT_MAX_K 2048
 
+/* How the GPU computes the similarity rows of the full-vector metrics
+ * (cosine-full, euclidean-full, jaccard): their dot products and co-rater
+ * counts.  The other metrics always take the kernel. */
+typedef enum rk_gpu_sims_route {
+    RK_GPU_SIMS_AUTO = 0,   /* the kernel, until both are measured on the H100
+                               (bench/gpu_paths RATINGS sims) */
+    RK_GPU_SIMS_KERNEL,     /* k_sims: one block per item, co-rating sums in shared memory */
+    RK_GPU_SIMS_SPGEMM      /* cuSPARSE SpGEMM of the tile's item rows with the user-major
+                               matrix; the full-vector metrics only (RK_E_ARG otherwise) */
+} rk_gpu_sims_route;
+
+/*! rk_gpu_sims_route_parse() : "auto", "kernel", "spgemm". @return RK_OK or RK_E_ARG. */
+rk_status rk_gpu_sims_route_parse(const char *name, rk_gpu_sims_route *out);
+const char *rk_gpu_sims_route_name(rk_gpu_sims_route r);
+
 /* Largest N the GPU top-N selection takes (the CPU engine has no limit). */
 #define RK_GPU_MAX_TOPN 2048
 
@@ -81,13 +96,21 @@ typedef struct rk_gpu_opts {
                             n_users x (chunks + 1) offsets, as when the table does not fit; tests */
     rk_gpu_query_route query_route;
     int host_select;     /* select the lists on the host even when k is within the GPU's limit; tests */
+
+    rk_gpu_sims_route sims_route;
+    int32_t spgemm_rows; /* force the rows of each SpGEMM product (0 = as many as its memory
+                            allows); a product that does not fit is still halved; tests */
+    size_t spgemm_budget; /* force the device bytes the SpGEMM products may take below half of
+                             what is left beside the similarity tile (0 = that half); tests */
 } rk_gpu_opts;
 
 /*! rk_gpu_knn() : the engine of rk_knn_cpu on the GPU, and, when topn is
  *  not NULL, the top-N of rk_topn_cpu from the lists while they are still on
  *  the device (lists may then be NULL; the batches reach topn->sink as on the
  *  CPU, byte for byte the same).  tst (may be NULL) gets the top-N stage's
- *  statistics.  @return RK_OK, RK_E_ARG, RK_E_GPU, RK_E_NOMEM, or the sink's
+ *  statistics.  g->sims_route RK_GPU_SIMS_SPGEMM with a metric other than
+ *  the full-vector ones is RK_E_ARG.  @return RK_OK, RK_E_ARG, RK_E_GPU,
+ *  RK_E_NOMEM, RK_E_RANGE (the SpGEMM route's 32-bit indices), or the sink's
  *  status. */
 rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g,
                      rk_lists *lists, rk_queries *q, const rk_topn_opts *topn,

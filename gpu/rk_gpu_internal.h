@@ -284,6 +284,58 @@ int rk_gpu_transpose_fits(int64_t nnz);
 rk_status rk_gpu_transpose(cusparseHandle_t h, const rk_dev_csr *by_user, rk_dev_csr *by_item, dev_mem &mem,
                            cudaStream_t st, rk_error *err);
 
+// ---- the SpGEMM route of the full-vector metrics (rk_gpu_spsims.cu) ------------
+
+// A tile's dot products and co-rater counts against every item as C = Q · B
+// with cuSPARSE (cusparseSpGEMMreuse, values CUDA_R_64F): Q = the tile's rows
+// of the item-major matrix (rows x n_users, gathered on the device), B = the
+// user-major matrix (n_users x n_items).  The state holds B (32-bit offsets,
+// double values), its row sums for the checksums and the cuSPARSE descriptor
+// of B; its arrays come from the run's dev_mem (so the run's budget counts
+// them) and go back to it in rk_spsims_free.
+struct rk_spsims;
+
+// by_user, by_item: the run's matrices, values in q (grid) or d; h_item_ptr:
+// the host's item-major offsets (m->by_item.ptr), h_cost: the products of
+// each item's row, Σ over its raters of their rating counts
+// (rk_knn_item_order); both host arrays must outlive the state.  RK_E_RANGE
+// when the ratings exceed cuSPARSE SpGEMM's 32-bit indices.
+rk_status rk_spsims_create(cusparseHandle_t h, const rk_dev_csr *by_user, const rk_dev_csr *by_item,
+                           const int64_t *h_item_ptr, const int64_t *h_cost, dev_mem &mem, cudaStream_t st,
+                           rk_spsims **out, rk_error *err);
+
+struct rk_spsims_tile_args {
+    const int32_t *d_items;   // the tile's items on the device: row t is item d_items[t]
+    const int32_t *h_items;   // the same items on the host (to plan the sub-tiles)
+    int32_t rows;
+    rk_sim_params sp;
+    const double *ncnt, *nsq; // |U_i| and ‖x_i‖² in units of every item (device)
+    double *S;                // [rows][n_items] similarities, as k_sims writes them
+    int32_t *N;               // [rows][n_items] co-rater counts
+    size_t budget;            // device bytes one product (sub-tile) may take
+    int32_t max_rows;         // rows per product at most (0: no limit but the budget's)
+};
+
+// The tile's similarity rows: zeroed, then filled by products of as many
+// rows as the budget allows (halved when cuSPARSE asks more than it gives or
+// refuses for want of memory, RK_E_GPU when one row does not fit).
+rk_status rk_spsims_tile(rk_spsims *c, const rk_spsims_tile_args *a, rk_error *err);
+
+// What a run did: products computed, products halved for want of memory,
+// the most bytes of cuSPARSE buffers held at once per intermediate product,
+// and the reuse algorithm ("deterministic", or "default" when cuSPARSE
+// refused that one).
+struct rk_spsims_report {
+    int64_t products, splits;
+    double bytes_per_product;
+    const char *algorithm;
+};
+void rk_spsims_counts(const rk_spsims *c, rk_spsims_report *out);
+
+// Destroys the descriptor and, when mem is not NULL, gives the state's arrays
+// back to it.  Accepts NULL.
+void rk_spsims_free(rk_spsims *c, dev_mem *mem);
+
 // ---- top-N on the device (rk_gpu_topn.cu, rk_gpu_spgemm.cu) ----------------------
 
 // The neighbour lists on the device: list i is nbr/q[i * k .. i * k + len[i]),

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+/* the top-N and the similarity routes share their names */
 static const char *const route_names[] = {"auto", "kernel", "spgemm"};
 
 rk_status rk_gpu_topn_route_parse(const char *name, rk_gpu_topn_route *out)
@@ -16,6 +17,21 @@ rk_status rk_gpu_topn_route_parse(const char *name, rk_gpu_topn_route *out)
 }
 
 const char *rk_gpu_topn_route_name(rk_gpu_topn_route r)
+{
+    return (unsigned)r < 3 ? route_names[r] : "unknown";
+}
+
+rk_status rk_gpu_sims_route_parse(const char *name, rk_gpu_sims_route *out)
+{
+    for (int r = 0; r < 3; r++)
+        if (name != NULL && strcmp(name, route_names[r]) == 0) {
+            *out = (rk_gpu_sims_route)r;
+            return RK_OK;
+        }
+    return RK_E_ARG;
+}
+
+const char *rk_gpu_sims_route_name(rk_gpu_sims_route r)
 {
     return (unsigned)r < 3 ? route_names[r] : "unknown";
 }

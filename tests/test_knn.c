@@ -1,6 +1,7 @@
 /* The CPU engine against a slow, obviously correct implementation written
  * here: dense double matrices, the SPEC §2–§4 formulas spelled out, every
- * pair summed over users directly.  Random data with fixed seeds, every metric
+ * pair summed over users directly (the full-vector metrics of SPEC §6b over
+ * whole columns, unrated cells 0).  Random data with fixed seeds, every metric
  * and prediction mode, plus edge cases. */
 #include "rk_knn.h"
 #include "rk_model.h"
@@ -80,6 +81,17 @@ static void ref_build(ref *r, int nu, int ni, const rk_triples *t, rk_metric met
         for (int b = 0; b < ni; b++) {
             if (a == b) continue;
             double n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0, d2 = 0;
+            /* whole columns: rater counts, squared norms, dot product, squared distance */
+            double ca = 0, cb = 0, na = 0, nb = 0, fdot = 0, fd2 = 0;
+            for (int u = 0; u < nu; u++) {
+                double xa = AT(r->R, u, a, ni), xb = AT(r->R, u, b, ni); /* 0 where unrated */
+                ca += AT(r->B, u, a, ni);
+                cb += AT(r->B, u, b, ni);
+                na += xa * xa;
+                nb += xb * xb;
+                fdot += xa * xb;
+                fd2 += (xa - xb) * (xa - xb);
+            }
             for (int u = 0; u < nu; u++) {
                 if (AT(r->B, u, a, ni) == 0 || AT(r->B, u, b, ni) == 0) continue;
                 double x = AT(r->R, u, a, ni), y = AT(r->R, u, b, ni);
@@ -101,6 +113,12 @@ static void ref_build(ref *r, int nu, int ni, const rk_triples *t, rk_metric met
                     s = (sxx > 0 && syy > 0) ? sxy / sqrt(sxx * syy) : 0.0;
                 } else if (metric == RK_METRIC_MSD) {
                     s = 1.0 / (1.0 + d2 / n);
+                } else if (metric == RK_METRIC_COSINE_FULL) {
+                    s = (na > 0 && nb > 0) ? fdot / sqrt(na * nb) : 0.0;
+                } else if (metric == RK_METRIC_EUCLIDEAN_FULL) {
+                    s = 1.0 / (1.0 + sqrt(fd2));
+                } else if (metric == RK_METRIC_JACCARD) {
+                    s = n / (ca + cb - n); /* |x ∧ y| / |x ∨ y| of the rating patterns */
                 } else {
                     s = 1.0 / (1.0 + sqrt(d2));
                 }
@@ -163,7 +181,7 @@ static double ref_predict(const ref *r, int u, int i, int k, rk_predict_mode mod
 
 /* ---- random data ------------------------------------------------------------- */
 
-typedef enum { VAL_HALF, VAL_REAL, VAL_TIES } value_kind;
+typedef enum { VAL_HALF, VAL_REAL, VAL_TIES, VAL_ONES } value_kind;
 
 static void make_data(rk_triples *t, int nu, int ni, double density, value_kind vk, unsigned long long seed)
 {
@@ -179,6 +197,7 @@ static void make_data(rk_triples *t, int nu, int ni, double density, value_kind 
             double v;
             if (vk == VAL_HALF) v = 0.5 * (double)(1 + rk_test_rand(&s) % 10);
             else if (vk == VAL_TIES) v = (double)(1 + rk_test_rand(&s) % 2);
+            else if (vk == VAL_ONES) v = 1.0; /* --implicit: every rating counts as 1 */
             else v = 1.0 + 4.0 * rk_test_uniform(&s);
             t->user[n] = u;
             t->item[n] = i;
@@ -195,7 +214,7 @@ static void make_data(rk_triples *t, int nu, int ni, double density, value_kind 
                 t->user[w] = t->user[p]; t->item[w] = t->item[p]; t->rating[w] = t->rating[p]; w++;
             }
         n = w;
-        t->user[n] = nu - 2; t->item[n] = 0; t->rating[n] = 3.0f; n++;
+        t->user[n] = nu - 2; t->item[n] = 0; t->rating[n] = vk == VAL_ONES ? 1.0f : 3.0f; n++;
     }
     t->n = n;
 }
@@ -497,6 +516,49 @@ static void test_sparse_catalogue(void)
     }
 }
 
+/* The full-vector metrics (cosine-full, euclidean-full, jaccard) against the
+ * dense columns: half stars, real values, ties and all-ones (--implicit)
+ * data under every prediction mode, support, shrinkage and min-k, an item
+ * rated by every user, one item, k above the item count, column chunks and
+ * random shapes. */
+static const rk_metric full_metrics[] = {RK_METRIC_COSINE_FULL, RK_METRIC_EUCLIDEAN_FULL, RK_METRIC_JACCARD};
+
+static void test_full_vector_metrics(void)
+{
+    const int before = g_checked_lists, before_p = g_checked_preds;
+    for (int m = 0; m < 3; m++) {
+        const rk_metric mt = full_metrics[m];
+        for (int p = 0; p < 3; p++) {
+            compare(40, 30, 0.3, VAL_HALF, mt, 5, all_modes[p], 1, 0.0, 1, 11000 + 10 * m + p);
+            compare(35, 25, 0.35, VAL_REAL, mt, 4, all_modes[p], 1, 0.0, 1, 11100 + 10 * m + p);
+            compare(40, 30, 0.3, VAL_ONES, mt, 6, all_modes[p], 1, 0.0, 1, 11200 + 10 * m + p);
+        }
+        compare(30, 25, 0.5, VAL_TIES, mt, 3, RK_PREDICT_BASIC, 1, 0.0, 1, 11300 + m);
+        compare(50, 20, 0.4, VAL_HALF, mt, 6, RK_PREDICT_MEANS, 4, 10.0, 3, 11400 + m);
+        compare(50, 20, 0.4, VAL_REAL, mt, 3, RK_PREDICT_BASELINE, 2, 2.5, 2, 11500 + m);
+        compare(25, 15, 1.0, VAL_HALF, mt, 5, RK_PREDICT_MEANS, 1, 0.0, 1, 11600 + m); /* every user rates every item */
+        compare(20, 6, 0.6, VAL_HALF, mt, 50, RK_PREDICT_MEANS, 1, 0.0, 1, 11700 + m);  /* k > items */
+        compare(10, 1, 0.9, VAL_ONES, mt, 5, RK_PREDICT_MEANS, 1, 0.0, 1, 11800 + m);  /* one item */
+        static const int32_t chunks[] = {1, 7};
+        for (int c = 0; c < 2; c++) {
+            g_chunk = chunks[c];
+            compare(30, 23, 0.35, VAL_HALF, mt, 4, RK_PREDICT_MEANS, 1, 0.0, 1, 11900 + 10 * m + c);
+            compare(25, 19, 0.4, VAL_REAL, mt, 3, RK_PREDICT_BASIC, 2, 0.0, 1, 11950 + 10 * m + c);
+        }
+        g_chunk = 0;
+    }
+    unsigned long long s = 12000;
+    for (int rep = 0; rep < 12; rep++) {
+        int nu = 2 + (int)(rk_test_rand(&s) % 40), ni = 1 + (int)(rk_test_rand(&s) % 40);
+        double dens = 0.05 + 0.9 * rk_test_uniform(&s);
+        int k = 1 + (int)(rk_test_rand(&s) % 12);
+        compare(nu, ni, dens, (value_kind)(rep % 4), full_metrics[rep % 3], k, all_modes[rep % 3],
+                1 + (int)(rk_test_rand(&s) % 3), (rep % 4 == 0) ? 5.0 : 0.0, 1 + rep % 2, 12100 + rep);
+    }
+    CU_ASSERT(g_checked_lists - before > 1000);
+    CU_ASSERT(g_checked_preds - before_p > 1000);
+}
+
 static void test_bad_arguments(void)
 {
     rk_triples t;
@@ -534,6 +596,7 @@ int main(void)
         {"forced column chunks", test_forced_chunks},
         {"unpacked grid in chunks", test_wide_grid_chunks},
         {"a sparse catalogue of 200,000 items: whole rows and chunks agree", test_sparse_catalogue},
+        {"full-vector metrics against the dense columns", test_full_vector_metrics},
         {"bad arguments", test_bad_arguments},
         {NULL, NULL},
     };
