@@ -123,6 +123,8 @@ static const char usage_text[] =
     "      --gpu-query R       GPU rows: auto (default: one query per kernel for\n"
     "                          fewer than 320 lists, else block), block (one\n"
     "                          block per list), kernel (the whole GPU per list)\n"
+    "      --gpu-sims R        GPU rows of the full-vector metrics: auto (default:\n"
+    "                          kernel), kernel, spgemm (cuSPARSE, 76x slower)\n"
     "      --threads N         CPU threads, N >= 1 (default: OpenMP's)\n"
     "\n"
     "Miscellaneous:\n"
@@ -143,7 +145,7 @@ enum {
     OPT_RATING_SCALE, OPT_DUPLICATES, OPT_SKIP_BAD, OPT_METRIC, OPT_MIN_SUPPORT,
     OPT_SHRINKAGE, OPT_PREDICT, OPT_MIN_K, OPT_TEST, OPT_HOLDOUT, OPT_SEED,
     OPT_OUT, OPT_NO_NEIGHBORS, OPT_DEVICE, OPT_GPU_MEMORY, OPT_THREADS,
-    OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TOP_N, OPT_USERS, OPT_GPU_TOPN, OPT_ITEMS, OPT_GPU_QUERY,
+    OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TOP_N, OPT_USERS, OPT_GPU_TOPN, OPT_ITEMS, OPT_GPU_QUERY, OPT_GPU_SIMS,
     OPT_SPLIT, OPT_FOLDS, OPT_WRITE_FOLDS, OPT_RELEVANCE, OPT_BASELINE, OPT_REPORT,
     OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT, OPT_BY, OPT_IMPLICIT,
     /* long forms of the short options: optopt then tells long from short */
@@ -178,6 +180,7 @@ static const struct option long_opts[] = {
     {"gpu-topn", required_argument, NULL, OPT_GPU_TOPN},
     {"items", required_argument, NULL, OPT_ITEMS},
     {"gpu-query", required_argument, NULL, OPT_GPU_QUERY},
+    {"gpu-sims", required_argument, NULL, OPT_GPU_SIMS},
     {"split", required_argument, NULL, OPT_SPLIT},
     {"folds", required_argument, NULL, OPT_FOLDS},
     {"write-folds", no_argument, NULL, OPT_WRITE_FOLDS},
@@ -595,6 +598,10 @@ int main(int argc, char **argv)
             if (a[0] == '\0') usage_error("--items: empty file name");
             o.items_path = a;
             break;
+        case OPT_GPU_SIMS:
+            if (rk_gpu_sims_route_parse(a, &o.gpu_sims) != RK_OK)
+                usage_error("--gpu-sims: unknown route '%s' (auto, kernel, spgemm)", a);
+            break;
         case OPT_GPU_QUERY:
             if (rk_gpu_query_route_parse(a, &o.gpu_query) != RK_OK)
                 usage_error("--gpu-query: unknown route '%s' (auto, block, kernel)", a);
@@ -676,6 +683,8 @@ int main(int argc, char **argv)
             usage_error("--items cannot be used with --model or --save-model");
         o.top_n = 0;
     }
+    if (o.gpu_sims == RK_GPU_SIMS_SPGEMM && !rk_metric_is_full(o.knn.sim.metric))
+        usage_error("--gpu-sims spgemm computes the full-vector metrics (cosine-full, euclidean-full, jaccard) only");
     if (o.implicit && relevance_given)
         usage_error("--relevance cannot be used with --implicit: every held-out item is relevant there");
     if (o.implicit) o.relevance = 1.0; /* every held-out rating is 1 */

@@ -482,6 +482,7 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
         g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
         g.topn_route = o->gpu_topn;
         g.query_route = o->gpu_query;
+        g.sims_route = o->gpu_sims;
         int gpu_topn = !topn_done && rep->top_n <= RK_GPU_MAX_TOPN && !by_user; /* user top-N: the CPU's */
         if (!topn_done && !gpu_topn && f == 0 && !by_user) {
             char n[32];

@@ -56,6 +56,7 @@ typedef struct rk_job_opts {
                                    in user mode without a test set also the only lists computed */
     const char *items_path;     /* --items FILE: lists only for these items (no top-N, no test set) */
     rk_gpu_query_route gpu_query; /* --gpu-query: one row per block or per kernel */
+    rk_gpu_sims_route gpu_sims; /* --gpu-sims: the full-vector metrics' rows by kernel or SpGEMM */
     rk_gpu_topn_route gpu_topn; /* --gpu-topn */
     /* evaluation (SPEC §6) */
     int32_t folds;              /* --folds K (0: none): K runs, every rating tested once */

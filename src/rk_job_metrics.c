@@ -268,6 +268,8 @@ void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
     rk_out_json_string(fp, rk_gpu_topn_route_name(o->gpu_topn));
     fputs(", \"gpu_query\": ", fp);
     rk_out_json_string(fp, rk_gpu_query_route_name(o->gpu_query));
+    fputs(", \"gpu_sims\": ", fp);
+    rk_out_json_string(fp, rk_gpu_sims_route_name(o->gpu_sims));
     fprintf(fp, ", \"folds\": %d, \"split\": ", o->folds);
     rk_out_json_string(fp, rk_split_kind_name(o->split));
     fprintf(fp, ", \"write_folds\": %s, \"relevance\": ", o->write_folds ? "true" : "false");
