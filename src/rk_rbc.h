@@ -177,6 +177,38 @@ rk_status rk_rbc_draw_reps(const rk_model *m, int32_t R, int32_t T, uint64_t see
  *  the value itself (scale 0), as doubles.  vals: caller-owned, by_item.nnz. */
 void rk_rbc_values(const rk_model *m, double scale, double *vals);
 
+/* owner[] of an item: its representative (>= 0), or one of these. */
+#define RK_RBC_ORPHAN (-1) /* above the tail, no rater in common with any representative */
+#define RK_RBC_TAIL (-2)   /* 1..T raters */
+#define RK_RBC_EMPTY (-3)  /* no rater */
+
+/*! rk_rbc_index() : an index user -> (entry, value) of the items items[0..n):
+ *  *ptr (n_users + 1 offsets), *ent and *val (allocated here; free() them).
+ *  The entries of a user are the positions t of the items in items[] (so the
+ *  order of items[] within each user), or the items themselves when
+ *  as_items; val holds vals[] (rk_rbc_values) of the rating.  The
+ *  representatives' index is rk_rbc_index(m, vals, reps, R, 0, ...).
+ *  @return RK_OK or RK_E_NOMEM (nothing then allocated). */
+rk_status rk_rbc_index(const rk_model *m, const double *vals, const int32_t *items, int64_t n, int as_items,
+                       int64_t **ptr, int32_t **ent, double **val, rk_error *err);
+
+/* The balls and the index of the items in no ball (host arrays). */
+typedef struct rk_rbc_balls {
+    int32_t R;
+    int64_t *ball_ptr;    /* R + 1 */
+    int32_t *ball_items;  /* by representative, ascending items within a ball */
+    int64_t *optr;        /* n_users + 1: user -> the items in no ball they rated */
+    int32_t *oitem;       /* ascending within a user */
+    double *oval;         /* the values (rk_rbc_values) */
+    int64_t n_orphans, n_tail, largest_ball;
+} rk_rbc_balls;
+
+/*! rk_rbc_balls_build() : *b from owner[] (one per item of m; codes above) for
+ *  R representatives.  @return RK_OK or RK_E_NOMEM (*b then holds nothing). */
+rk_status rk_rbc_balls_build(const rk_model *m, const double *vals, const int32_t *owner, int32_t R,
+                             rk_rbc_balls *b, rk_error *err);
+void rk_rbc_balls_free(rk_rbc_balls *b);
+
 /*! rk_rbc_near_params() / rk_rbc_sim_params() : the parameters of rk_sim_value
  *  for nearness (the metric, support 1, no shrinkage) and for the lists (the
  *  options'), with unit = 1 / scale (1 for scale 0). */

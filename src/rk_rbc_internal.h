@@ -9,11 +9,6 @@
 #define RK_RBC_SALT_REPS UINT64_C(0x52424352455053A1)
 #define RK_RBC_SALT_SAMPLE UINT64_C(0x52424353414D50B2)
 
-/* owner[] of an item without a rater, of one in the tail, and of one above
- * the tail sharing no rater with any representative. */
-#define RK_RBC_EMPTY (-3)
-#define RK_RBC_TAIL (-2)
-#define RK_RBC_ORPHAN (-1)
 
 static inline uint64_t rk_rbc_mix64(uint64_t z)
 {
@@ -48,13 +43,7 @@ typedef struct rk_rbc_ctx {
     int32_t *probe;        /* n_items x P_stored nearest representatives, best first */
     int32_t *nprobe;       /* n_items: how many (those with nearness > 0) */
     int32_t *owner;        /* n_items: the nearest representative, or RK_RBC_ORPHAN/TAIL/EMPTY */
-    int64_t *ball_ptr;     /* R + 1 */
-    int32_t *ball_items;   /* by representative, ascending items */
-    int64_t *optr;         /* n_users + 1: user -> the items in no ball they rated */
-    int32_t *oitem;        /* ascending within a user */
-    double *oval;          /* the user's value for it */
-    int64_t n_orphans, n_tail;
-    int64_t largest_ball;
+    rk_rbc_balls b;        /* the balls and the index of the items in no ball */
     int64_t entry_reads, ball_pairs, rater_pairs;
 } rk_rbc_ctx;
 
