@@ -233,7 +233,7 @@ static int decide_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state 
         note(o, "the GPU engine does not take these options (%s): running on the CPU", why);
         return 0;
     }
-    if (!gpu_shape_pays(j, ko, why, sizeof why)) {
+    if (o->approx == RK_APPROX_NONE && !gpu_shape_pays(j, ko, why, sizeof why)) { /* the exact engines' estimate */
         note(o, "%s: running on the CPU", why);
         return 0;
     }
@@ -434,7 +434,9 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     memset(st, 0, sizeof *st);
     int topn_done = !want_topn;
     s = RK_OK;
-    use_gpu = use_gpu && !rep->gpu_fallback;
+    const int approx = o->approx != RK_APPROX_NONE; /* --approx: lists only, top-N from them on the CPU */
+    if (approx) s = rk_job_approx_lists(o, ko, em, use_gpu, &j->lists, rep, st, err);
+    use_gpu = use_gpu && !rep->gpu_fallback && !approx;
     if (use_gpu) {
         rk_gpu_opts g = {0};
         g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
@@ -455,7 +457,7 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
             s = RK_OK;
         }
     }
-    if (s == RK_OK && (!use_gpu || rep->gpu_fallback)) s = rk_knn_cpu(em, ko, &j->lists, q.n > 0 ? &q : NULL, st, err);
+    if (s == RK_OK && !approx && (!use_gpu || rep->gpu_fallback)) s = rk_knn_cpu(em, ko, &j->lists, q.n > 0 ? &q : NULL, st, err);
     if (s == RK_OK && !topn_done)
         s = by_user ? rk_utopn_cpu(j->m, &j->lists, &to, &ts, err) : rk_topn_cpu(j->m, &j->lists, &to, &ts, err);
     if (s != RK_OK) return s;
@@ -555,7 +557,7 @@ static rk_status check_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_erro
         return rk_error_set(err, RK_E_ARG, "--by user cannot save or use a model file yet (its lists are per user)");
     if (o->queries_path != NULL && o->model_path == NULL)
         return rk_error_set(err, RK_E_ARG, "--queries needs --model FILE");
-    return RK_OK;
+    return rk_job_approx_check_opts(o, ko, err);
 }
 
 /* --memory-limit, before the load: the data stage's need from the input's size. */

@@ -68,7 +68,7 @@ typedef enum rk_rbc_draw {
 #define RK_RBC_DEFAULT_TAIL 2
 
 typedef struct rk_rbc_opts {
-    int32_t reps;      /* R >= 0 (0: rk_rbc_default_reps); more than the items with a rater: all */
+    int32_t reps;      /* R >= 0 (0: rk_rbc_default_reps); more than the items above the tail: all */
     int32_t probes;    /* P >= 0 (0: RK_RBC_DEFAULT_PROBES); P >= R visits every ball (exact) */
     int32_t tail;      /* T: items with at most T raters stay out of the balls (-1: the default) */
     uint64_t seed;     /* the draw of the representatives */
@@ -102,12 +102,14 @@ typedef struct rk_rbc_stats {
  *  draw by raters. */
 void rk_rbc_opts_default(rk_rbc_opts *r);
 
-/*! rk_rbc_default_reps() : R for n_live items with a rater when the options
- *  leave it 0: ceil(6 sqrt(n_live)), at most n_live (0 when n_live is 0).
- *  Measured on 100,000 synthetic items (bench/rbc_sweep, P 8, tail 2):
- *  recall@20 0.987 at 2 sqrt(n)... 6 sqrt(n) 0.989; larger R shrinks the balls,
- *  and past 6 sqrt(n) the rep pass costs more pairs than the balls save. */
-int32_t rk_rbc_default_reps(int64_t n_live);
+/* Items per ball that the default R aims at. */
+#define RK_RBC_BALL_ITEMS 24
+
+/*! rk_rbc_default_reps() : R for n_placed items above the tail when the
+ *  options leave it 0: ceil(n_placed / 24) (0 when n_placed is 0).  Measured
+ *  with bench/rbc_sweep (src/rk_rbc.c): at P 8 recall@20 peaks where a ball
+ *  holds 20-30 items, at 10,000, 100,000 and 1,000,000 items alike. */
+int32_t rk_rbc_default_reps(int64_t n_placed);
 
 /*! rk_rbc_check() : the checks both engines make before they start: a
  *  full-vector metric (rk_metric_is_full), rk_knn_check_args, R and P not
@@ -157,8 +159,8 @@ void rk_rbc_recall_of(const rk_lists *approx, const rk_lists *exact, const int32
 /* ---- what the CPU engine and its CUDA twin share (host side) ------------- */
 
 /*! rk_rbc_resolve() : R, P and T of a run over m: T = r->tail or the
- *  default; R = r->reps or rk_rbc_default_reps(items with a rater), capped at
- *  the items with more than T raters; P = r->probes or the default, capped at
+ *  default; R = r->reps or rk_rbc_default_reps(the items with more than T
+ *  raters), capped at those items; P = r->probes or the default, capped at
  *  R.  *n_placed (may be NULL) gets the items with more than T raters. */
 void rk_rbc_resolve(const rk_model *m, const rk_rbc_opts *r, int32_t *R, int32_t *P, int32_t *T,
                     int64_t *n_placed);

@@ -322,12 +322,11 @@ static void test_draw(void)
     rk_rbc_opts_default(&r);
     rk_rbc_resolve(&m, &r, &R, &P, &T, &placed);
     CU_ASSERT_EQUAL(T, RK_RBC_DEFAULT_TAIL);
-    CU_ASSERT_EQUAL(P, RK_RBC_DEFAULT_PROBES);
-    int64_t live = 0;
-    for (int32_t i = 0; i < ni; i++) live += deg(&m, i) > 0;
-    CU_ASSERT(R == (placed < rk_rbc_default_reps(live) ? placed : rk_rbc_default_reps(live)));
-    CU_ASSERT_EQUAL(rk_rbc_default_reps(100), 60);
-    CU_ASSERT_EQUAL(rk_rbc_default_reps(10), 10);
+    CU_ASSERT_EQUAL(P, R < RK_RBC_DEFAULT_PROBES ? R : RK_RBC_DEFAULT_PROBES);
+    CU_ASSERT_EQUAL(R, rk_rbc_default_reps(placed));
+    CU_ASSERT_EQUAL(rk_rbc_default_reps(48), 2);
+    CU_ASSERT_EQUAL(rk_rbc_default_reps(49), 3);
+    CU_ASSERT_EQUAL(rk_rbc_default_reps(1), 1);
     CU_ASSERT_EQUAL(rk_rbc_default_reps(0), 0);
     CU_ASSERT(rk_rbc_draw_reps(&m, (int32_t)placed + 1, 2, 5, RK_RBC_DRAW_RATERS, a, NULL) == RK_E_ARG);
     rk_model_free(&m);
