@@ -10,9 +10,9 @@
 //  - the host builds the balls and the index of the items in no ball from
 //    the owners (rk_rbc_balls_build, the CPU's code);
 //  - k_ball_pass: one warp per query, a lane per candidate: the pair's sums
-//    walk the candidate's raters in ascending order and find each in the
-//    query's sorted raters by binary search, one lane for the whole pair,
-//    so the order of the additions is the CPU's.  A candidate met through
+//    walk the shorter of the two sorted rater lists in ascending order and
+//    find each rater in the other by binary search, one lane for the whole
+//    pair, so the order of the additions is the CPU's (ascending users).  A candidate met through
 //    several raters is summed by the lane that met it through the first
 //    co-rater only (each pair once, with no set to test).  Each lane keeps a
 //    heap of its best k; lane 0 merges the 32.
@@ -211,27 +211,32 @@ struct ball_args {
     unsigned long long *reads, *bpairs, *rpairs;
 };
 
-// n and Σxy of query i (its raters iidx/ival[pi0, pi1)) with candidate j (its
-// raters jidx/jval[pj0, pj1)), over their co-raters in ascending user order.
-// first >= 0: -1 unless `first` is the pair's first co-rater.
-__device__ int32_t pair_sums(const int32_t *__restrict__ iidx, const double *__restrict__ ival, int64_t pi0,
+// n and Σxy of query i (its raters idx/val[pi0, pi1)) with candidate j (its
+// raters idx/val[pj0, pj1)), over their co-raters in ascending user order:
+// the shorter row is walked and each of its raters found in the longer one by
+// binary search (the same co-raters in the same order either way).  first >= 0:
+// -1 unless `first` is the pair's first co-rater.
+__device__ int32_t pair_sums(const int32_t *__restrict__ idx, const double *__restrict__ val, int64_t pi0,
                              int64_t pi1, int64_t pj0, int64_t pj1, int32_t first, double *dot)
 {
+    const bool walk_i = pi1 - pi0 < pj1 - pj0;
+    const int64_t w0 = walk_i ? pi0 : pj0, w1 = walk_i ? pi1 : pj1, s1 = walk_i ? pj1 : pi1;
+    int64_t lo = walk_i ? pj0 : pi0;
     int32_t n = 0;
     double d = 0.0;
-    int64_t lo = pi0;
-    for (int64_t q = pj0; q < pj1 && lo < pi1; q++) {
-        const int32_t u = iidx[q];
-        int64_t a = lo, b = pi1;
+    for (int64_t q = w0; q < w1 && lo < s1; q++) {
+        const int32_t u = idx[q];
+        int64_t a = lo, b = s1;
         while (a < b) {
-            const int64_t mid = (a + b) >> 1;
-            if (iidx[mid] < u) a = mid + 1; else b = mid;
+            const int64_t mid = a + (b - a) / 2;
+            if (idx[mid] < u) a = mid + 1; else b = mid;
         }
         lo = a;
-        if (a < pi1 && iidx[a] == u) {
+        if (a < s1 && idx[a] == u) {
             if (n == 0 && first >= 0 && u != first) return -1;
             n++;
-            d = __dadd_rn(d, __dmul_rn(ival[a], ival[q]));
+            const double x = walk_i ? val[q] : val[a], y = walk_i ? val[a] : val[q]; // query's, candidate's
+            d = __dadd_rn(d, __dmul_rn(x, y));
             lo = a + 1;
         }
     }

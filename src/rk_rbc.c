@@ -391,9 +391,15 @@ static rk_status rep_pass(rk_rbc_ctx *c, const rk_knn_opts *o, int threads, rk_e
 
 /* ---- the ball pass ----------------------------------------------------------- */
 
+/* The scattered query: a stamp (i + 1 where user u rated query i) and the
+ * value side by side, so that testing a rater costs one cache line. */
+typedef struct scatter {
+    int64_t stamp;
+    double x;
+} scatter;
+
 typedef struct ball_ws {
-    int32_t *mark;    /* n_users: i + 1 where user u rated the query i */
-    double *xv;       /* n_users: the query's values */
+    scatter *q;       /* n_users */
     int32_t *cnt;     /* n_items: co-raters met through the raters */
     double *dot;      /* n_items */
     int32_t *touched; /* n_items */
@@ -403,20 +409,19 @@ typedef struct ball_ws {
 
 static void ball_ws_free(ball_ws *w)
 {
-    free(w->mark); free(w->xv); free(w->cnt); free(w->dot); free(w->touched); free(w->hs); free(w->hi);
+    free(w->q); free(w->cnt); free(w->dot); free(w->touched); free(w->hs); free(w->hi);
 }
 
 static int ball_ws_init(ball_ws *w, int32_t n_users, int32_t n_items, int32_t k)
 {
     const size_t u = (size_t)(n_users > 0 ? n_users : 1), n = (size_t)(n_items > 0 ? n_items : 1);
-    w->mark = calloc(u, sizeof *w->mark);
-    w->xv = malloc(u * sizeof *w->xv);
+    w->q = calloc(u, sizeof *w->q);
     w->cnt = calloc(n, sizeof *w->cnt);
     w->dot = calloc(n, sizeof *w->dot);
     w->touched = malloc(n * sizeof *w->touched);
     w->hs = malloc((size_t)k * sizeof *w->hs);
     w->hi = malloc((size_t)k * sizeof *w->hi);
-    if (w->mark == NULL || w->xv == NULL || w->cnt == NULL || w->dot == NULL || w->touched == NULL ||
+    if (w->q == NULL || w->cnt == NULL || w->dot == NULL || w->touched == NULL ||
         w->hs == NULL || w->hi == NULL) {
         ball_ws_free(w);
         return -1;
@@ -424,18 +429,41 @@ static int ball_ws_init(ball_ws *w, int32_t n_users, int32_t n_items, int32_t k)
     return 0;
 }
 
-/* Co-raters n and Σxy of the scattered query (stamp) with item j, in
- * ascending user order. */
-static inline int32_t pair_sums(const rk_rbc_ctx *c, const ball_ws *w, int32_t stamp, int32_t j, double *dot)
+/* Co-raters n and Σxy of the scattered query i with item j, in ascending
+ * user order: j's raters tested against the scatter (|U_j| reads), or, when
+ * j's vector is much longer than i's, i's raters found in j's by binary
+ * search (|U_i| log |U_j|: a popular candidate met by a short query); the
+ * same co-raters in the same order either way. */
+static inline int32_t pair_sums(const rk_rbc_ctx *c, const ball_ws *w, int32_t i, int32_t j, double *dot)
 {
     const rk_csr *I = &c->m->by_item;
+    const int64_t di = I->ptr[i + 1] - I->ptr[i], j0 = I->ptr[j], j1 = I->ptr[j + 1];
     int32_t n = 0;
     double d = 0.0;
-    for (int64_t p = I->ptr[j]; p < I->ptr[j + 1]; p++) {
-        const int32_t u = I->idx[p];
-        if (w->mark[u] == stamp) {
-            n++;
-            d += w->xv[u] * c->vals[p];
+    if (di * (64 - __builtin_clzll((unsigned long long)(j1 - j0) | 1) + 1) < j1 - j0) {
+        int64_t lo = j0;
+        for (int64_t p = I->ptr[i]; p < I->ptr[i + 1] && lo < j1; p++) {
+            const int32_t u = I->idx[p];
+            int64_t a = lo, b = j1;
+            while (a < b) {
+                const int64_t mid = a + (b - a) / 2;
+                if (I->idx[mid] < u) a = mid + 1; else b = mid;
+            }
+            lo = a;
+            if (a < j1 && I->idx[a] == u) {
+                n++;
+                d += c->vals[p] * c->vals[a];
+                lo = a + 1;
+            }
+        }
+    } else {
+        const int64_t stamp = (int64_t)i + 1;
+        for (int64_t p = j0; p < j1; p++) {
+            const int32_t u = I->idx[p];
+            if (w->q[u].stamp == stamp) {
+                n++;
+                d += w->q[u].x * c->vals[p];
+            }
         }
     }
     *dot = d;
@@ -489,8 +517,8 @@ static int64_t ball_pass_item(const rk_rbc_ctx *c, ball_ws *w, int32_t i, rk_lis
     const rk_csr *I = &c->m->by_item;
     int64_t reads = I->ptr[i + 1] - I->ptr[i];
     for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) {
-        w->mark[I->idx[p]] = i + 1;
-        w->xv[I->idx[p]] = c->vals[p];
+        w->q[I->idx[p]].stamp = i + 1;
+        w->q[I->idx[p]].x = c->vals[p];
     }
     rk_topk h;
     rk_topk_init(&h, l->k, w->hs, w->hi);
@@ -506,7 +534,7 @@ static int64_t ball_pass_item(const rk_rbc_ctx *c, ball_ws *w, int32_t i, rk_lis
                 if (j == i) continue;
                 reads += I->ptr[j + 1] - I->ptr[j];
                 *bpairs += 1;
-                const int32_t n = pair_sums(c, w, i + 1, j, &dot);
+                const int32_t n = pair_sums(c, w, i, j, &dot);
                 push_pair(c, i, j, n, dot, &h);
             }
         }
@@ -519,7 +547,7 @@ static int64_t ball_pass_item(const rk_rbc_ctx *c, ball_ws *w, int32_t i, rk_lis
         double dot;
         l->nbr[base + t] = h.idx[t];
         l->sim[base + t] = (float)h.score[t];
-        l->support[base + t] = pair_sums(c, w, i + 1, h.idx[t], &dot);
+        l->support[base + t] = pair_sums(c, w, i, h.idx[t], &dot);
     }
     return reads;
 }

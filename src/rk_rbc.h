@@ -89,7 +89,10 @@ typedef struct rk_rbc_stats {
                                  rows of the tail's and the orphans' lists */
     int64_t pair_evals;       /* rep_pairs + ball_pairs + rater_pairs */
     int64_t brute_pairs;      /* brute force: n_items (n_items - 1) */
-    int64_t entry_reads;      /* rater entries read by both passes (the sparse work behind them) */
+    int64_t entry_reads;      /* rater entries of the lists the passes walk (the sparse work behind
+                                 the pair evaluations): each rater's list of representatives or of
+                                 items, and each ball candidate's whole vector (a short query
+                                 searching a long candidate's vector reads fewer) */
     double reps_s;            /* drawing and indexing the representatives */
     double assign_s;          /* the rep pass and the balls */
     double query_s;           /* the ball pass (lists) */
