@@ -60,7 +60,7 @@ extern "C" {
 /* How representatives are drawn (weighted sampling without replacement). */
 typedef enum rk_rbc_draw {
     RK_RBC_DRAW_RATERS = 0, /* weight |U_i|: popular items cover more raters (fewer orphans) */
-    RK_RBC_DRAW_UNIFORM     /* every item with a rater alike (Cayton's draw) */
+    RK_RBC_DRAW_UNIFORM     /* every item above the tail alike (Cayton's draw) */
 } rk_rbc_draw;
 
 /* Probes per query (options' 0) and tail bound (options' -1) by default. */
