@@ -14,6 +14,19 @@ else
     data="$top_srcdir/sample_data/ratings.csv"
 fi
 
+# recknn-synth --communities: the same bytes whatever the threads; its usage errors
+if [ -x "$SYNTH" ]; then
+    "$SYNTH" --users 300 --items 2000 --ratings 20000 --communities 10 --seed 5 --threads 1 --output "$tmp/c1.csv" --quiet
+    cmp -s "$data" "$tmp/c1.csv" || fail "recknn-synth --communities depends on --threads"
+    "$SYNTH" --users 300 --items 2000 --ratings 20000 --seed 5 --output "$tmp/plain.csv" --quiet
+    "$SYNTH" --users 300 --items 2000 --ratings 20000 --communities 10 --affinity 0.3 --seed 5 --output "$tmp/c2.csv" --quiet
+    cmp -s "$data" "$tmp/plain.csv" && fail "recknn-synth --communities changed nothing"
+    cmp -s "$data" "$tmp/c2.csv" && fail "recknn-synth --affinity changed nothing"
+    expect_status 2 "$SYNTH" --users 10 --items 10 --ratings 20 --seed 1 --affinity 0.5
+    expect_status 2 "$SYNTH" --users 10 --items 10 --ratings 20 --seed 1 --communities 2 --affinity 1.5
+    expect_status 2 "$SYNTH" --users 10 --items 10 --ratings 20 --seed 1 --communities x
+fi
+
 # json_get FILE KEY: the first number after "KEY": in FILE
 json_get() { grep -o "\"$2\": [-0-9.e+]*" "$1" | head -1 | sed 's/.*: //'; }
 
