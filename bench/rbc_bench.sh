@@ -15,7 +15,8 @@
 # of every run and the data (unless DATA names another folder) go under LOGDIR.
 # Environment: RECKNN, RECKNN_SYNTH (the binaries, default ./recknn, ./recknn-synth), DATA,
 # METRIC, CHECK (queries sampled for recall, default 1000), LIMIT (seconds a run may take,
-# default 1800), SKIP_CPU_EXACT=1 (skip the exact CPU run).
+# default 1800), SKIP_CPU_EXACT=1 (skip the exact CPU run), SKIP_SWEEP=1 (skip the CPU sweep of
+# R, P and the tail bound with bench/rbc_sweep, RBC_SWEEP names it).
 set -u
 log=${1:?usage: rbc_bench.sh LOGDIR [ITEMS]}
 items=${2:-1000000}
@@ -94,6 +95,13 @@ echo "(exact runs: R, P and the pair counts are '-'; their co-rating pair update
 for name in exact-gpu exact-cpu; do
     [ -f "$log/$name/metrics.json" ] && echo "$name: pair_updates $(json_get "$log/$name/metrics.json" pair_updates)"
 done
+# the tail bound and R on the CPU (the library's knobs the CLI leaves at their defaults)
+sweep=${RBC_SWEEP:-./bench/rbc_sweep}
+if [ -x "$sweep" ] && [ "${SKIP_SWEEP:-0}" != 1 ]; then
+    echo
+    echo "CPU sweep (bench/rbc_sweep, R:P:T, 0 = default):"
+    timeout "$limit" "$sweep" "$f" "$metric" "$check" raters 0:8:2 0:8:3 0:8:5 0:4:2 0:16:2 2>&1 | tee "$log/sweep.txt"
+fi
 if [ -f "$log/rbc-gpu/neighbors.csv" ] && [ -f "$log/rbc-cpu/neighbors.csv" ]; then
     cmp -s "$log/rbc-gpu/neighbors.csv" "$log/rbc-cpu/neighbors.csv" && echo "approximate lists: GPU = CPU" ||
         echo "approximate lists: GPU and CPU DIFFER (a bug: the CPU defines the result)"
