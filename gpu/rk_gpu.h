@@ -14,6 +14,7 @@
 #include "rk_status.h"
 #include "rk_knn.h"
 #include "rk_topn.h"
+#include "rk_rbc.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -133,6 +134,13 @@ rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, rk_error *e
  *  n_cols] (row-major), in SPEC §3 order, into out (shape n_rows x k;
  *  supports are 0).  @return RK_OK, RK_E_ARG, RK_E_GPU. */
 rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols, rk_lists *out, rk_error *err);
+
+/*! rk_gpu_rbc() : rk_rbc_cpu (src/rk_rbc.h) on the GPU: the same lists
+ *  (candidates, similarities, order) and the same counts in st, the CPU
+ *  engine defining them.  g: memory_cap is read (may be NULL).
+ *  @return RK_OK, RK_E_ARG, RK_E_GPU, RK_E_NOMEM. */
+rk_status rk_gpu_rbc(const rk_model *m, const rk_knn_opts *o, const rk_rbc_opts *r, const rk_gpu_opts *g,
+                     rk_lists *lists, rk_rbc_stats *st, rk_error *err);
 
 #ifdef __cplusplus
 }

@@ -48,3 +48,10 @@ rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols,
     (void)rows; (void)n_rows; (void)n_cols; (void)out;
     return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
 }
+
+rk_status rk_gpu_rbc(const rk_model *m, const rk_knn_opts *o, const rk_rbc_opts *r, const rk_gpu_opts *g,
+                     rk_lists *lists, rk_rbc_stats *st, rk_error *err)
+{
+    (void)m; (void)o; (void)r; (void)g; (void)lists; (void)st;
+    return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
+}

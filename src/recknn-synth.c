@@ -8,6 +8,10 @@
  *    drawn per user by weight without replacement (alias table plus rejection, an exponential
  *    race over the rest when rejection gets slow);
  *    when R >= M every item is given to one random user first, so every item id occurs;
+ *  - with --communities C (taste structure, e.g. for approximate neighbour search): users and
+ *    items fall into C communities by a hash of (seed, id); a user's draw comes from their
+ *    community's alias table with probability --affinity, else from the whole catalogue's;
+ *    without it no community is drawn or hashed, so the output is that of earlier versions;
  *  - rating: mu + b_u + b_i + s_u * <p_u, q_i> + noise, skewed (MovieLens is left-skewed),
  *    rounded to half stars, or to whole stars before 2003-02-18 (when MovieLens introduced
  *    half stars) and by a per-user habit after; clipped to 0.5..5;
@@ -198,8 +202,11 @@ static int sy_sample(const sy_model *m, sy_ws *w, sy_rng *r, uint32_t u, uint32_
     }
     uint32_t nforced = got;
     uint64_t tries = 0, limit = 4 * (uint64_t)n + 256;
+    /* --communities: the user's community, when it has items (else every draw is global) */
+    uint32_t cu = m->n_comm ? sy_community(m->seed, SY_SALT_USER_COMM, u, m->n_comm) : 0;
+    int comm = m->n_comm && m->comm_off[cu + 1] > m->comm_off[cu];
     while (got < n && tries++ < limit) {
-        uint32_t i = sy_alias_draw(m, r);
+        uint32_t i = comm && sy_unif(r) < m->affinity ? sy_comm_draw(m, r, cu) : sy_alias_draw(m, r);
         if (w->mark[i] != st) { w->mark[i] = st; w->items[got++] = i; }
     }
     if (got < n) {  /* exponential race over the items left: same law as drawing on */
@@ -337,6 +344,15 @@ static void sy_usage(FILE *fp)
           "                       smaller: a flatter head (more items with many ratings)\n"
           "  --popularity-cap W   soft cap of a weight w: w / (1 + w / W), W > 0 or inf (default 5653);\n"
           "                       larger: more ratings on the very top items\n"
+          "  --communities C      taste structure: every user and every item belongs to one of C\n"
+          "                       communities (uniformly at random); each of a user's draws comes from\n"
+          "                       their community's items with probability --affinity, else from the\n"
+          "                       whole catalogue, by popularity either way (default 0: popularity\n"
+          "                       only; the output is then that of earlier versions). Users with more\n"
+          "                       ratings than their community can give, and the one user every item is\n"
+          "                       first given to, draw from the whole catalogue\n"
+          "  --affinity A         with --communities: share of draws from the user's community,\n"
+          "                       0 <= A <= 1 (default 0.8)\n"
           "  --shuffle            write the lines (and the --test-output file's) in a random order\n"
           "                       drawn from --seed instead of by user and item; the header stays first\n"
           "  --threads T          OpenMP threads (the output does not depend on T)\n"
@@ -411,7 +427,8 @@ static double sy_now(void)
 int main(int argc, char **argv)
 {
     enum { O_USERS = 256, O_ITEMS, O_RATINGS, O_SEED, O_OUTPUT, O_TEST_OUTPUT, O_TEST_FRACTION,
-           O_FORMAT, O_THREADS, O_QUIET, O_HELP, O_VERSION, O_POP_SD, O_POP_CAP, O_SHUFFLE };
+           O_FORMAT, O_THREADS, O_QUIET, O_HELP, O_VERSION, O_POP_SD, O_POP_CAP, O_SHUFFLE,
+           O_COMMUNITIES, O_AFFINITY };
     static const struct option opts[] = {
         {"users", required_argument, 0, O_USERS}, {"items", required_argument, 0, O_ITEMS},
         {"ratings", required_argument, 0, O_RATINGS}, {"seed", required_argument, 0, O_SEED},
@@ -420,14 +437,16 @@ int main(int argc, char **argv)
         {"threads", required_argument, 0, O_THREADS}, {"quiet", no_argument, 0, O_QUIET},
         {"help", no_argument, 0, O_HELP}, {"version", no_argument, 0, O_VERSION},
         {"popularity-sd", required_argument, 0, O_POP_SD}, {"popularity-cap", required_argument, 0, O_POP_CAP},
-        {"shuffle", no_argument, 0, O_SHUFFLE}, {0, 0, 0, 0}};
+        {"shuffle", no_argument, 0, O_SHUFFLE}, {"communities", required_argument, 0, O_COMMUNITIES},
+        {"affinity", required_argument, 0, O_AFFINITY}, {0, 0, 0, 0}};
     sy_model m;
     memset(&m, 0, sizeof m);
     m.test_fraction = -1;
     m.pop_sd = SY_POP_SD;
     m.pop_cap = SY_POP_CAP;
-    uint64_t users = 0, items = 0, ratings = 0, threads = 0;
-    int have_seed = 0, have_fraction = 0, quiet = 0, shuffle = 0, rc, c;
+    m.affinity = SY_AFFINITY;
+    uint64_t users = 0, communities = 0, items = 0, ratings = 0, threads = 0;
+    int have_seed = 0, have_fraction = 0, have_affinity = 0, quiet = 0, shuffle = 0, rc, c;
     double fraction = 0.1;
     const char *out_path = NULL, *test_path = NULL;
     opterr = 0;
@@ -458,6 +477,13 @@ int main(int argc, char **argv)
         case O_POP_CAP:
             if ((rc = sy_parse_double("--popularity-cap", optarg, 0.0, 1, INFINITY, &m.pop_cap))) return rc;
             break;
+        case O_COMMUNITIES:
+            if ((rc = sy_parse_u64("--communities", optarg, 0, SY_MAX_COMMUNITIES, &communities))) return rc;
+            break;
+        case O_AFFINITY:
+            if ((rc = sy_parse_double("--affinity", optarg, 0.0, 0, 1.0, &m.affinity))) return rc;
+            have_affinity = 1;
+            break;
         case O_HELP: sy_usage(stdout); return fflush(stdout) == 0 && !ferror(stdout) ? SY_EXIT_OK : SY_EXIT_IO;
         case O_VERSION: printf("recknn-synth (recknn) %s\n", PACKAGE_VERSION); return SY_EXIT_OK;
         case ':': return sy_usage_error("option", argv[optind - 1], " needs a value");
@@ -470,6 +496,7 @@ int main(int argc, char **argv)
         return sy_usage_error("--users, --items, --ratings and --seed are required", NULL, NULL);
     if (ratings < users || ratings > users * items)
         return sy_usage_error("--ratings must be at least --users and at most --users x --items", NULL, NULL);
+    if (have_affinity && !communities) return sy_usage_error("--affinity needs --communities C", NULL, NULL);
     if (have_fraction && !test_path) return sy_usage_error("--test-fraction needs --test-output", NULL, NULL);
     if (test_path && strcmp(test_path, out_stdout ? "-" : out_path) == 0)
         return sy_usage_error("--output and --test-output name the same file", NULL, NULL);
@@ -479,10 +506,12 @@ int main(int argc, char **argv)
     m.n_users = (uint32_t)users;
     m.n_items = (uint32_t)items;
     m.n_ratings = ratings;
+    m.n_comm = (uint32_t)communities;
     if (test_path) m.test_fraction = fraction;
     double t_start = sy_now();
 
-    if (sy_make_items(&m) || sy_make_counts(&m) || sy_make_cover(&m) || sy_make_blocks(&m)) {
+    if (sy_make_items(&m) || sy_make_counts(&m) || sy_make_cover(&m) || sy_make_blocks(&m) ||
+        sy_make_communities(&m)) {
         fprintf(stderr, "recknn-synth: error: out of memory\n");
         sy_model_free(&m);
         return SY_EXIT_RUNTIME;

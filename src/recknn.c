@@ -68,6 +68,17 @@ static const char usage_text[] =
     "      --items FILE        lists only for the items of FILE (one id a line),\n"
     "                          each against the whole catalogue; no top-N and\n"
     "                          no test set (with --by user, --users does this)\n"
+    "      --approx rbc        approximate neighbour lists by a random ball cover\n"
+    "                          (full-vector metrics only; lists and top-N, no\n"
+    "                          test set): each list is exact among the items of\n"
+    "                          the balls its query visits, far less work than\n"
+    "                          comparing every pair at a small loss of recall\n"
+    "      --reps R            --approx: R representatives (default: one per 24\n"
+    "                          items with more than 2 raters)\n"
+    "      --probes P          --approx: balls visited per query (default 8; P >= R\n"
+    "                          visits every ball: the exact lists)\n"
+    "      --approx-check N    --approx: recall@k against the exact lists of N\n"
+    "                          sampled queries, into metrics.json\n"
     "\n"
     "Prediction:\n"
     "      --predict MODE      basic, means (default), baseline\n"
@@ -90,7 +101,8 @@ static const char usage_text[] =
     "                          tested once; metrics per fold, mean and sd\n"
     "      --write-folds       write every fold's files (NAME.foldF.csv), not only\n"
     "                          the last fold's\n"
-    "      --seed S            seed of the split (unsigned 64-bit, default 0)\n"
+    "      --seed S            seed of the split and of --approx's draws (unsigned\n"
+    "                          64-bit, default 0)\n"
     "      --relevance R       a test rating >= R is relevant to the ranking\n"
     "                          metrics of top-N (default 4.0)\n"
     "      --baseline popular  also rank the most popular unseen items and report\n"
@@ -148,6 +160,7 @@ enum {
     OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TOP_N, OPT_USERS, OPT_GPU_TOPN, OPT_ITEMS, OPT_GPU_QUERY, OPT_GPU_SIMS,
     OPT_SPLIT, OPT_FOLDS, OPT_WRITE_FOLDS, OPT_RELEVANCE, OPT_BASELINE, OPT_REPORT,
     OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT, OPT_BY, OPT_IMPLICIT,
+    OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -193,6 +206,10 @@ static const struct option long_opts[] = {
     {"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
     {"by", required_argument, NULL, OPT_BY},
     {"implicit", no_argument, NULL, OPT_IMPLICIT},
+    {"approx", required_argument, NULL, OPT_APPROX},
+    {"reps", required_argument, NULL, OPT_REPS},
+    {"probes", required_argument, NULL, OPT_PROBES},
+    {"approx-check", required_argument, NULL, OPT_APPROX_CHECK},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -580,6 +597,12 @@ int main(int argc, char **argv)
             if (!(o.gpu_memory_gb > 0.0)) usage_error("--gpu-memory: must be above 0, got '%s'", a);
             break;
         case OPT_IMPLICIT: o.implicit = 1; break;
+        case OPT_APPROX:
+            if (rk_approx_parse(a, &o.approx) != RK_OK) usage_error("--approx: unknown method '%s' (rbc)", a);
+            break;
+        case OPT_REPS: o.approx_reps = (int32_t)parse_ll("--reps", a, 1, INT32_MAX); break;
+        case OPT_PROBES: o.approx_probes = (int32_t)parse_ll("--probes", a, 1, INT32_MAX); break;
+        case OPT_APPROX_CHECK: o.approx_check = (int64_t)parse_ll("--approx-check", a, 1, INT32_MAX); break;
         case OPT_BY:
             if (strcmp(a, "user") == 0) o.by_user = 1;
             else if (strcmp(a, "item") == 0) o.by_user = 0;
@@ -681,6 +704,7 @@ int main(int argc, char **argv)
             usage_error("--items computes lists only: it cannot be used with --test, --holdout or --folds");
         if (o.model_path != NULL || o.save_model != NULL)
             usage_error("--items cannot be used with --model or --save-model");
+        if (o.approx != RK_APPROX_NONE) usage_error("--items computes exact lists: it cannot be used with --approx");
         o.top_n = 0;
     }
     if (o.gpu_sims == RK_GPU_SIMS_SPGEMM && !rk_metric_is_full(o.knn.sim.metric))
@@ -693,6 +717,16 @@ int main(int argc, char **argv)
         usage_error("--by user cannot save or use a model file yet (its lists are per user)");
     if (o.model_path != NULL && (o.folds > 0 || o.test_path != NULL || o.holdout > 0.0 || o.save_model != NULL))
         usage_error("--model answers queries: it cannot be used with --folds, --test, --holdout or --save-model");
+    if (o.approx == RK_APPROX_NONE && (o.approx_reps > 0 || o.approx_probes > 0 || o.approx_check > 0))
+        usage_error("--reps, --probes and --approx-check need --approx rbc");
+    if (o.approx != RK_APPROX_NONE && !rk_metric_is_full(o.knn.sim.metric))
+        usage_error("--approx rbc needs a full-vector metric (--metric cosine-full, euclidean-full or jaccard), "
+                    "not %s", rk_metric_name(o.knn.sim.metric));
+    if (o.approx != RK_APPROX_NONE && (o.test_path != NULL || o.holdout > 0.0 || o.folds > 0))
+        usage_error("--approx makes neighbour lists only: predictions for --test, --holdout or --folds need "
+                    "whole similarity rows");
+    if (o.approx != RK_APPROX_NONE && (o.model_path != NULL || o.save_model != NULL))
+        usage_error("--approx cannot be used with --model or --save-model");
 
     char command[1024];
     size_t cl = 0;
@@ -749,6 +783,13 @@ int main(int argc, char **argv)
             fprintf(stderr, "%d folds: mean RMSE %.4f MAE %.4f; ", rep.n_folds, rm, ma);
         } else if (rep.have_eval) {
             fprintf(stderr, "RMSE %.4f MAE %.4f; ", rep.eval.rmse, rep.eval.mae);
+        }
+        if (rep.have_approx) {
+            fprintf(stderr, "approx rbc R=%d P=%d, %.0fx less work", rep.approx.reps, rep.approx.probes,
+                    (double)rep.approx.brute_pairs / (double)(rep.approx.pair_evals > 0 ? rep.approx.pair_evals : 1));
+            if (rep.have_approx_check)
+                fprintf(stderr, ", recall@%d %.4f", o.knn.k, rep.approx_check.recall);
+            fputs("; ", stderr);
         }
         if (rep.fold[rep.n_folds > 0 ? rep.n_folds - 1 : 0].have_rank)
             fprintf(stderr, "precision@%d %.4f; ", rep.top_n, rep.fold[rep.n_folds - 1].rank.precision);

@@ -241,7 +241,7 @@ static int decide_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state 
         note(o, "the GPU engine does not take these options (%s): running on the CPU", why);
         return 0;
     }
-    if (!gpu_shape_pays(o, j, ko, why, sizeof why)) {
+    if (o->approx == RK_APPROX_NONE && !gpu_shape_pays(o, j, ko, why, sizeof why)) { /* the exact engines' estimate */
         note(o, "%s: running on the CPU", why);
         return 0;
     }
@@ -476,7 +476,9 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     memset(st, 0, sizeof *st);
     int topn_done = !want_topn;
     s = RK_OK;
-    use_gpu = use_gpu && !rep->gpu_fallback;
+    const int approx = o->approx != RK_APPROX_NONE; /* --approx: lists only, top-N from them on the CPU */
+    if (approx) s = rk_job_approx_lists(o, ko, em, use_gpu, &j->lists, rep, st, err);
+    use_gpu = use_gpu && !rep->gpu_fallback && !approx;
     if (use_gpu) {
         rk_gpu_opts g = {0};
         g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
@@ -499,7 +501,8 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
             s = RK_OK;
         }
     }
-    if (s == RK_OK && (!use_gpu || rep->gpu_fallback)) s = rk_knn_cpu(em, &eko, &j->lists, q.n > 0 ? &q : NULL, st, err);
+    if (s == RK_OK && !approx && (!use_gpu || rep->gpu_fallback))
+        s = rk_knn_cpu(em, &eko, &j->lists, q.n > 0 ? &q : NULL, st, err);
     if (s == RK_OK && !topn_done)
         s = by_user ? rk_utopn_cpu(j->m, &j->lists, &to, &ts, err) : rk_topn_cpu(j->m, &j->lists, &to, &ts, err);
     if (s != RK_OK) return s;
@@ -601,10 +604,10 @@ static rk_status check_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_erro
         return rk_error_set(err, RK_E_ARG, "--queries needs --model FILE");
     if (o->items_path != NULL &&
         (o->by_user || o->top_n > 0 || o->folds > 0 || o->test_path != NULL || o->holdout > 0.0 || o->model_path != NULL ||
-         o->save_model != NULL))
-        return rk_error_set(err, RK_E_ARG, "--items computes item lists only: not with --by user, --top-n, a test set, "
-                            "--folds or a model file");
-    return RK_OK;
+         o->save_model != NULL || o->approx != RK_APPROX_NONE))
+        return rk_error_set(err, RK_E_ARG, "--items computes exact item lists only: not with --by user, --top-n, a "
+                            "test set, --folds, a model file or --approx");
+    return rk_job_approx_check_opts(o, ko, err);
 }
 
 /* --memory-limit, before the load: the data stage's need from the input's size. */

@@ -22,6 +22,7 @@
 #include "rk_rank.h"
 #include "rk_split.h"
 #include "rk_gpu.h"
+#include "rk_rbc.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +33,16 @@ typedef enum rk_device { RK_DEVICE_AUTO = 0, RK_DEVICE_CPU, RK_DEVICE_GPU } rk_d
 /*! rk_device_parse() : "auto", "cpu", "gpu". @return RK_OK or RK_E_ARG. */
 rk_status rk_device_parse(const char *name, rk_device *out);
 const char *rk_device_name(rk_device d);
+
+/* --approx: how the neighbour lists are made. */
+typedef enum rk_approx {
+    RK_APPROX_NONE = 0, /* exact (the engines of rk_knn.h) */
+    RK_APPROX_RBC       /* random ball cover (rk_rbc.h): full-vector metrics, lists only */
+} rk_approx;
+
+/*! rk_approx_parse() : "rbc" (the only method).  @return RK_OK or RK_E_ARG. */
+rk_status rk_approx_parse(const char *name, rk_approx *out);
+const char *rk_approx_name(rk_approx a);
 
 typedef struct rk_job_opts {
     const char *const *inputs;  /* RATINGS paths (netflix: files or a directory) */
@@ -57,6 +68,10 @@ typedef struct rk_job_opts {
     const char *items_path;     /* --items FILE: lists only for these items (no top-N, no test set) */
     rk_gpu_query_route gpu_query; /* --gpu-query: one row per block or per kernel */
     rk_gpu_sims_route gpu_sims; /* --gpu-sims: the full-vector metrics' rows by kernel or SpGEMM */
+    rk_approx approx;           /* --approx: approximate lists (no test set, folds or model files) */
+    int32_t approx_reps;        /* --reps R (0: rk_rbc's default) */
+    int32_t approx_probes;      /* --probes P (0: rk_rbc's default) */
+    int64_t approx_check;       /* --approx-check N: recall@k on N sampled queries (0: none) */
     rk_gpu_topn_route gpu_topn; /* --gpu-topn */
     /* evaluation (SPEC §6) */
     int32_t folds;              /* --folds K (0: none): K runs, every rating tested once */
@@ -133,6 +148,10 @@ typedef struct rk_job_report {
     int64_t items_repeated;            /* ids seen on an earlier line */
     int32_t list_rows;                 /* lists computed: every item (user), or the subset's */
     char users_first_unknown[RK_ID_MAX + 1];
+    /* --approx: the random ball cover's counts, and its recall with --approx-check */
+    int have_approx, have_approx_check;
+    rk_rbc_stats approx;
+    rk_rbc_recall_result approx_check;
 } rk_job_report;
 
 /*! rk_job_run() : run the job.  On success the files are in o->out_dir and

@@ -36,4 +36,20 @@ void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
  *  --queries from a saved model (rk_job_model.c). */
 rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *err);
 
+/*! rk_job_approx_check_opts() : --approx's refusals (rk_job_approx.c): a
+ *  full-vector metric, no test set, folds or model files.  @return RK_OK or
+ *  RK_E_ARG. */
+rk_status rk_job_approx_check_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_error *err);
+
+/*! rk_job_approx_lists() : the lists of the model em by the random ball
+ *  cover, on the GPU when use_gpu (the CPU after a GPU failure under
+ *  --device auto), then the recall check of --approx-check; rep->approx and
+ *  approx_check, and st's device, path and times, are filled. */
+rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const rk_model *em, int use_gpu,
+                              rk_lists *lists, rk_job_report *rep, rk_knn_stats *st, rk_error *err);
+
+/*! rk_job_write_approx() : the "approx" member of metrics.json (null without
+ *  --approx), with its comma and line end. */
+void rk_job_write_approx(FILE *fp, const rk_job_opts *o, const rk_job_report *r);
+
 #endif /* RK_JOB_INTERNAL_H */

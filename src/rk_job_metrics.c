@@ -282,6 +282,10 @@ void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
     if (o->model_path != NULL) rk_out_json_string(fp, o->model_path); else fputs("null", fp);
     fputs(", \"queries\": ", fp);
     if (o->queries_path != NULL) rk_out_json_string(fp, o->queries_path); else fputs("null", fp);
+    fputs(", \"approx\": ", fp);
+    if (o->approx != RK_APPROX_NONE) rk_out_json_string(fp, rk_approx_name(o->approx)); else fputs("null", fp);
+    fprintf(fp, ", \"reps\": %d, \"probes\": %d, \"approx_check\": %lld", o->approx_reps, o->approx_probes,
+            (long long)o->approx_check);
     fputs("},\n", fp);
 
     json_key(fp, "  ", "device");
@@ -313,6 +317,7 @@ void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
     }
     fputs("},\n", fp);
 
+    rk_job_write_approx(fp, o, r);
     json_key(fp, "  ", "topn");
     if (r->top_n > 0) {
         const rk_topn_stats *t = &r->topn;

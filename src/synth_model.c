@@ -18,34 +18,71 @@ void *sy_alloc(size_t n, size_t size)
     return malloc(n * size);
 }
 
-/* Vose alias table over the item weights. */
-int sy_build_alias(sy_model *m)
+/* Vose alias table over w[0..n): prob[j] and idx[j] (positions in w).  -1 when out of memory. */
+static int sy_alias_fill(const double *w, uint32_t n, uint32_t *prob, uint32_t *idx)
 {
-    uint32_t n = m->n_items, *small = sy_alloc(n, sizeof *small), *large = sy_alloc(n, sizeof *large);
+    uint32_t *small = sy_alloc(n, sizeof *small), *large = sy_alloc(n, sizeof *large);
     double *p = sy_alloc(n, sizeof *p), total = 0;
-    m->alias_prob = sy_alloc(n, sizeof *m->alias_prob);
-    m->alias_idx = sy_alloc(n, sizeof *m->alias_idx);
-    if (!small || !large || !p || !m->alias_prob || !m->alias_idx) {
+    if (!small || !large || !p) {
         free(small); free(large); free(p);
         return -1;
     }
-    for (uint32_t i = 0; i < n; i++) total += m->weight[i];
+    for (uint32_t i = 0; i < n; i++) total += w[i];
     uint32_t ns = 0, nl = 0;
     for (uint32_t i = 0; i < n; i++) {
-        p[i] = m->weight[i] * n / total;
+        p[i] = w[i] * n / total;
         if (p[i] < 1.0) small[ns++] = i; else large[nl++] = i;
     }
     while (ns > 0 && nl > 0) {
         uint32_t s = small[--ns], l = large[nl - 1];
-        m->alias_prob[s] = p[s] > 0 ? (uint32_t)(p[s] * 4294967296.0) : 0;  /* rounding can make p < 0 */
-        m->alias_idx[s] = l;
+        prob[s] = p[s] > 0 ? (uint32_t)(p[s] * 4294967296.0) : 0;  /* rounding can make p < 0 */
+        idx[s] = l;
         p[l] -= 1.0 - p[s];
         if (p[l] < 1.0) { nl--; small[ns++] = l; }
     }
-    while (nl > 0) { uint32_t l = large[--nl]; m->alias_prob[l] = UINT32_MAX; m->alias_idx[l] = l; }
-    while (ns > 0) { uint32_t s = small[--ns]; m->alias_prob[s] = UINT32_MAX; m->alias_idx[s] = s; }
+    while (nl > 0) { uint32_t l = large[--nl]; prob[l] = UINT32_MAX; idx[l] = l; }
+    while (ns > 0) { uint32_t s = small[--ns]; prob[s] = UINT32_MAX; idx[s] = s; }
     free(small); free(large); free(p);
     return 0;
+}
+
+/* The alias table of the popularity weights over the whole catalogue. */
+int sy_build_alias(sy_model *m)
+{
+    m->alias_prob = sy_alloc(m->n_items, sizeof *m->alias_prob);
+    m->alias_idx = sy_alloc(m->n_items, sizeof *m->alias_idx);
+    if (!m->alias_prob || !m->alias_idx) return -1;
+    return sy_alias_fill(m->weight, m->n_items, m->alias_prob, m->alias_idx);
+}
+
+/* --communities: items grouped by community (a counting sort, ascending index within one), and
+ * an alias table per community over the same popularity weights. */
+int sy_make_communities(sy_model *m)
+{
+    uint32_t n = m->n_items, C = m->n_comm;
+    if (C == 0) return 0;
+    m->comm_off = calloc((size_t)C + 1, sizeof *m->comm_off);
+    m->comm_items = sy_alloc(n, sizeof *m->comm_items);
+    m->comm_prob = sy_alloc(n, sizeof *m->comm_prob);
+    m->comm_alias = sy_alloc(n, sizeof *m->comm_alias);
+    uint32_t *of = sy_alloc(n, sizeof *of), *fill = calloc((size_t)C + 1, sizeof *fill);
+    double *w = sy_alloc(n, sizeof *w);
+    int rc = 0;
+    if (!m->comm_off || !m->comm_items || !m->comm_prob || !m->comm_alias || !of || !fill || !w) rc = -1;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        of[i] = sy_community(m->seed, SY_SALT_ITEM_COMM, i, C);
+        m->comm_off[of[i] + 1]++;
+    }
+    for (uint32_t c = 0; rc == 0 && c < C; c++) m->comm_off[c + 1] += m->comm_off[c];
+    for (uint32_t i = 0; rc == 0 && i < n; i++) m->comm_items[m->comm_off[of[i]] + fill[of[i]]++] = i;
+    for (uint32_t c = 0; rc == 0 && c < C; c++) {
+        uint32_t lo = m->comm_off[c], cn = m->comm_off[c + 1] - lo;
+        if (cn == 0) continue;
+        for (uint32_t t = 0; t < cn; t++) w[t] = m->weight[m->comm_items[lo + t]];
+        rc = sy_alias_fill(w, cn, m->comm_prob + lo, m->comm_alias + lo);
+    }
+    free(of); free(fill); free(w);
+    return rc;
 }
 
 /* Items: sparse increasing ids, popularity, biases, factors. */
@@ -187,4 +224,5 @@ void sy_model_free(sy_model *m)
 {
     free(m->count); free(m->forced_off); free(m->forced); free(m->item_id); free(m->item_bias);
     free(m->item_fac); free(m->weight); free(m->alias_prob); free(m->alias_idx); free(m->block_start);
+    free(m->comm_off); free(m->comm_items); free(m->comm_prob); free(m->comm_alias);
 }

@@ -39,6 +39,10 @@ enum sy_format { SY_FMT_MOVIELENS, SY_FMT_TSV, SY_FMT_DAT };
 #define SY_STREAM_USERS UINT64_C(0xA5A5000000000002)
 #define SY_STREAM_COVER UINT64_C(0xA5A5000000000003)
 #define SY_SALT_SPLIT UINT64_C(0x5EED5F11757A1700)
+#define SY_SALT_ITEM_COMM UINT64_C(0xC0AA11C0AA11C001) /* --communities: item i's community */
+#define SY_SALT_USER_COMM UINT64_C(0xC0AA11C0AA11C002) /* --communities: user u's community */
+#define SY_AFFINITY 0.8             /* default --affinity */
+#define SY_MAX_COMMUNITIES 100000000u
 
 /* ---- random numbers: splitmix64 seeding, xoshiro256** streams ---- */
 typedef struct { uint64_t s[4]; } sy_rng;
@@ -109,6 +113,14 @@ typedef struct {
     uint32_t n_blocks;
     uint32_t *block_start;  /* n_blocks+1 users (0-based) */
     double sum_sq;          /* sum over users of count^2: the co-rating work of item-item k-NN */
+    /* --communities C (0: none, and nothing below is allocated or drawn): user u and item i
+     * belong to sy_community(seed, salt, id, C); a user's draw comes from their community's
+     * items with probability affinity, through that community's alias table */
+    uint32_t n_comm;
+    double affinity;
+    uint32_t *comm_off;     /* n_comm+1: community c's items are comm_items[comm_off[c]..comm_off[c+1]) */
+    uint32_t *comm_items;   /* n_items, by community, ascending index within one */
+    uint32_t *comm_prob, *comm_alias; /* n_items: alias tables per community (alias: local position) */
 } sy_model;
 
 /* calloc-like with an overflow check; NULL on failure. */
@@ -120,6 +132,8 @@ int sy_make_items(sy_model *m);
 int sy_make_counts(sy_model *m);
 int sy_make_cover(sy_model *m);
 int sy_make_blocks(sy_model *m);
+/* --communities: the items of every community and their alias tables: 0 or -1 (no memory) */
+int sy_make_communities(sy_model *m);
 void sy_model_free(sy_model *m);
 
 static inline uint32_t sy_alias_draw(const sy_model *m, sy_rng *r)
@@ -129,5 +143,19 @@ static inline uint32_t sy_alias_draw(const sy_model *m, sy_rng *r)
     return (uint32_t)x < m->alias_prob[j] ? j : m->alias_idx[j];
 }
 
+/* The community of a user or an item (salt tells which), uniform over [0, C). */
+static inline uint32_t sy_community(uint64_t seed, uint64_t salt, uint64_t id, uint32_t n_comm)
+{
+    return (uint32_t)(((sy_mix64(sy_mix64(seed ^ salt) + id) >> 32) * n_comm) >> 32);
+}
+
+/* A draw from community c's items by popularity (c must have items). */
+static inline uint32_t sy_comm_draw(const sy_model *m, sy_rng *r, uint32_t c)
+{
+    uint32_t lo = m->comm_off[c], n = m->comm_off[c + 1] - lo;
+    uint64_t x = sy_next(r);
+    uint32_t j = (uint32_t)(((x >> 32) * n) >> 32);
+    return m->comm_items[lo + ((uint32_t)x < m->comm_prob[lo + j] ? j : m->comm_alias[lo + j])];
+}
 
 #endif /* SYNTH_MODEL_H */
