@@ -1,7 +1,7 @@
 #!/bin/sh
 # gpu_check.sh LOGDIR -- on the GPU machine: build with CUDA, run make check
 # (GPU tests included), then compute-sanitizer memcheck and racecheck over
-# the GPU tests ($GPU_CHECK_TESTS, default all three).  Full logs go to LOGDIR;
+# the GPU tests ($GPU_CHECK_TESTS, default all six).  Full logs go to LOGDIR;
 # a short table is printed last.
 # Expects the build dependencies that machine lacks in .devdeps/ (see README).
 set -u
@@ -19,7 +19,7 @@ for f in tests/*.log; do cp "$f" "$log/" 2>/dev/null; done
 t2=$(date +%s)
 mc=0
 rc=0
-for t in ${GPU_CHECK_TESTS:-test_gpu test_gpu_topn test_gpu_sparse}; do
+for t in ${GPU_CHECK_TESTS:-test_gpu test_gpu_topn test_gpu_sparse test_gpu_subset test_gpu_full test_gpu_rbc}; do
     [ -x "./tests/$t" ] || continue
     RK_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --leak-check full "./tests/$t" >>"$log/memcheck.log" 2>&1 || mc=$?
     RK_GPU_TEST_QUICK=1 compute-sanitizer --tool racecheck "./tests/$t" >>"$log/racecheck.log" 2>&1 || rc=$?

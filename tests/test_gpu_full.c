@@ -423,6 +423,13 @@ int main(void)
         return 77;
     }
     printf("GPU: %s\n", why);
+    /* RK_GPU_TEST_QUICK: a short run for the slow sanitizer tools */
+    static const rk_test_case quick[] = {
+        {"route arguments", test_route_arguments},
+        {"edge cases", test_edges},
+        {NULL, NULL},
+    };
+    if (getenv("RK_GPU_TEST_QUICK") != NULL) return rk_test_main("gpu-full-quick", quick);
     static const rk_test_case cases[] = {
         {"route arguments", test_route_arguments},
         {"every full-vector metric and mode", test_every_metric_and_mode},

@@ -152,6 +152,13 @@ int main(void)
         return 77;
     }
     printf("GPU: %s\n", why);
+    /* RK_GPU_TEST_QUICK: a short run for the slow sanitizer tools */
+    static const rk_test_case quick[] = {
+        {"shapes: every ball, every item a representative, tails", test_shapes},
+        {"refusals", test_refusals},
+        {NULL, NULL},
+    };
+    if (getenv("RK_GPU_TEST_QUICK") != NULL) return rk_test_main("gpu-rbc-quick", quick);
     static const rk_test_case cases[] = {
         {"every metric and value kind", test_metrics_and_values},
         {"shapes: every ball, every item a representative, tails", test_shapes},

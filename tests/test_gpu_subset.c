@@ -74,6 +74,18 @@ static void test_routes(void)
     gpu_vs_cpu(40, 30, 0.2, 0, RK_METRIC_JACCARD, 5, 0, RK_GPU_QUERY_BLOCK, 0, 0, 43); /* an empty subset */
 }
 
+/* RK_GPU_TEST_QUICK: a few small runs of every path for the sanitizer tools */
+static void test_quick(void)
+{
+    static const rk_gpu_query_route routes[] = {RK_GPU_QUERY_BLOCK, RK_GPU_QUERY_KERNEL};
+    for (int r = 0; r < 2; r++) {
+        gpu_vs_cpu(60, 50, 0.15, 0, RK_METRIC_PEARSON, 5, 4, routes[r], 0, 0, 1);
+        gpu_vs_cpu(60, 50, 0.15, 1, RK_METRIC_JACCARD, 5, 6, routes[r], 0, 3, 2);
+    }
+    gpu_vs_cpu(60, 50, 0.15, 0, RK_METRIC_COSINE_FULL, 5, 50, RK_GPU_QUERY_AUTO, 1, 0, 3);
+    gpu_vs_cpu(30, 40, 0.2, 0, RK_METRIC_EUCLIDEAN_FULL, 5, 0, RK_GPU_QUERY_BLOCK, 0, 0, 4);
+}
+
 static void test_full_metrics_whole_run(void)
 {
     for (size_t x = 5; x < N_METRICS; x++) {
@@ -137,6 +149,11 @@ int main(void)
         return 77;
     }
     printf("GPU: %s\n", why);
+    static const rk_test_case quick[] = {
+        {"small runs of every path", test_quick},
+        {NULL, NULL},
+    };
+    if (getenv("RK_GPU_TEST_QUICK") != NULL) return rk_test_main("gpu-subset-quick", quick);
     static const rk_test_case cases[] = {
         {"subsets on both query routes", test_routes},
         {"full-vector metrics, whole runs", test_full_metrics_whole_run},
