@@ -378,8 +378,12 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
                                    : (g == NULL || g->query_route == RK_GPU_QUERY_AUTO) && o->rows != NULL &&
                                          n_run < RK_GPU_QUERY_CROSSOVER);
     void *d_one = NULL;
+    int32_t one_batch = 1;
     if (one_per_kernel && n_run > 0) {
-        const size_t ob = rk_gpu_sims_one_bytes(kind, grid, n_items);
+        // the global sums of up to 256 MiB of rows (at least one) a launch
+        const size_t ob1 = rk_gpu_sims_one_bytes(kind, grid, n_items);
+        one_batch = (int32_t)std::max<size_t>(1, std::min<size_t>({(size_t)n_run, ((size_t)256 << 20) / ob1, 65535}));
+        const size_t ob = ob1 * (size_t)one_batch;
         unsigned char *p1;
         RK_FORWARD(mem.alloc(&p1, ob, err));
         RK_CUDA_CHECK(err, cudaMemsetAsync(p1, 0, ob, s));
@@ -492,6 +496,8 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         sa.n_chunks = n_chunks;
         sa.chunk = chunk;
         sa.tile_items = d_order + first;
+        sa.h_tile_items = order.data() + first;
+        sa.h_iptr = m->by_item.ptr;
         sa.tile_rows = rows;
         sa.sym = sym;
         sa.sp = sp;
@@ -505,8 +511,8 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
                                             d_S, d_N, sp_budget, g->spgemm_rows};
             RK_FORWARD(rk_spsims_tile(sps.p, &ta, err));
         } else if (one_per_kernel) {
-            RK_FORWARD(rk_gpu_sims_one_launch(&sa, kind, grid, d_one, (size_t)chunk * col_bytes, prop.multiProcessorCount, s,
-                                              err));
+            RK_FORWARD(rk_gpu_sims_one_launch(&sa, kind, grid, d_one, one_batch, (size_t)chunk * col_bytes,
+                                              prop.multiProcessorCount, s, err));
         } else {
             RK_FORWARD(rk_gpu_sims_launch(&sa, kind, grid, (size_t)chunk * col_bytes, s, err));
         }

@@ -54,9 +54,9 @@ typedef enum rk_gpu_query_route {
 
 /* Subset rows below which AUTO takes one query per kernel: the crossover
  * measured on the H100 at ML-20M size (bench/gpu_queries, BENCHMARKS.md):
- * one per kernel was faster at 256 random items (5.8 against 8.4 ms), one
- * per block at 384 (7.8 against 8.5 ms). */
-#define RK_GPU_QUERY_CROSSOVER 320
+ * one per kernel was faster at 512 random items (6.9 against 8.0 ms), one
+ * per block at 768 (7.9 against 9.9 ms). */
+#define RK_GPU_QUERY_CROSSOVER 640
 
 /*! rk_gpu_query_route_parse() : "auto", "block", "kernel". @return RK_OK or RK_E_ARG. */
 rk_status rk_gpu_query_route_parse(const char *name, rk_gpu_query_route *out);

@@ -192,6 +192,8 @@ struct rk_sims_args {
                                    // k_sims then finds them by a warp search of each row
     int32_t n_chunks, chunk;       // columns per chunk
     const int32_t *tile_items;     // items of this tile, one per block
+    const int32_t *h_tile_items;   // the same on the host, and the host's item-major row
+    const int64_t *h_iptr;         // offsets (one query per kernel sizes its grid from them)
     int32_t tile_rows;
     int sym;                       // the tile holds every item: rows by item, each pair once
     rk_sim_params sp;
@@ -207,13 +209,13 @@ size_t rk_gpu_sims_col_bytes(int kind, int grid);
 rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t smem_bytes,
                              cudaStream_t st, rk_error *err);
 
-// One query per kernel: the rows of the tile one after the other, each with
-// the whole GPU (rk_gpu_sims.cu).  acc: rk_gpu_sims_one_bytes() of zeroed
+// One query per kernel: each row of the tile spread over the GPU, batch rows
+// a launch (rk_gpu_sims.cu).  acc: batch x rk_gpu_sims_one_bytes() of zeroed
 // device memory, left zeroed; smem: the shared memory of a column chunk, as
 // for rk_gpu_sims_launch.
 size_t rk_gpu_sims_one_bytes(int kind, int grid, int32_t n_items);
-rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void *acc, size_t smem, int sm_count,
-                                 cudaStream_t st, rk_error *err);
+rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void *acc, int32_t batch, size_t smem,
+                                 int sm_count, cudaStream_t st, rk_error *err);
 
 // The order of a symmetric tile's rows: items by descending work when each
 // pair is summed once (ties by index), so that the longest rows start

@@ -152,12 +152,15 @@ __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ i
 }
 
 // ---- one query per kernel (Cordeiro, Meyer and Zola) --------------------------
-// For a few items, one block per item leaves most of the GPU idle.  Here the
-// whole GPU works on one item i: block (c, s) sums, in shared memory as
-// k_sims does, the pairs of column chunk c over the raters s, s + S, s + 2S…
-// of i, then adds its nonzero partial sums to sums in global memory (one L2
-// atomic per touched column and sum, not one per pair); a second kernel turns
-// the global sums into i's similarity row and zeroes them for the next item.
+// For a few items, one block per item leaves most of the GPU idle.  Here
+// each item i is spread over the GPU: block (c, s, b) sums, in shared memory
+// as k_sims does, the pairs of column chunk c over the raters s, s + S,
+// s + 2S… of the batch's item b, then adds its nonzero partial sums to the
+// item's sums in global memory (one L2 atomic per touched column and sum, not
+// one per pair); a second kernel turns the global sums into the similarity
+// rows and zeroes them for the next batch.  A launch takes a batch of items
+// (as many as their global sums allow), so that few items do not pay two
+// launches each.
 // Integer sums are exact whatever the order: CPU and GPU agree bit for bit
 // on a grid.
 template <typename V, typename A, int NS>
@@ -165,13 +168,14 @@ __global__ void __launch_bounds__(kThreads) k_one_acc(const int64_t *__restrict_
                                                       const V *__restrict__ ival, const int64_t *__restrict__ uptr,
                                                       const int32_t *__restrict__ uidx, const V *__restrict__ uval,
                                                       const int64_t *__restrict__ seg, int32_t n_chunks, int32_t C,
-                                                      int32_t n_items, const int32_t *__restrict__ tile_items, int32_t t,
-                                                      A *__restrict__ gacc)
+                                                      int32_t n_items, const int32_t *__restrict__ tile_items, int32_t t0,
+                                                      A *__restrict__ gacc_all)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     A *acc = reinterpret_cast<A *>(smem_raw);
     __shared__ int next_rater;
-    const int32_t i = tile_items[t];
+    const int32_t i = tile_items[t0 + (int32_t)blockIdx.z];
+    A *gacc = gacc_all + (int64_t)blockIdx.z * rk_sums_count(NS) * n_items;
     const int64_t r0 = iptr[i], nr = iptr[i + 1] - r0;
     const int32_t c = blockIdx.x, S = gridDim.y;
     if ((int64_t)blockIdx.y >= nr) return; // no rater in this slice: the same for the whole block
@@ -210,11 +214,12 @@ __global__ void __launch_bounds__(kThreads) k_one_acc(const int64_t *__restrict_
 }
 
 template <typename A, int NS>
-__global__ void k_one_fin(int32_t n_items, const int32_t *__restrict__ tile_items, int32_t t, rk_sim_params sp,
-                          const double *__restrict__ ncnt, const double *__restrict__ nsq, A *__restrict__ acc,
+__global__ void k_one_fin(int32_t n_items, const int32_t *__restrict__ tile_items, int32_t t0, rk_sim_params sp,
+                          const double *__restrict__ ncnt, const double *__restrict__ nsq, A *__restrict__ acc_all,
                           double *__restrict__ S, int32_t *__restrict__ N)
 {
-    const int32_t i = tile_items[t];
+    const int32_t t = t0 + (int32_t)blockIdx.y, i = tile_items[t];
+    A *acc = acc_all + (int64_t)blockIdx.y * rk_sums_count(NS) * n_items;
     double *Srow = S + (int64_t)t * n_items;
     int32_t *Nrow = N + (int64_t)t * n_items;
     for (int32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < n_items; j += gridDim.x * blockDim.x) {
@@ -227,23 +232,33 @@ __global__ void k_one_fin(int32_t n_items, const int32_t *__restrict__ tile_item
 }
 
 template <typename V, typename A, int NS>
-rk_status launch_one(const rk_sims_args *a, const V *ival, const V *uval, void *acc_raw, size_t smem, int sm_count,
-                     cudaStream_t st, rk_error *err)
+rk_status launch_one(const rk_sims_args *a, const V *ival, const V *uval, void *acc_raw, int32_t batch, size_t smem,
+                     int sm_count, cudaStream_t st, rk_error *err)
 {
     A *acc = static_cast<A *>(acc_raw);
     const int32_t n = a->by_item.n_rows;
     auto kern = k_one_acc<V, A, NS>;
     RK_CUDA_CHECK(err, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    // two blocks per SM over the chunks and rater slices (one block of 1024
-    // threads with this much shared memory fits an SM at a time)
-    const int32_t slices = std::max<int32_t>(1, 2 * sm_count / std::max<int32_t>(1, a->n_chunks));
-    for (int32_t t = 0; t < a->tile_rows; t++) {
-        kern<<<dim3(a->n_chunks, slices), kThreads, smem, st>>>(a->by_item.ptr, a->by_item.idx, ival, a->by_user.ptr,
-                                                                 a->by_user.idx, uval, a->seg, a->n_chunks, a->chunk, n,
-                                                                 a->tile_items, t, acc);
+    for (int32_t t0 = 0; t0 < a->tile_rows; t0 += batch) {
+        const int32_t b = std::min(batch, a->tile_rows - t0);
+        // rater slices: as many as the batch's most rated item has raters, up
+        // to about four blocks an SM for it alone (one block of 1024 threads
+        // with this much shared memory fits an SM at a time); the slices an
+        // item has no rater for end at once
+        int64_t most = 1;
+        for (int32_t t = t0; t < t0 + b; t++) {
+            const int32_t i = a->h_tile_items[t];
+            most = std::max<int64_t>(most, a->h_iptr[i + 1] - a->h_iptr[i]);
+        }
+        const int64_t cap = std::max<int64_t>(1, 4 * (int64_t)sm_count / std::max<int32_t>(1, a->n_chunks));
+        const int32_t slices = (int32_t)std::min<int64_t>({most, cap, 65535});
+        kern<<<dim3(a->n_chunks, slices, b), kThreads, smem, st>>>(a->by_item.ptr, a->by_item.idx, ival,
+                                                                    a->by_user.ptr, a->by_user.idx, uval, a->seg,
+                                                                    a->n_chunks, a->chunk, n, a->tile_items, t0, acc);
         RK_LAUNCH_CHECK(err, "k_one_acc");
-        k_one_fin<A, NS><<<(n + 255) / 256 < 4 * sm_count ? (n + 255) / 256 : 4 * sm_count, 256, 0, st>>>(
-            n, a->tile_items, t, a->sp, a->ncnt, a->nsq, acc, a->S, a->N);
+        const int32_t fx = (n + 255) / 256 < 4 * sm_count ? (n + 255) / 256 : 4 * sm_count;
+        k_one_fin<A, NS><<<dim3(fx > 0 ? fx : 1, b), 256, 0, st>>>(n, a->tile_items, t0, a->sp, a->ncnt, a->nsq, acc,
+                                                                   a->S, a->N);
         RK_LAUNCH_CHECK(err, "k_one_fin");
     }
     return RK_OK;
@@ -366,26 +381,27 @@ size_t rk_gpu_sims_one_bytes(int kind, int grid, int32_t n_items)
     return (size_t)rk_sums_count(kind) * (grid ? sizeof(int32_t) : sizeof(double)) * (size_t)(n_items > 0 ? n_items : 1);
 }
 
-rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void *acc, size_t smem, int sm_count,
-                                 cudaStream_t st, rk_error *err)
+rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void *acc, int32_t batch, size_t smem,
+                                 int sm_count, cudaStream_t st, rk_error *err)
 {
     if (a->tile_rows <= 0) return RK_OK;
     if (a->sym) return rk_error_set(err, RK_E_INTERNAL, "one query per kernel has no symmetric tile");
+    if (batch < 1 || batch > 65535) return rk_error_set(err, RK_E_INTERNAL, "one query per kernel: batch of %d rows", batch);
     if (grid) {
         const int32_t *iq = a->by_item.q, *uq = a->by_user.q;
         switch (kind) {
-        case RK_SUMS_PEARSON: return launch_one<int32_t, int32_t, RK_SUMS_PEARSON>(a, iq, uq, acc, smem, sm_count, st, err);
-        case RK_SUMS_PRODUCTS: return launch_one<int32_t, int32_t, RK_SUMS_PRODUCTS>(a, iq, uq, acc, smem, sm_count, st, err);
-        case RK_SUMS_DOT: return launch_one<int32_t, int32_t, RK_SUMS_DOT>(a, iq, uq, acc, smem, sm_count, st, err);
-        default: return launch_one<int32_t, int32_t, RK_SUMS_DIFF>(a, iq, uq, acc, smem, sm_count, st, err);
+        case RK_SUMS_PEARSON: return launch_one<int32_t, int32_t, RK_SUMS_PEARSON>(a, iq, uq, acc, batch, smem, sm_count, st, err);
+        case RK_SUMS_PRODUCTS: return launch_one<int32_t, int32_t, RK_SUMS_PRODUCTS>(a, iq, uq, acc, batch, smem, sm_count, st, err);
+        case RK_SUMS_DOT: return launch_one<int32_t, int32_t, RK_SUMS_DOT>(a, iq, uq, acc, batch, smem, sm_count, st, err);
+        default: return launch_one<int32_t, int32_t, RK_SUMS_DIFF>(a, iq, uq, acc, batch, smem, sm_count, st, err);
         }
     }
     const double *iv = a->by_item.d, *uv = a->by_user.d;
     switch (kind) {
-    case RK_SUMS_PEARSON: return launch_one<double, double, RK_SUMS_PEARSON>(a, iv, uv, acc, smem, sm_count, st, err);
-    case RK_SUMS_PRODUCTS: return launch_one<double, double, RK_SUMS_PRODUCTS>(a, iv, uv, acc, smem, sm_count, st, err);
-    case RK_SUMS_DOT: return launch_one<double, double, RK_SUMS_DOT>(a, iv, uv, acc, smem, sm_count, st, err);
-    default: return launch_one<double, double, RK_SUMS_DIFF>(a, iv, uv, acc, smem, sm_count, st, err);
+    case RK_SUMS_PEARSON: return launch_one<double, double, RK_SUMS_PEARSON>(a, iv, uv, acc, batch, smem, sm_count, st, err);
+    case RK_SUMS_PRODUCTS: return launch_one<double, double, RK_SUMS_PRODUCTS>(a, iv, uv, acc, batch, smem, sm_count, st, err);
+    case RK_SUMS_DOT: return launch_one<double, double, RK_SUMS_DOT>(a, iv, uv, acc, batch, smem, sm_count, st, err);
+    default: return launch_one<double, double, RK_SUMS_DIFF>(a, iv, uv, acc, batch, smem, sm_count, st, err);
     }
 }
 

@@ -133,7 +133,7 @@ static const char usage_text[] =
     "      --gpu-topn R        GPU top-N route: auto (default: kernel), kernel,\n"
     "                          spgemm (cuSPARSE)\n"
     "      --gpu-query R       GPU rows: auto (default: one query per kernel for\n"
-    "                          fewer than 320 lists, else block), block (one\n"
+    "                          fewer than 640 lists, else block), block (one\n"
     "                          block per list), kernel (the whole GPU per list)\n"
     "      --gpu-sims R        GPU rows of the full-vector metrics: auto (default:\n"
     "                          kernel), kernel, spgemm (cuSPARSE, 76x slower)\n"
