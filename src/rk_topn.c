@@ -73,30 +73,26 @@ int64_t rk_topn_batch_users(const rk_topn_opts *o, int32_t n, int64_t n_users)
 
 /* ---- per-thread state ----------------------------------------------------------- */
 
-typedef struct topn_ws {
-    uint64_t *acc;     /* n_items fixed-point sums, zero between users */
-    int32_t *touched;  /* items with a nonzero sum */
-    uint64_t *hs;      /* heap, N */
-    int32_t *hi;
-} topn_ws;
-
-static void ws_free(topn_ws *w)
+static void ws_free(rk_topn_ws *w)
 {
     free(w->acc);
     free(w->touched);
+    free(w->rated);
     free(w->hs);
     free(w->hi);
     memset(w, 0, sizeof *w);
 }
 
-static int ws_init(topn_ws *w, int32_t n_items, int32_t n)
+static int ws_init(rk_topn_ws *w, int32_t n_items, int32_t n, int want_rated)
 {
     size_t ni = (size_t)(n_items > 0 ? n_items : 1);
+    memset(w, 0, sizeof *w);
     w->acc = calloc(ni, sizeof *w->acc);
     w->touched = malloc(ni * sizeof *w->touched);
+    if (want_rated) w->rated = calloc((ni + 63) / 64, sizeof *w->rated);
     w->hs = malloc((size_t)n * sizeof *w->hs);
     w->hi = malloc((size_t)n * sizeof *w->hi);
-    if (w->acc == NULL || w->touched == NULL || w->hs == NULL || w->hi == NULL) {
+    if (w->acc == NULL || w->touched == NULL || (want_rated && w->rated == NULL) || w->hs == NULL || w->hi == NULL) {
         ws_free(w);
         return -1;
     }
@@ -106,7 +102,7 @@ static int ws_init(topn_ws *w, int32_t n_items, int32_t n)
 /* The top-N of one user into out_s/out_i; @return its length.  *updates
  * counts the list entries summed. */
 static int32_t user_topn(const rk_model *m, const rk_lists *l, const uint64_t *qw, int32_t n, int32_t u,
-                         topn_ws *w, uint64_t *out_s, int32_t *out_i, int64_t *updates)
+                         rk_topn_ws *w, uint64_t *out_s, int32_t *out_i, int64_t *updates)
 {
     const rk_csr *U = &m->by_user;
     const int32_t k = l->k;
@@ -152,11 +148,16 @@ rk_status rk_topn_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *
     snprintf(st->path, sizeof st->path, "cpu");
     RK_FORWARD(rk_topn_check(m, l, o, err));
     if (l == NULL) return rk_error_set(err, RK_E_ARG, "top-N needs the neighbour lists");
+    return rk_topn_run_cpu(m, l, o, 0, "", user_topn, st, t_call, err);
+}
 
+rk_status rk_topn_run_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, int want_rated, const char *who,
+                          rk_topn_user_fn score, rk_topn_stats *st, double t_call, rk_error *err)
+{
     /* a list never holds more than n_items: N beyond that would only size the
      * batch buffers (1024 users at least) by N, 12 GB for --top-n 1000000;
      * the GPU engine takes the same N */
-    const int32_t n_items = l->n_items, k = l->k, n = o->n < n_items ? o->n : (n_items > 0 ? n_items : 1);
+    const int32_t n_items = m->by_item.n_rows, n = o->n < n_items ? o->n : (n_items > 0 ? n_items : 1);
     int32_t *all;
     const int32_t *users;
     int64_t n_users;
@@ -166,17 +167,18 @@ rk_status rk_topn_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *
     const int64_t batch = rk_topn_batch_users(o, n, n_users);
 
     /* the lists' similarities in fixed point, once */
-    const size_t cells = (size_t)n_items * (size_t)k;
+    const int32_t n_lists = l->n_items, k = l->k;
+    const size_t cells = (size_t)n_lists * (size_t)k;
     uint64_t *qw = malloc((cells > 0 ? cells : 1) * sizeof *qw);
     int32_t *b_len = malloc((size_t)batch * sizeof *b_len);
     int32_t *b_item = malloc((size_t)batch * (size_t)n * sizeof *b_item);
     uint64_t *b_score = malloc((size_t)batch * (size_t)n * sizeof *b_score);
     if (qw == NULL || b_len == NULL || b_item == NULL || b_score == NULL) {
-        s = rk_error_set(err, RK_E_NOMEM, "out of memory for top-%d of %lld users", n, (long long)batch);
+        s = rk_error_set(err, RK_E_NOMEM, "out of memory for %stop-%d of %lld users", who, n, (long long)batch);
         goto done;
     }
 #pragma omp parallel for schedule(static)
-    for (int32_t i = 0; i < n_items; i++)
+    for (int32_t i = 0; i < n_lists; i++)
         for (int32_t r = 0; r < k; r++) {
             size_t at = (size_t)i * (size_t)k + (size_t)r;
             qw[at] = r < l->len[i] ? rk_topn_fixed(l->sim[at]) : 0;
@@ -192,14 +194,14 @@ rk_status rk_topn_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *
         int failed = 0;
 #pragma omp parallel num_threads(nthr) reduction(+ : updates, rows) reduction(|| : failed)
         {
-            topn_ws w;
-            if (ws_init(&w, n_items, n) != 0) {
+            rk_topn_ws w;
+            if (ws_init(&w, n_items, n, want_rated) != 0) {
                 failed = 1;
             } else {
 #pragma omp for schedule(dynamic, 16)
                 for (int64_t b = 0; b < count; b++) {
-                    int32_t len = user_topn(m, l, qw, n, users[first + b], &w, b_score + b * n, b_item + b * n,
-                                            &updates);
+                    int32_t len = score(m, l, qw, n, users[first + b], &w, b_score + b * n, b_item + b * n,
+                                        &updates);
                     b_len[b] = len;
                     rows += len;
                 }
@@ -209,8 +211,8 @@ rk_status rk_topn_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *
         const double t1 = rk_omp_wtime();
         compute += t1 - t0;
         if (failed) {
-            s = rk_error_set(err, RK_E_NOMEM, "out of memory for the per-thread top-N accumulators (%d items)",
-                             n_items);
+            s = rk_error_set(err, RK_E_NOMEM, "out of memory for the per-thread %stop-N accumulators (%d items)",
+                             who, n_items);
             break;
         }
         rk_topn_batch bt = {first, count, users + first, n, b_len, b_item, b_score};

@@ -18,6 +18,31 @@ rk_status rk_topn_request(const rk_model *m, const rk_topn_opts *o, int32_t **al
  *  about 32 MiB of results and at least 1024 users; at most n_users (>= 1). */
 int64_t rk_topn_batch_users(const rk_topn_opts *o, int32_t n, int64_t n_users);
 
+/* Per-thread state of a CPU top-N scorer: acc and touched hold n_items
+ * entries (acc zero between users), rated n_items bits (clear between users;
+ * NULL unless asked for), hs and hi the heap of N. */
+typedef struct rk_topn_ws {
+    uint64_t *acc;
+    int32_t *touched;
+    uint64_t *rated;
+    uint64_t *hs;
+    int32_t *hi;
+} rk_topn_ws;
+
+/* Scores user u from the lists l (their similarities in fixed point: qw,
+ * l->n_items x l->k) into out_s/out_i; @return the length, *updates grows
+ * by the entries read. */
+typedef int32_t (*rk_topn_user_fn)(const rk_model *m, const rk_lists *l, const uint64_t *qw, int32_t n, int32_t u,
+                                   rk_topn_ws *w, uint64_t *out_s, int32_t *out_i, int64_t *updates);
+
+/* The CPU engines' shared driver after their checks: N capped at the item
+ * count, the request's users, the lists' weights in fixed point once,
+ * batches of users scored over OpenMP and handed to the sink, the stats
+ * (wall time from t_call).  who prefixes "top-N" in the messages ("" or
+ * "user "); want_rated: the workspaces get their rated bits. */
+rk_status rk_topn_run_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, int want_rated, const char *who,
+                          rk_topn_user_fn score, rk_topn_stats *st, double t_call, rk_error *err);
+
 /* ---- a bounded heap of (score, item) with the tie rule; the root is the worst kept ---- */
 
 typedef struct rk_topn_heap {

@@ -45,45 +45,10 @@ void rk_utopn_dense(const rk_model *m, const rk_lists *ul, int32_t user, double 
     for (int64_t p = U->ptr[user]; p < U->ptr[user + 1]; p++) scores[U->idx[p]] = 0.0;
 }
 
-/* ---- per-thread state ----------------------------------------------------------- */
-
-typedef struct utopn_ws {
-    uint64_t *acc;     /* n_items fixed-point sums, zero between users */
-    int32_t *touched;  /* items with a nonzero sum */
-    uint64_t *rated;   /* n_items bits: the current user's rated items, clear between users */
-    uint64_t *hs;      /* heap, N */
-    int32_t *hi;
-} utopn_ws;
-
-static void ws_free(utopn_ws *w)
-{
-    free(w->acc);
-    free(w->touched);
-    free(w->rated);
-    free(w->hs);
-    free(w->hi);
-    memset(w, 0, sizeof *w);
-}
-
-static int ws_init(utopn_ws *w, int32_t n_items, int32_t n)
-{
-    size_t ni = (size_t)(n_items > 0 ? n_items : 1);
-    w->acc = calloc(ni, sizeof *w->acc);
-    w->touched = malloc(ni * sizeof *w->touched);
-    w->rated = calloc((ni + 63) / 64, sizeof *w->rated);
-    w->hs = malloc((size_t)n * sizeof *w->hs);
-    w->hi = malloc((size_t)n * sizeof *w->hi);
-    if (w->acc == NULL || w->touched == NULL || w->rated == NULL || w->hs == NULL || w->hi == NULL) {
-        ws_free(w);
-        return -1;
-    }
-    return 0;
-}
-
 /* The top-N of user u into out_s/out_i; @return its length.  *updates
  * counts the (neighbour, item) pairs read. */
 static int32_t user_topn(const rk_model *m, const rk_lists *ul, const uint64_t *qw, int32_t n, int32_t u,
-                         utopn_ws *w, uint64_t *out_s, int32_t *out_i, int64_t *updates)
+                         rk_topn_ws *w, uint64_t *out_s, int32_t *out_i, int64_t *updates)
 {
     const rk_csr *U = &m->by_user;
     const int32_t k = ul->k, len = ul->len[u];
@@ -132,82 +97,6 @@ rk_status rk_utopn_cpu(const rk_model *m, const rk_lists *ul, const rk_topn_opts
     snprintf(st->path, sizeof st->path, "cpu user");
     RK_FORWARD(rk_utopn_check(m, ul, o, err));
 
-    /* N capped at the item count as rk_topn_cpu does: a list never holds more */
-    const int32_t n_items = m->by_item.n_rows, k = ul->k;
-    const int32_t n = o->n < n_items ? o->n : (n_items > 0 ? n_items : 1);
-    int32_t *all;
-    const int32_t *users;
-    int64_t n_users;
-    rk_status s = RK_OK;
-
-    RK_FORWARD(rk_topn_request(m, o, &all, &users, &n_users, err));
-    const int64_t batch = rk_topn_batch_users(o, n, n_users);
-
-    /* the lists' similarities in fixed point, once */
-    const int32_t n_lists = ul->n_items;
-    const size_t cells = (size_t)n_lists * (size_t)k;
-    uint64_t *qw = malloc((cells > 0 ? cells : 1) * sizeof *qw);
-    int32_t *b_len = malloc((size_t)batch * sizeof *b_len);
-    int32_t *b_item = malloc((size_t)batch * (size_t)n * sizeof *b_item);
-    uint64_t *b_score = malloc((size_t)batch * (size_t)n * sizeof *b_score);
-    if (qw == NULL || b_len == NULL || b_item == NULL || b_score == NULL) {
-        s = rk_error_set(err, RK_E_NOMEM, "out of memory for user top-%d of %lld users", n, (long long)batch);
-        goto done;
-    }
-#pragma omp parallel for schedule(static)
-    for (int32_t i = 0; i < n_lists; i++)
-        for (int32_t r = 0; r < k; r++) {
-            size_t at = (size_t)i * (size_t)k + (size_t)r;
-            qw[at] = r < ul->len[i] ? rk_topn_fixed(ul->sim[at]) : 0;
-        }
-
-    const int nthr = o->threads > 0 ? o->threads : rk_omp_max_threads();
-    RK_PROGRESS(o->progress, o->progress_ud, "top-N", 0, n_users, "users");
-    double compute = 0.0, sink = 0.0;
-    int64_t updates = 0, rows = 0;
-    for (int64_t first = 0; first < n_users && s == RK_OK; first += batch) {
-        const int64_t count = n_users - first < batch ? n_users - first : batch;
-        const double t0 = rk_omp_wtime();
-        int failed = 0;
-#pragma omp parallel num_threads(nthr) reduction(+ : updates, rows) reduction(|| : failed)
-        {
-            utopn_ws w;
-            if (ws_init(&w, n_items, n) != 0) {
-                failed = 1;
-            } else {
-#pragma omp for schedule(dynamic, 16)
-                for (int64_t b = 0; b < count; b++) {
-                    int32_t len = user_topn(m, ul, qw, n, users[first + b], &w, b_score + b * n, b_item + b * n,
-                                            &updates);
-                    b_len[b] = len;
-                    rows += len;
-                }
-                ws_free(&w);
-            }
-        }
-        const double t1 = rk_omp_wtime();
-        compute += t1 - t0;
-        if (failed) {
-            s = rk_error_set(err, RK_E_NOMEM,
-                             "out of memory for the per-thread user top-N accumulators (%d items)", n_items);
-            break;
-        }
-        rk_topn_batch bt = {first, count, users + first, n, b_len, b_item, b_score};
-        s = o->sink(o->sink_ud, &bt, err);
-        sink += rk_omp_wtime() - t1;
-        RK_PROGRESS(o->progress, o->progress_ud, "top-N", first + count, n_users, "users");
-    }
-    st->compute_s = compute;
-    st->sink_s = sink;
-    st->users = n_users;
-    st->rows = rows;
-    st->updates = updates;
-done:
-    free(all);
-    free(qw);
-    free(b_len);
-    free(b_item);
-    free(b_score);
-    st->wall_s = rk_omp_wtime() - t_call;
-    return s;
+    /* N capped at the item count, batches and sink as rk_topn_cpu's */
+    return rk_topn_run_cpu(m, ul, o, 1, "user ", user_topn, st, t_call, err);
 }
