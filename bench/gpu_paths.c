@@ -11,6 +11,7 @@
  * Lists only (k = 20), three runs each, the best run printed.  Benchmark
  * tool, not a test. */
 #include "rk_gpu.h"
+#include "bench_model.h"
 #include "rk_load.h"
 #include "rk_model.h"
 
@@ -80,21 +81,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpu_paths: %s\n", why);
         return 77;
     }
-    rk_error err;
     rk_dataset ds;
-    rk_load_opts lo;
-    rk_load_opts_default(&lo);
-    const char *in[1] = {argv[1]};
-    if (rk_load_dataset(in, 1, NULL, &lo, &ds, &err) != RK_OK ||
-        rk_triples_dedupe(&ds.train, rk_ids_count(ds.users), rk_ids_count(ds.items), RK_DUP_LAST, NULL, &err) != RK_OK) {
-        fprintf(stderr, "gpu_paths: %s\n", err.msg);
-        return 3;
-    }
     rk_model m;
-    if (rk_model_build(&m, &ds.train, rk_ids_count(ds.users), rk_ids_count(ds.items), 0, 0, 0, 1, &err) != RK_OK) {
-        fprintf(stderr, "gpu_paths: %s\n", err.msg);
-        return 3;
-    }
+    if (bench_load_model("gpu_paths", argv[1], &ds, &m) != 0) return 3;
+    rk_error err;
     if (argc == 3 && strcmp(argv[2], "transpose") == 0) {
         rk_knn_opts o;
         rk_knn_opts_default(&o);

@@ -13,6 +13,7 @@
  *       the GPU (sims route of rk_gpu_opts, RK_GPU_SIMS env: kernel|spgemm
  *       when built with it) and the CPU engine's similarity + selection. */
 #include "rk_gpu.h"
+#include "bench_model.h"
 #include "rk_load.h"
 #include "rk_model.h"
 #include "rk_omp.h"
@@ -171,21 +172,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpu_queries: %s\n", why);
         return 77;
     }
-    rk_error err;
     rk_dataset ds;
-    rk_load_opts lo;
-    rk_load_opts_default(&lo);
-    const char *in[1] = {argv[1]};
-    if (rk_load_dataset(in, 1, NULL, &lo, &ds, &err) != RK_OK ||
-        rk_triples_dedupe(&ds.train, rk_ids_count(ds.users), rk_ids_count(ds.items), RK_DUP_LAST, NULL, &err) != RK_OK) {
-        fprintf(stderr, "gpu_queries: %s\n", err.msg);
-        return 3;
-    }
     rk_model m;
-    if (rk_model_build(&m, &ds.train, rk_ids_count(ds.users), rk_ids_count(ds.items), 0, 0, 0, 1, &err) != RK_OK) {
-        fprintf(stderr, "gpu_queries: %s\n", err.msg);
-        return 3;
-    }
+    if (bench_load_model("gpu_queries", argv[1], &ds, &m) != 0) return 3;
     printf("%s: %d users, %d items, %lld ratings; %s\n", argv[1], m.by_user.n_rows, m.by_item.n_rows,
            (long long)m.by_user.nnz, why);
     int rc = 2;
