@@ -56,6 +56,22 @@ typedef struct rk_data {
  *  holds nothing. */
 rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err);
 
+/*! rk_data_pack() : everything of *d that the engines and the later stages
+ *  read, in one flat buffer (*buf, *bytes; malloc'ed, the caller frees), so
+ *  that one process can load the data and send them to others (MPI's
+ *  "rank 0 loads and broadcasts"): the id maps (as their raw ids in index
+ *  order), the training and test ratings (times included when kept), the
+ *  model's two matrices, means and baselines (when built), the duplicates
+ *  removed and the load reports.  Host byte order: both ends are one build.
+ *  @return RK_OK, RK_E_NOMEM. */
+rk_status rk_data_pack(const rk_data *d, unsigned char **buf, size_t *bytes, rk_error *err);
+
+/*! rk_data_unpack() : rebuild *d from rk_data_pack's bytes: the same ids
+ *  at the same indices, the same ratings and model, bit for bit (free with
+ *  rk_data_free).  Timings are zero.  @return RK_OK, RK_E_NOMEM,
+ *  RK_E_INTERNAL (bytes that are not a whole pack). */
+rk_status rk_data_unpack(const unsigned char *buf, size_t bytes, rk_data *d, rk_error *err);
+
 /*! rk_data_free() : free what rk_data_load made (NULL and zeroed are fine). */
 void rk_data_free(rk_data *d);
 

@@ -23,6 +23,8 @@
 #include "rk_split.h"
 #include "rk_gpu.h"
 #include "rk_rbc.h"
+#include "rk_dist.h"
+#include "rk_gpus.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,6 +75,10 @@ typedef struct rk_job_opts {
     int32_t approx_probes;      /* --probes P (0: rk_rbc's default) */
     int64_t approx_check;       /* --approx-check N: recall@k on N sampled queries (0: none) */
     rk_gpu_topn_route gpu_topn; /* --gpu-topn */
+    rk_gpus_spec gpus;          /* --gpus: the devices the GPU engine shares its work among
+                                   (zeroed: device 0; under MPI: one per rank of a host) */
+    rk_dist *dist;              /* the processes of an MPI run (NULL: this process alone) */
+    rk_dist_load dist_load;     /* --mpi-load: every rank loads, or rank 0 broadcasts */
     /* evaluation (SPEC §6) */
     int32_t folds;              /* --folds K (0: none): K runs, every rating tested once */
     rk_split_kind split;        /* --split: how --holdout draws (ratings, user, temporal) */
