@@ -45,9 +45,19 @@ extern "C" int rk_gpu_available(char *buf, size_t cap)
     return 1;
 }
 
-extern "C" int rk_gpu_warmup(void)
+extern "C" int rk_gpu_device_count(void)
 {
-    bool ok = cudaSetDevice(0) == cudaSuccess && cudaFree(0) == cudaSuccess;
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+extern "C" int rk_gpu_warmup(int device)
+{
+    bool ok = cudaSetDevice(device) == cudaSuccess && cudaFree(0) == cudaSuccess;
     if (!ok) cudaGetLastError();
     return ok ? 1 : 0;
 }
@@ -230,9 +240,10 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     stream_events se;
     stager sg; // after mem and se: destroyed first, once its copies are done
     cudaDeviceProp prop;
-    RK_CUDA_CHECK(err, cudaSetDevice(0));
+    const int dev = g != NULL ? g->device : 0;
+    RK_CUDA_CHECK(err, cudaSetDevice(dev));
     RK_CUDA_CHECK(err, cudaFree(0)); // the context: its start-up is timed apart
-    RK_CUDA_CHECK(err, cudaGetDeviceProperties(&prop, 0));
+    RK_CUDA_CHECK(err, cudaGetDeviceProperties(&prop, dev));
     snprintf(st->device, sizeof st->device, "%.120s", prop.name);
     RK_CUDA_CHECK(err, cudaStreamCreate(&se.st));
     for (cudaEvent_t &e : se.ev) RK_CUDA_CHECK(err, cudaEventCreate(&e));
@@ -687,7 +698,7 @@ extern "C" rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const r
     if (tst == NULL) tst = &tlocal;
     memset(st, 0, sizeof *st);
     memset(tst, 0, sizeof *tst);
-    RK_FORWARD(rk_knn_check_args(m, o, lists, q != NULL && q->n > 0, err));
+    RK_FORWARD(rk_knn_check_args(m, o, lists, q, err));
     if (topn != NULL) RK_FORWARD(rk_topn_check(m, lists, topn, err));
     if (g != NULL && (unsigned)g->sims_route > (unsigned)RK_GPU_SIMS_SPGEMM)
         return rk_error_set(err, RK_E_ARG, "unknown GPU similarity route %d", (int)g->sims_route);
@@ -715,8 +726,9 @@ extern "C" rk_status rk_gpu_topn(const rk_model *m, const rk_lists *l, const rk_
     sparse_handle sph;
     stream_events se;
     cudaDeviceProp prop;
-    RK_CUDA_CHECK(err, cudaSetDevice(0));
-    RK_CUDA_CHECK(err, cudaGetDeviceProperties(&prop, 0));
+    const int dev = g != NULL ? g->device : 0;
+    RK_CUDA_CHECK(err, cudaSetDevice(dev));
+    RK_CUDA_CHECK(err, cudaGetDeviceProperties(&prop, dev));
     RK_CUDA_CHECK(err, cudaStreamCreate(&se.st));
     RK_CUSPARSE_CHECK(err, cusparseCreate(&sph.h));
     RK_CUSPARSE_CHECK(err, cusparseSetStream(sph.h, se.st));

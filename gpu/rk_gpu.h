@@ -24,10 +24,14 @@ extern "C" {
  *  device name (or the reason none is usable) goes to buf (cap bytes). */
 int rk_gpu_available(char *buf, size_t cap);
 
-/*! rk_gpu_warmup() : start the CUDA context of the device the engine uses,
+/*! rk_gpu_device_count() : @return the CUDA devices visible (0 when none,
+ *  or built without CUDA). */
+int rk_gpu_device_count(void);
+
+/*! rk_gpu_warmup() : start the CUDA context of device `device` (an ordinal),
  *  so that rk_gpu_knn does not wait for it; meant for a thread of its own
  *  while the data load.  @return 1 when the device answered, else 0. */
-int rk_gpu_warmup(void);
+int rk_gpu_warmup(int device);
 
 /*! rk_gpu_supports() : @return 1 when the GPU engine takes these options
  *  (k at most its selection limit), else 0 with the reason in why. */
@@ -85,6 +89,7 @@ const char *rk_gpu_sims_route_name(rk_gpu_sims_route r);
 #define RK_GPU_MAX_TOPN 2048
 
 typedef struct rk_gpu_opts {
+    int device;          /* the CUDA ordinal the call runs on (0 when zeroed) */
     size_t memory_cap;   /* bytes of device memory the engine may use (0 = free memory) */
     int32_t tile_items;  /* force the tile height in items (0 = sized from memory); tests */
     int full_rows;       /* sum every row in full even when one tile holds all the items

@@ -406,9 +406,10 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_rbc_opts *r, con
     dev_mem mem;
     stream_events se;
     cudaDeviceProp prop;
-    RK_CUDA_CHECK(err, cudaSetDevice(0));
+    const int dev = g != NULL ? g->device : 0;
+    RK_CUDA_CHECK(err, cudaSetDevice(dev));
     RK_CUDA_CHECK(err, cudaFree(0));
-    RK_CUDA_CHECK(err, cudaGetDeviceProperties(&prop, 0));
+    RK_CUDA_CHECK(err, cudaGetDeviceProperties(&prop, dev));
     snprintf(st->device, sizeof st->device, "%.120s", prop.name);
     RK_CUDA_CHECK(err, cudaStreamCreate(&se.st));
     cudaStream_t s = se.st;

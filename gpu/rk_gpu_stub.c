@@ -9,8 +9,14 @@ int rk_gpu_available(char *buf, size_t cap)
     return 0;
 }
 
-int rk_gpu_warmup(void)
+int rk_gpu_device_count(void)
 {
+    return 0;
+}
+
+int rk_gpu_warmup(int device)
+{
+    (void)device;
     return 0;
 }
 

@@ -5,11 +5,15 @@
  * without --with-mpi), or run without mpirun, there is one process: rank 0
  * of 1, every collective a copy or a no-op, so that the job has one code path.
  *
- * Failure model: every rank calls the same collectives in the same order.
- * A rank that fails (an error status: bad data, no memory, a GPU error)
- * says so at the next rk_dist_agree, which every rank calls before each
- * exchange, and the whole job stops with the lowest failing rank's message
- * ("rank R on HOST: ..."); a rank that dies (a signal, an exit without
+ * Failure model: every rank calls the same collectives in the same order,
+ * and every exchange starts with rk_dist_agree (the functions below that
+ * exchange data call it first themselves).  A rank that fails (an error
+ * status: bad data, no memory, a GPU error, a file it cannot write) goes
+ * straight to its next agreement, whichever it is: as all agreements are
+ * the same collective, it meets the others' next one, and the whole job
+ * stops there with the lowest failing rank's message ("rank R on HOST:
+ * ..."); from then on every agreement returns that failure at once, on
+ * every rank.  A rank that dies (a signal, an exit without
  * rk_dist_finalize) is noticed by mpirun, which ends the others.
  *
  * Sizes are bytes (size_t); MPI's int counts are never exceeded: transfers

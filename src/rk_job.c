@@ -107,7 +107,7 @@ static void *warm_gpu(void *arg)
 {
     job_state *j = arg;
     if (j->probe_gpu) j->gpu_ok = rk_gpu_available(j->gpu_why, sizeof j->gpu_why);
-    if (j->gpu_ok) rk_gpu_warmup();
+    if (j->gpu_ok) rk_gpu_warmup(0);
     return NULL;
 }
 

@@ -103,6 +103,24 @@ void rk_job_opts_default(rk_job_opts *o);
 /* Folds a run may have (--folds at most this). */
 #define RK_JOB_MAX_FOLDS 50
 
+/* Parts of a run shared out among MPI ranks and GPUs (the report keeps this many). */
+#define RK_JOB_MAX_PARTS 256
+
+/* What one part (a rank's GPU, or a rank on the CPU) did in the last fold. */
+typedef struct rk_job_part {
+    int32_t rank, worker;   /* MPI rank, and the worker (GPU) within it */
+    int32_t device;         /* CUDA ordinal, -1 for the CPU engine */
+    int32_t rows;           /* lists computed */
+    int64_t work;           /* their co-rating pair updates (rk_knn_item_order's cost) */
+    double engine_s;        /* the engine call (lists and predictions) */
+    int64_t topn_users;     /* users recommended for */
+    int64_t topn_work;      /* their list entries to sum (the sharing's estimate) */
+    int64_t topn_rows;      /* recommendations made */
+    double topn_s;          /* the top-N call */
+    int32_t fell_back;      /* the GPU failed under --device auto: the CPU ran */
+    int32_t pad_;
+} rk_job_part;
+
 /* What one fold (or the one split) measured. */
 typedef struct rk_job_fold {
     int64_t train_ratings, test_ratings;
@@ -158,6 +176,13 @@ typedef struct rk_job_report {
     int have_approx, have_approx_check;
     rk_rbc_stats approx;
     rk_rbc_recall_result approx_check;
+    /* MPI ranks and several GPUs (the last fold's parts; n_parts 0: one engine call) */
+    int32_t ranks;                     /* processes of the run (1 without mpirun) */
+    int32_t n_parts;                   /* entries of part[] */
+    rk_job_part part[RK_JOB_MAX_PARTS];
+    char dist_load[8];                 /* "each" or "bcast" under mpirun */
+    double t_dist_load;                /* bcast: packing, sending and rebuilding the data */
+    double t_exchange;                 /* sum over folds: gathering lists, predictions, recommendations */
 } rk_job_report;
 
 /*! rk_job_run() : run the job.  On success the files are in o->out_dir and

@@ -8,6 +8,7 @@
 #include "rk_model.h"
 #include "rk_output.h"
 #include "rk_rank.h"
+#include "rk_gpu.h"
 
 /* What the report shows of the last fold (each may be NULL or empty). */
 typedef struct rk_job_shown {
@@ -51,5 +52,33 @@ rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const
 /*! rk_job_write_approx() : the "approx" member of metrics.json (null without
  *  --approx), with its comma and line end. */
 void rk_job_write_approx(FILE *fp, const rk_job_opts *o, const rk_job_report *r);
+
+/* The engine stage shared out among MPI ranks and GPUs (rk_job_spread.c). */
+typedef struct rk_job_spread_in {
+    const rk_job_opts *o;       /* notes */
+    rk_dist *dist;              /* the run's processes (NULL: one) */
+    const rk_knn_opts *eko;     /* the engine's options (rows: a subset to share out) */
+    const rk_model *em;         /* the engine's model (the transposed view with --by user) */
+    const rk_model *m;          /* the fold's model, for top-N */
+    int by_user;                /* top-N by rk_utopn_cpu */
+    const int32_t *devices;     /* CUDA ordinals of this rank's parts */
+    int n_devices;              /* 0: one part, the CPU engine */
+    const rk_gpu_opts *gpu;     /* the GPU options (device set per part) */
+    int gpu_fallback;           /* --device auto: a part whose GPU fails runs on the CPU */
+    rk_lists *lists;            /* the job's, every item's shape; every rank gets every list
+                                   when top-N reads them, else rank 0 */
+    rk_queries *q;              /* may be NULL; rank 0 gets every answer */
+    const rk_topn_opts *to;     /* NULL: no top-N; its sink is called on rank 0 only */
+    rk_topn_stats *ts;          /* rank 0: the stage's (may be NULL) */
+    rk_knn_stats *st;           /* the engine's: rank 0's first part, the work summed */
+    rk_job_report *rep;         /* rank 0: part[], n_parts, t_exchange */
+} rk_job_spread_in;
+
+/*! rk_job_spread() : the lists, predictions and top-N of one fold shared
+ *  out among the ranks of in->dist and the devices of each (a collective:
+ *  every rank calls it with the same options).  The results are those of
+ *  one engine call, byte for byte.  @return RK_OK, or the first failing
+ *  rank's status with its message (the same on every rank). */
+rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err);
 
 #endif /* RK_JOB_INTERNAL_H */

@@ -659,7 +659,7 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
     if (st == NULL) st = &local;
     memset(st, 0, sizeof *st);
     snprintf(st->device, sizeof st->device, "cpu");
-    RK_FORWARD(rk_knn_check_args(m, o, lists, q != NULL && q->n > 0, err));
+    RK_FORWARD(rk_knn_check_args(m, o, lists, q, err));
     memset(&c, 0, sizeof c);
     c.m = m;
     c.o = o;

@@ -117,9 +117,9 @@ int rk_knn_needs_baselines(const rk_knn_opts *o);
 /*! rk_knn_check_args() : the checks every engine makes before it starts:
  *  k >= 1, lists (may be NULL) shaped for m's items and k, baselines present
  *  when the options read them, a subset (o->rows) of distinct item indices
- *  and no prediction queries beside it (have_queries).
- *  @return RK_OK, RK_E_ARG, RK_E_NOMEM. */
-rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_lists *lists, int have_queries,
+ *  that holds the item of every query (q, may be NULL) of a known user and
+ *  item.  @return RK_OK, RK_E_ARG, RK_E_NOMEM. */
+rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_lists *lists, const rk_queries *q,
                             rk_error *err);
 
 /*! rk_knn_subset_order() : the items the engine computes, heaviest first

@@ -26,14 +26,11 @@ int rk_knn_needs_baselines(const rk_knn_opts *o)
     return o->mode == RK_PREDICT_BASELINE || o->sim.metric == RK_METRIC_PEARSON_BASELINE;
 }
 
-rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_lists *lists, int have_queries,
+rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_lists *lists, const rk_queries *q,
                             rk_error *err)
 {
     if (o->rows != NULL) {
         const int32_t n_items = m->by_item.n_rows;
-        if (have_queries)
-            return rk_error_set(err, RK_E_ARG, "subset lists (--items, or --users in user mode) and prediction "
-                                "queries cannot be asked of one engine run");
         if (o->n_rows < 0 || o->n_rows > n_items)
             return rk_error_set(err, RK_E_ARG, "a subset of %d items out of %d", o->n_rows, n_items);
         unsigned char *seen = calloc((size_t)(n_items > 0 ? n_items : 1), 1);
@@ -45,6 +42,15 @@ rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_li
                 return rk_error_set(err, RK_E_ARG, "subset entry %d: item index %d is out of range or repeated", t, i);
             }
             seen[i] = 1;
+        }
+        /* a query needs its item's whole row: the item must be computed */
+        for (int64_t t = 0; q != NULL && t < q->n; t++) {
+            const int32_t u = q->user[t], i = q->item[t];
+            if (rk_model_user_known(m, u) && rk_model_item_known(m, i) && !seen[i]) {
+                free(seen);
+                return rk_error_set(err, RK_E_ARG, "prediction query %lld names item %d, which is not among the "
+                                    "subset's rows", (long long)t, i);
+            }
         }
         free(seen);
     }

@@ -72,7 +72,7 @@ rk_status rk_rbc_check(const rk_model *m, const rk_knn_opts *o, const rk_rbc_opt
                             r->reps, r->probes, r->tail);
     if (r->draw != RK_RBC_DRAW_RATERS && r->draw != RK_RBC_DRAW_UNIFORM)
         return rk_error_set(err, RK_E_ARG, "unknown draw of the representatives (%d)", (int)r->draw);
-    return rk_knn_check_args(m, o, lists, 0, err);
+    return rk_knn_check_args(m, o, lists, NULL, err);
 }
 
 void rk_rbc_resolve(const rk_model *m, const rk_rbc_opts *r, int32_t *R, int32_t *P, int32_t *T,

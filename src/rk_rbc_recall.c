@@ -185,7 +185,7 @@ rk_status rk_rbc_recall(const rk_model *m, const rk_knn_opts *o, const rk_lists 
         return rk_error_set(err, RK_E_ARG, "recall of the random ball cover: %s is not a full-vector metric",
                             rk_metric_name(o->sim.metric));
     if (approx == NULL) return rk_error_set(err, RK_E_ARG, "recall: no lists");
-    RK_FORWARD(rk_knn_check_args(m, o, approx, 0, err));
+    RK_FORWARD(rk_knn_check_args(m, o, approx, NULL, err));
     if (sample < 0) return rk_error_set(err, RK_E_ARG, "recall: a sample of %lld queries", (long long)sample);
     memset(&c, 0, sizeof c);
     c.m = m;

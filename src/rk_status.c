@@ -17,6 +17,7 @@ const char *rk_strerror(rk_status s)
     case RK_E_RANGE: return "size out of range";
     case RK_E_INTERNAL: return "internal error";
     case RK_E_MODEL: return "bad model file";
+    case RK_E_DIST: return "MPI communication failed";
     case RK_STATUS_MAX_: break;
     }
     return "unknown status";
@@ -36,6 +37,7 @@ int rk_status_exit_code(rk_status s)
     case RK_E_GPU:
     case RK_E_RANGE:
     case RK_E_INTERNAL:
+    case RK_E_DIST:
     case RK_STATUS_MAX_: break;
     }
     return 5;

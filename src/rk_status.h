@@ -29,7 +29,8 @@ typedef enum rk_status {
     RK_E_RANGE = 8,    /* a size beyond what the data structures hold (exit 5) */
     RK_E_INTERNAL = 9, /* a broken invariant: a bug in recknn (exit 5) */
     RK_E_MODEL = 10,   /* a model file is truncated, corrupted, foreign or of another version (exit 3) */
-    RK_STATUS_MAX_ = 11 /* sentinel, not a status */
+    RK_E_DIST = 11,    /* MPI failed between the processes of a run (exit 5) */
+    RK_STATUS_MAX_ = 12 /* sentinel, not a status */
 } rk_status;
 
 /* Size of the message buffer in rk_error (bytes, NUL included). */

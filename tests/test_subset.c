@@ -1,7 +1,9 @@
 /* Subset queries on the CPU engine (--items, --users in user mode): the
  * lists of a subset are those of the whole run for its items, the other
- * lists stay empty, for every metric; bad subsets and subsets with
- * prediction queries are refused. */
+ * lists stay empty, for every metric; the items shared out among parts
+ * (as ranks and GPUs do), each part with the queries of its items, give the
+ * whole run's predictions; bad subsets and queries of items outside the
+ * subset are refused. */
 #include "test_subset_util.h"
 
 static const rk_metric all_metrics[] = {RK_METRIC_PEARSON, RK_METRIC_PEARSON_BASELINE, RK_METRIC_COSINE,
@@ -62,6 +64,93 @@ static void test_every_metric(void)
     }
 }
 
+/* The items shared out among `parts` parts by LPT-like round robin over a
+ * random order, each part computing its rows and its items' queries: every
+ * list and every prediction equal the whole run's, bit for bit. */
+static void parts_vs_full(int nu, int ni, double density, rk_metric metric, rk_predict_mode mode, int k, int parts,
+                          unsigned long long seed)
+{
+    rk_model m;
+    rk_error err;
+    rk_ts_model(&m, nu, ni, density, 0, 1, seed);
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    o.sim.metric = metric;
+    o.mode = mode;
+    o.k = k;
+    if (rk_knn_needs_baselines(&o)) rk_model_baselines(&m);
+    /* queries: every (user, item) pair of a random sample, unknown ids included */
+    const int64_t nq = 3 * (int64_t)ni;
+    int32_t *qu = malloc(sizeof(int32_t) * (size_t)nq), *qi = malloc(sizeof(int32_t) * (size_t)nq);
+    int32_t *used = malloc(sizeof(int32_t) * (size_t)nq), *used_p = malloc(sizeof(int32_t) * (size_t)nq);
+    double *pred = malloc(sizeof(double) * (size_t)nq), *pred_p = malloc(sizeof(double) * (size_t)nq);
+    unsigned long long x = seed * 2654435761ULL + 1;
+    for (int64_t t = 0; t < nq; t++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        qu[t] = (int32_t)((x >> 33) % (unsigned long long)(nu + 2)); /* nu, nu + 1: unknown */
+        qi[t] = (int32_t)((x >> 13) % (unsigned long long)ni);
+    }
+    rk_lists full, part;
+    CU_ASSERT_FATAL(rk_lists_alloc(&full, ni, k, &err) == RK_OK);
+    rk_queries q = {nq, qu, qi, pred, used};
+    CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, &full, &q, NULL, &err) == RK_OK);
+    int32_t *perm = rk_ts_subset(ni, ni, seed ^ 0x5eedULL), *owner = malloc(sizeof(int32_t) * (size_t)ni);
+    for (int32_t t = 0; t < ni; t++) owner[perm[t]] = t % parts;
+    for (int p = 0; p < parts; p++) {
+        int32_t *rows = malloc(sizeof(int32_t) * (size_t)ni), n_rows = 0;
+        for (int32_t i = 0; i < ni; i++)
+            if (owner[i] == p) rows[n_rows++] = i;
+        int32_t *pu = malloc(sizeof(int32_t) * (size_t)nq), *pi = malloc(sizeof(int32_t) * (size_t)nq);
+        int64_t *at = malloc(sizeof(int64_t) * (size_t)nq), n = 0;
+        for (int64_t t = 0; t < nq; t++)
+            if (owner[qi[t]] == p) {
+                pu[n] = qu[t];
+                pi[n] = qi[t];
+                at[n++] = t;
+            }
+        double *pp = malloc(sizeof(double) * (size_t)(n + 1));
+        int32_t *uu = malloc(sizeof(int32_t) * (size_t)(n + 1));
+        rk_queries pq = {n, pu, pi, pp, uu};
+        o.rows = rows;
+        o.n_rows = n_rows;
+        CU_ASSERT_FATAL(rk_lists_alloc(&part, ni, k, &err) == RK_OK);
+        CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, &part, &pq, NULL, &err) == RK_OK);
+        CU_ASSERT_EQUAL(rk_ts_compare_subset(&full, &part, rows, n_rows, 0.0f), 0);
+        for (int64_t t = 0; t < n; t++) {
+            pred_p[at[t]] = pp[t];
+            used_p[at[t]] = uu[t];
+        }
+        rk_lists_free(&part);
+        free(rows);
+        free(pu);
+        free(pi);
+        free(at);
+        free(pp);
+        free(uu);
+    }
+    CU_ASSERT_EQUAL(memcmp(pred, pred_p, sizeof(double) * (size_t)nq), 0);
+    CU_ASSERT_EQUAL(memcmp(used, used_p, sizeof(int32_t) * (size_t)nq), 0);
+    o.rows = NULL;
+    free(perm);
+    free(owner);
+    free(qu);
+    free(qi);
+    free(used);
+    free(used_p);
+    free(pred);
+    free(pred_p);
+    rk_lists_free(&full);
+    rk_model_free(&m);
+}
+
+static void test_parts(void)
+{
+    parts_vs_full(70, 50, 0.15, RK_METRIC_PEARSON, RK_PREDICT_MEANS, 10, 3, 11);
+    parts_vs_full(60, 45, 0.2, RK_METRIC_PEARSON_BASELINE, RK_PREDICT_BASELINE, 5, 2, 12);
+    parts_vs_full(50, 30, 0.25, RK_METRIC_COSINE, RK_PREDICT_BASIC, 40, 4, 13); /* k above the item count */
+    parts_vs_full(40, 1, 0.5, RK_METRIC_MSD, RK_PREDICT_MEANS, 3, 2, 14);        /* one item: a part without rows */
+}
+
 static void test_edges(void)
 {
     subset_vs_full(10, 1, 0.5, 0, RK_METRIC_PEARSON, 3, 1, 1); /* one item */
@@ -91,11 +180,22 @@ static void test_refused(void)
     CU_ASSERT_EQUAL(rk_knn_cpu(&m, &o, &l, NULL, NULL, &err), RK_E_ARG);
     o.rows = ok;
     o.n_rows = 1;
-    int32_t qu[] = {0}, qi[] = {4}, used[1];
+    /* a query of a known user and an item outside the subset */
+    int32_t qu[] = {-1}, qi[] = {-1}, used[1];
+    for (int32_t i = 0; i < 20 && qu[0] < 0; i++)
+        if (i != 4 && rk_model_item_known(&m, i) && m.by_item.ptr[i + 1] > m.by_item.ptr[i]) {
+            qi[0] = i;
+            qu[0] = m.by_item.idx[m.by_item.ptr[i]];
+        }
+    CU_ASSERT_FATAL(qu[0] >= 0);
     double pred[1];
     rk_queries q = {1, qu, qi, pred, used};
     CU_ASSERT_EQUAL(rk_knn_cpu(&m, &o, &l, &q, NULL, &err), RK_E_ARG);
-    CU_ASSERT(strstr(err.msg, "queries") != NULL);
+    CU_ASSERT(strstr(err.msg, "not among the subset") != NULL);
+    /* an unknown user's query needs no row: answered by the fallback */
+    qu[0] = 30 + 5;
+    CU_ASSERT_EQUAL(rk_knn_cpu(&m, &o, &l, &q, NULL, &err), RK_OK);
+    CU_ASSERT_EQUAL(used[0], 0);
     CU_ASSERT_EQUAL(rk_knn_cpu(&m, &o, &l, NULL, NULL, &err), RK_OK);
     rk_lists_free(&l);
     rk_model_free(&m);
@@ -106,7 +206,8 @@ int main(void)
     static const rk_test_case cases[] = {
         {"a subset's lists are the whole run's", test_every_metric},
         {"edge cases", test_edges},
-        {"bad subsets and subsets with queries are refused", test_refused},
+        {"items shared out with their queries give the whole run's results", test_parts},
+        {"bad subsets and queries outside the subset are refused", test_refused},
         {NULL, NULL},
     };
     return rk_test_main("subset", cases);
