@@ -37,7 +37,9 @@ typedef struct rk_recbuf {
 void rk_recbuf_init(rk_recbuf *b);
 
 /*! rk_recbuf_sink() : append a batch (fits rk_topn_sink; ud = the
- *  rk_recbuf).  @return RK_OK, RK_E_NOMEM. */
+ *  rk_recbuf); on failure the buffer is unchanged.  A batch that replay
+ *  would refuse (count < 0, n < 1, first < 0, a len outside 0..n) is
+ *  RK_E_INTERNAL.  @return RK_OK, RK_E_NOMEM, RK_E_INTERNAL. */
 rk_status rk_recbuf_sink(void *ud, const rk_topn_batch *b, rk_error *err);
 
 /*! rk_recbuf_replay() : hand every record of data[0..bytes) to sink, in
@@ -48,7 +50,8 @@ rk_status rk_recbuf_sink(void *ud, const rk_topn_batch *b, rk_error *err);
 rk_status rk_recbuf_replay(const unsigned char *data, size_t bytes, int64_t shift, rk_topn_sink sink, void *ud,
                            rk_error *err);
 
-/*! rk_recbuf_free() : free the records (NULL and initialised are fine). */
+/*! rk_recbuf_free() : free the records and make b empty again (NULL and
+ *  initialised are fine). */
 void rk_recbuf_free(rk_recbuf *b);
 
 #ifdef __cplusplus
