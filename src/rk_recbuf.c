@@ -118,8 +118,15 @@ rk_status rk_recbuf_sink(void *ud, const rk_topn_batch *bt, rk_error *err)
     if (users > 0) {
         memcpy(r + o.user, bt->user, users * sizeof *bt->user);
         memcpy(r + o.len, bt->len, users * sizeof *bt->len);
-        memcpy(r + o.item, bt->item, cells * sizeof *bt->item);
-        memcpy(r + o.score, bt->score, cells * sizeof *bt->score);
+        /* only each list's len cells: the engines leave the rest of a
+         * list's n cells unwritten, and the buffer (zeroed above) may be
+         * sent to another process as it is */
+        (void)cells;
+        for (size_t b = 0; b < users; b++) {
+            const size_t at = b * (size_t)bt->n, c = (size_t)bt->len[b];
+            memcpy(r + o.item + at * sizeof *bt->item, bt->item + at, c * sizeof *bt->item);
+            memcpy(r + o.score + at * sizeof *bt->score, bt->score + at, c * sizeof *bt->score);
+        }
     }
     b->bytes += o.end;
     b->users += bt->count;

@@ -12,7 +12,8 @@
  * Layout (host byte order; both ends of an MPI run are one build): a
  * sequence of records, each a header {int64 first, int64 count, int32 n,
  * int32 pad} followed by count user, count len, count*n item (int32 each)
- * and count*n score (uint64), every part 8-byte aligned.
+ * and count*n score (uint64), every part 8-byte aligned; the cells past a
+ * list's length are zero (the engines leave them unwritten).
  */
 #ifndef RK_RECBUF_H
 #define RK_RECBUF_H

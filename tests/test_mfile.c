@@ -219,7 +219,7 @@ static void check_equal(const fixture *x, const rk_mfile *f)
     CU_ASSERT(same_ids(x->users, f->users));
     CU_ASSERT(same_ids(x->items, f->items));
     rk_error err;
-    CU_ASSERT(rk_knn_check_args(&f->model, &f->knn, &f->lists, 0, &err) == RK_OK);
+    CU_ASSERT(rk_knn_check_args(&f->model, &f->knn, &f->lists, NULL, &err) == RK_OK);
 }
 
 static int is_zeroed(const rk_mfile *f)

@@ -1,6 +1,6 @@
 /* rk_recbuf: random batches (0 users, n = 1, short and empty lists, scores
  * over the whole uint64 range) held and replayed give the sink every field
- * and every one of the count*n cells back, first shifted; the bytes follow
+ * and every list's len cells back (the rest zero), first shifted; the bytes follow
  * the documented layout; the buffer grows geometrically and owns its copy;
  * a sink's failure stops the replay and comes back; every truncation and a
  * set of corruptions of the header and lengths are refused with
@@ -171,7 +171,7 @@ static void fill(rk_recbuf *rb, recorder *direct, size_t *ends, unsigned long lo
     unsigned long long s = seed;
     rk_error err;
     rk_recbuf_init(rb);
-    rec_init(direct, 1);
+    rec_init(direct, 0) /* cells past len: 0, as the buffer holds them */;
     int64_t first = 0;
     for (int i = 0; i < NB; i++) {
         owned_batch o;
