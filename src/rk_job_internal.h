@@ -81,4 +81,25 @@ typedef struct rk_job_spread_in {
  *  rank's status with its message (the same on every rank). */
 rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err);
 
+/*! rk_job_dist_check_opts() : what a run of several ranks refuses (--model,
+ *  --approx: one process).  @return RK_OK or RK_E_ARG. */
+rk_status rk_job_dist_check_opts(const rk_job_opts *o, rk_error *err);
+
+/*! rk_job_dist_gpus_given() : 1 when --gpus was given. */
+int rk_job_dist_gpus_given(const rk_job_opts *o);
+
+/*! rk_job_dist_devices() : the CUDA ordinals this process's parts run on
+ *  (ids[RK_GPUS_MAX], *n of them): every device of --gpus for one process
+ *  on its host; under mpirun by default one device per rank of the host,
+ *  round robin, and with --gpus the named devices dealt among the host's
+ *  ranks.  Asks the driver.  @return RK_OK, RK_E_GPU (rk_gpus_resolve). */
+rk_status rk_job_dist_devices(const rk_job_opts *o, int32_t *ids, int *n, rk_error *err);
+
+/*! rk_job_dist_load() : the data stage of every rank: each loads the input
+ *  (--mpi-load each), or rank 0 loads and broadcasts rk_data_pack's bytes
+ *  (bcast).  One process: rk_data_load.  A failure on any rank fails every
+ *  rank with its message.  @return as rk_data_load, or RK_E_DIST. */
+rk_status rk_job_dist_load(const rk_job_opts *o, const rk_data_opts *dop, rk_data *d, rk_job_report *rep,
+                           rk_error *err);
+
 #endif /* RK_JOB_INTERNAL_H */
