@@ -135,6 +135,17 @@ static const char usage_text[] =
     "                          kernel), kernel, spgemm (cuSPARSE, 76x slower)\n"
     "      --threads N         CPU threads, N >= 1 (default: OpenMP's)\n"
     "\n"
+    "Scale:\n"
+    "      --gpus all|N|LIST   share the GPU engine's work among these CUDA devices:\n"
+    "                          all, the first N, or a comma-separated list of\n"
+    "                          ordinals (a device may be named twice: 0,0);\n"
+    "                          default: device 0 (under mpirun: each rank of a\n"
+    "                          host its own device, round robin)\n"
+    "      --mpi-load MODE     under mpirun, how the ranks get the data: auto\n"
+    "                          (default), each (every rank reads the input), bcast\n"
+    "                          (rank 0 reads it and sends the ratings and model\n"
+    "                          to the others)\n"
+    "\n"
     "Miscellaneous:\n"
     "      --progress          show progress on stderr (default: only when stderr\n"
     "                          is a terminal and not --quiet)\n"
@@ -156,7 +167,7 @@ enum {
     OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TOP_N, OPT_USERS, OPT_GPU_TOPN, OPT_ITEMS, OPT_GPU_QUERY, OPT_GPU_SIMS,
     OPT_SPLIT, OPT_FOLDS, OPT_WRITE_FOLDS, OPT_RELEVANCE, OPT_BASELINE, OPT_REPORT,
     OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT, OPT_BY, OPT_IMPLICIT,
-    OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK,
+    OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK, OPT_GPUS, OPT_MPI_LOAD,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -206,6 +217,8 @@ static const struct option long_opts[] = {
     {"reps", required_argument, NULL, OPT_REPS},
     {"probes", required_argument, NULL, OPT_PROBES},
     {"approx-check", required_argument, NULL, OPT_APPROX_CHECK},
+    {"gpus", required_argument, NULL, OPT_GPUS},
+    {"mpi-load", required_argument, NULL, OPT_MPI_LOAD},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -361,7 +374,7 @@ static void print_version(void)
 int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
 {
     rk_job_opts *o = &out->job;
-    int relevance_given = 0, top_n_given = 0;
+    int relevance_given = 0, top_n_given = 0, gpus_given = 0;
     rk_job_opts_default(o);
     out->quiet = 0;
     out->progress = -1;
@@ -449,6 +462,19 @@ int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
             if (!(o->memory_limit_gb > 0.0)) usage_error("--memory-limit: must be above 0, got '%s'", a);
             break;
         case OPT_THREADS: o->knn.threads = (int)parse_ll("--threads", a, 1, INT_MAX); break;
+        case OPT_GPUS: {
+            rk_error e;
+            rk_error_clear(&e);
+            if (a[0] == '\0') usage_error("--gpus: expected all, a count N >= 1 or a comma-separated list of device ordinals "
+                            "(e.g. 0,1), got ''");
+            if (rk_gpus_parse(a, &o->gpus, &e) != RK_OK) usage_error("--gpus: %s", e.msg);
+            gpus_given = 1;
+            break;
+        }
+        case OPT_MPI_LOAD:
+            if (rk_dist_load_parse(a, &o->dist_load) != RK_OK)
+                usage_error("--mpi-load: unknown mode '%s' (auto, each, bcast)", a);
+            break;
         case OPT_TOP_N:
             o->top_n = (int32_t)parse_ll("--top-n", a, 0, INT32_MAX);
             top_n_given = 1;
@@ -563,6 +589,8 @@ int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
                     "whole similarity rows");
     if (o->approx != RK_APPROX_NONE && (o->model_path != NULL || o->save_model != NULL))
         usage_error("--approx cannot be used with --model or --save-model");
+    if (gpus_given && o->device == RK_DEVICE_CPU)
+        usage_error("--gpus needs the GPU engine: it cannot be used with --device cpu");
 
     char *command = out->command;
     size_t cl = 0;
