@@ -27,6 +27,8 @@ typedef struct cli {
     double t_stage;   /* when the stage started (monotonic seconds) */
     double t_last;    /* when the line was last drawn */
     int pct;
+    int rank;         /* this process's rank under MPI (0 alone): notes from rank 0;
+                         set from rk_dist_rank once rk_dist_init runs in main */
 } cli;
 
 static double now_s(void)
@@ -46,6 +48,9 @@ static void on_note(void *ud, const char *msg)
 {
     cli *c = ud;
     if (c->quiet) return;
+    /* under MPI every rank runs the job: its notes once, from rank 0, but
+     * each rank's own ("rank R on HOST: ...") from that rank */
+    if (c->rank != 0 && strncmp(msg, "rank ", 5) != 0) return;
     progress_clear(c);
     fprintf(stderr, "recknn: note: %s\n", msg);
 }
@@ -189,6 +194,7 @@ int main(int argc, char **argv)
     rk_job_opts *o = &opts.job;
     memset(&c, 0, sizeof c);
     c.pct = -1;
+    c.rank = 0; /* set from rk_dist_rank once rk_dist_init runs in main */
     c.quiet = opts.quiet;
     c.tty = isatty(STDERR_FILENO);
     c.progress = opts.progress == 1 || (opts.progress == -1 && c.tty && !c.quiet);
