@@ -39,7 +39,8 @@ rk_status rk_gpus_parse(const char *s, rk_gpus_spec *out, rk_error *err);
 /*! rk_gpus_resolve() : the ordinals of spec for n_visible devices into
  *  ids[RK_GPUS_MAX], their number in *n (the default: device 0).
  *  @return RK_OK, RK_E_GPU (no device, a count or an ordinal beyond the
- *  visible ones). */
+ *  visible ones), RK_E_ARG (a spec rk_gpus_parse does not make: a negative
+ *  ordinal, more than RK_GPUS_MAX). */
 rk_status rk_gpus_resolve(const rk_gpus_spec *spec, int n_visible, int32_t *ids, int *n, rk_error *err);
 
 #ifdef __cplusplus
