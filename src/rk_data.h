@@ -68,7 +68,9 @@ rk_status rk_data_pack(const rk_data *d, unsigned char **buf, size_t *bytes, rk_
 
 /*! rk_data_unpack() : rebuild *d from rk_data_pack's bytes: the same ids
  *  at the same indices, the same ratings and model, bit for bit (free with
- *  rk_data_free).  Timings are zero.  @return RK_OK, RK_E_NOMEM,
+ *  rk_data_free).  Timings are zero.  d->ds.train and d->ds.test are
+ *  d->train and d->test themselves, as after a load without --holdout (the
+ *  ratings before a holdout are not sent).  @return RK_OK, RK_E_NOMEM,
  *  RK_E_INTERNAL (bytes that are not a whole pack). */
 rk_status rk_data_unpack(const unsigned char *buf, size_t bytes, rk_data *d, rk_error *err);
 
