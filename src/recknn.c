@@ -194,7 +194,7 @@ int main(int argc, char **argv)
     rk_job_opts *o = &opts.job;
     memset(&c, 0, sizeof c);
     c.pct = -1;
-    c.rank = 0; /* set from rk_dist_rank once rk_dist_init runs in main */
+    c.rank = 0; /* set from rk_dist_rank below */
     c.quiet = opts.quiet;
     c.tty = isatty(STDERR_FILENO);
     c.progress = opts.progress == 1 || (opts.progress == -1 && c.tty && !c.quiet);
@@ -209,16 +209,29 @@ int main(int argc, char **argv)
     rk_job_report rep;
     rk_error err;
     rk_error_clear(&err);
-    rk_status s = rk_job_run(o, &rep, &err);
+    /* under mpirun: join the run (after the signals are blocked, so that
+     * MPI's threads keep them blocked too); alone: one process */
+    rk_dist *dist = NULL;
+    rk_status s = rk_dist_init(&argc, &argv, &dist, &err);
+    if (s != RK_OK) {
+        fprintf(stderr, "recknn: error: %s\n", err.msg);
+        return rk_status_exit_code(s);
+    }
+    o->dist = dist;
+    c.rank = rk_dist_rank(dist);
+    if (c.rank > 0) o->progress = NULL; /* rank 0 speaks for the run */
+    s = rk_job_run(o, &rep, &err);
     /* interrupted: the signal thread is ending the process; its failures
      * (files refused after the cancel) are not errors to report */
     while (rk_out_cancelled()) pause();
     progress_clear(&c);
+    rk_dist_finalize(dist);
     if (s != RK_OK) {
-        fprintf(stderr, "recknn: error: %s\n", err.msg[0] != '\0' ? err.msg : rk_strerror(s));
+        /* every rank has the failure the ranks agreed on: rank 0 says it */
+        if (c.rank == 0) fprintf(stderr, "recknn: error: %s\n", err.msg[0] != '\0' ? err.msg : rk_strerror(s));
         return rk_status_exit_code(s);
     }
-    if (!c.quiet) {
+    if (!c.quiet && c.rank == 0) {
         size_t ol = strlen(o->out_dir);
         const char *slash = ol > 0 && o->out_dir[ol - 1] == '/' ? "" : "/";
         if (rep.skipped_lines > 0) {
@@ -250,6 +263,16 @@ int main(int argc, char **argv)
             if (rep.have_approx_check)
                 fprintf(stderr, ", recall@%d %.4f", o->knn.k, rep.approx_check.recall);
             fputs("; ", stderr);
+        }
+        if (rep.ranks > 1 || rep.n_parts > 1) {
+            double mx = 0, sum = 0;
+            for (int x = 0; x < rep.n_parts; x++) {
+                sum += rep.part[x].engine_s;
+                if (rep.part[x].engine_s > mx) mx = rep.part[x].engine_s;
+            }
+            fprintf(stderr, "%d rank%s, %d part%s (slowest engine over mean %.2f); ", rep.ranks,
+                    rep.ranks == 1 ? "" : "s", rep.n_parts, rep.n_parts == 1 ? "" : "s",
+                    sum > 0 ? mx * rep.n_parts / sum : 1.0);
         }
         if (rep.fold[rep.n_folds > 0 ? rep.n_folds - 1 : 0].have_rank)
             fprintf(stderr, "precision@%d %.4f; ", rep.top_n, rep.fold[rep.n_folds - 1].rank.precision);

@@ -366,7 +366,12 @@ static void print_version(void)
 #else
     const char *omp = "no";
 #endif
-    printf("built with CUDA: %s; OpenMP: %s\n", cuda, omp);
+#ifdef HAVE_MPI
+    const char *mpi = "yes";
+#else
+    const char *mpi = "no";
+#endif
+    printf("built with CUDA: %s; OpenMP: %s; MPI: %s\n", cuda, omp, mpi);
 }
 
 /* ---- argv ---------------------------------------------------------------------------- */

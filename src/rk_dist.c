@@ -156,7 +156,7 @@ rk_status rk_dist_agree(rk_dist *d, rk_status s, rk_error *err)
         if (err != NULL && strncmp(err->msg, "rank ", 5) == 0)
             snprintf(w.msg, sizeof w.msg, "%s", err->msg);
         else
-            snprintf(w.msg, sizeof w.msg, "rank %d on %s: %s", d->rank, d->host, err != NULL ? err->msg : "failed");
+            snprintf(w.msg, sizeof w.msg, "rank %d on %.63s: %.420s", d->rank, d->host, err != NULL ? err->msg : "failed");
     }
     MPI_CHECK(err, MPI_Bcast(&w, (int)sizeof w, MPI_BYTE, first, d->comm));
     if (w.status <= RK_OK || w.status >= RK_STATUS_MAX_) w.status = RK_E_DIST;

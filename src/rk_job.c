@@ -99,6 +99,11 @@ typedef struct job_state {
     int probe_gpu;          /* the thread asks whether a GPU is usable (--device auto) */
     int gpu_ok;             /* its answer */
     char gpu_why[256];
+    const rk_job_opts *o;   /* for the thread: --gpus and the ranks */
+    int32_t devices[RK_GPUS_MAX]; /* the CUDA ordinals of this process's parts */
+    int n_devices;
+    rk_status dev_status;   /* resolving them (a --gpus ordinal beyond the devices) */
+    rk_error dev_err;
 } job_state;
 
 /* The CUDA driver and context take a few tenths of a second to start: a
@@ -107,7 +112,12 @@ static void *warm_gpu(void *arg)
 {
     job_state *j = arg;
     if (j->probe_gpu) j->gpu_ok = rk_gpu_available(j->gpu_why, sizeof j->gpu_why);
-    if (j->gpu_ok) rk_gpu_warmup(0);
+    if (j->gpu_ok) j->dev_status = rk_job_dist_devices(j->o, j->devices, &j->n_devices, &j->dev_err);
+    for (int d = 0; j->gpu_ok && j->dev_status == RK_OK && d < j->n_devices; d++) {
+        int seen = 0;
+        for (int e = 0; e < d; e++) seen |= j->devices[e] == j->devices[d];
+        if (!seen) rk_gpu_warmup(j->devices[d]);
+    }
     return NULL;
 }
 
@@ -228,12 +238,20 @@ static int decide_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state 
     char why[256];
     warm_join(j);
     if (o->device == RK_DEVICE_CPU) return 0;
+    if (j->gpu_ok && j->dev_status != RK_OK) { /* --gpus names devices that are not there */
+        *err = j->dev_err;
+        return -1;
+    }
     if (o->device == RK_DEVICE_GPU) {
         if (j->gpu_ok) return 1;
         rk_error_set(err, RK_E_GPU, "--device gpu: %s", j->gpu_why);
         return -1;
     }
     if (!j->gpu_ok) {
+        if (rk_job_dist_gpus_given(o)) { /* --gpus asks for GPUs: none is no fallback */
+            rk_error_set(err, RK_E_GPU, "--gpus: %s", j->gpu_why);
+            return -1;
+        }
         note(o, "no usable GPU (%s): running on the CPU", j->gpu_why);
         return 0;
     }
@@ -424,13 +442,14 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
 
     /* top-N is computed when it is written or measured */
     const int want_topn = rep->top_n > 0 && (write || test->n > 0);
+    const int root = rk_dist_rank(o->dist) == 0; /* under mpirun only rank 0 writes and measures */
     tee_sink tee = {NULL, NULL};
-    if (want_topn) {
+    if (want_topn && root) {
         RK_FORWARD(rk_rank_new(&j->rank, test, rk_ids_count(ds->users), rk_ids_count(ds->items), rep->top_n,
                                o->relevance, err));
         tee.rank = j->rank;
     }
-    if (want_topn && write) {
+    if (want_topn && write && root) {
         RK_FORWARD(rk_out_file(j->out, fold_name(nb, sizeof nb, "recommendations.csv", f, suffixed), &fp, err));
         RK_FORWARD(rk_out_recs_open(&j->recs, fp, ds->users, ds->items, err));
         j->recs_fp = fp;
@@ -479,12 +498,23 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     const int approx = o->approx != RK_APPROX_NONE; /* --approx: lists only, top-N from them on the CPU */
     if (approx) s = rk_job_approx_lists(o, ko, em, use_gpu, &j->lists, rep, st, err);
     use_gpu = use_gpu && !rep->gpu_fallback && !approx;
+    rk_gpu_opts g = {0};
+    g.device = j->n_devices > 0 ? j->devices[0] : 0;
+    g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
+    g.topn_route = o->gpu_topn;
+    g.query_route = o->gpu_query;
+    g.sims_route = o->gpu_sims;
+    /* several ranks or GPUs: the stage shared out (rk_job_spread.c) */
+    int spread = 0;
+    if (!approx && (rk_dist_size(o->dist) > 1 || (use_gpu && j->n_devices > 1))) {
+        rk_job_spread_in in = {o, o->dist, &eko, em, j->m, by_user, j->devices, use_gpu ? j->n_devices : 0, &g,
+                               o->device == RK_DEVICE_AUTO, &j->lists, q.n > 0 ? &q : NULL, want_topn ? &to : NULL,
+                               &ts, st, rep};
+        s = rk_job_spread(&in, err);
+        topn_done = spread = 1;
+        use_gpu = 0;
+    }
     if (use_gpu) {
-        rk_gpu_opts g = {0};
-        g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
-        g.topn_route = o->gpu_topn;
-        g.query_route = o->gpu_query;
-        g.sims_route = o->gpu_sims;
         int gpu_topn = !topn_done && rep->top_n <= RK_GPU_MAX_TOPN && !by_user; /* user top-N: the CPU's */
         if (!topn_done && !gpu_topn && f == 0 && !by_user) {
             char n[32];
@@ -501,7 +531,7 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
             s = RK_OK;
         }
     }
-    if (s == RK_OK && !approx && (!use_gpu || rep->gpu_fallback))
+    if (s == RK_OK && !approx && !spread && (!use_gpu || rep->gpu_fallback))
         s = rk_knn_cpu(em, &eko, &j->lists, q.n > 0 ? &q : NULL, st, err);
     if (s == RK_OK && !topn_done)
         s = by_user ? rk_utopn_cpu(j->m, &j->lists, &to, &ts, err) : rk_topn_cpu(j->m, &j->lists, &to, &ts, err);
@@ -511,6 +541,7 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     fr->t_select = st->select_s;
     fr->t_predict = st->predict_s;
     fr->t_recommend = ts.wall_s;
+    if (!root) return RK_OK; /* the rest is rank 0's: metrics and files */
 
     /* the floor of every ranking number: the most popular unseen items */
     /* --by user, means: a pair whose item has no training rating gets μ, as
@@ -610,58 +641,6 @@ static rk_status check_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_erro
     return rk_job_approx_check_opts(o, ko, err);
 }
 
-/* --memory-limit, before the load: the data stage's need from the input's size. */
-static rk_status plan_load(const rk_job_opts *o, rk_error *err)
-{
-    int64_t bytes = 0;
-    for (int i = 0; i < o->n_inputs; i++) {
-        struct stat st;
-        if (strcmp(o->inputs[i], "-") != 0 && stat(o->inputs[i], &st) == 0 && S_ISREG(st.st_mode)) bytes += st.st_size;
-    }
-    struct stat st;
-    if (o->test_path != NULL && stat(o->test_path, &st) == 0 && S_ISREG(st.st_mode)) bytes += st.st_size;
-    const double need = rk_plan_load_bytes(bytes), limit = o->memory_limit_gb * 1073741824.0;
-    if (need > limit)
-    {
-        char a[32], b[32];
-        return rk_error_set(err, RK_E_NOMEM, "loading %.1f MB of ratings needs about %s of host memory, and "
-                            "--memory-limit gives %s: raise --memory-limit", (double)bytes / 1e6,
-                            rk_plan_bytes_str(need, a), rk_plan_bytes_str(limit, b));
-    }
-    return RK_OK;
-}
-
-/* --memory-limit, after the load: the stages' needs with the counts known;
- * fewer CPU threads when that fits, else a stop before any work. */
-static rk_status plan_run(const rk_job_opts *o, rk_knn_opts *ko, const job_state *j, rk_job_report *rep,
-                          rk_error *err)
-{
-    rk_plan_in in;
-    rk_plan_host plan;
-    memset(&in, 0, sizeof in);
-    in.users = o->by_user ? rep->items : rep->users;
-    in.items = o->by_user ? rep->users : rep->items;
-    in.ratings = rep->ratings;
-    in.test = o->folds > 0 ? (rep->ratings + o->folds - 1) / o->folds
-              : o->holdout > 0.0 ? (int64_t)(o->holdout * (double)rep->ratings) + 1 : j->data.test.n;
-    in.k = ko->k;
-    in.top_n = rep->top_n;
-    in.folds = o->folds;
-    in.with_time = j->data.train.time != NULL;
-    in.threads = ko->threads > 0 ? ko->threads : rk_omp_max_threads();
-    rk_status s = rk_plan_fit(&in, o->memory_limit_gb * 1073741824.0, &plan, err);
-    rep->host_plan_gb = plan.total / 1073741824.0;
-    rep->threads_planned = plan.threads;
-    if (s != RK_OK) return s;
-    if (plan.threads < in.threads) {
-        char buf[64];
-        snprintf(buf, sizeof buf, "%d threads instead of %d", plan.threads, in.threads);
-        note(o, "--memory-limit: the CPU stages run on %s (each holds rows over the whole catalogue)", buf);
-        ko->threads = plan.threads;
-    }
-    return RK_OK;
-}
-
 /* The resampled split: a fold or a test mark for every rating. */
 static rk_status make_parts(const rk_job_opts *o, job_state *j, rk_error *err)
 {
@@ -691,7 +670,11 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     memset(&st, 0, sizeof st);
     /* the inputs, --test and --holdout are checked by the data stage, first */
     RK_FORWARD(check_opts(o, &ko, err));
+    RK_FORWARD(rk_job_dist_check_opts(o, err));
     if (o->model_path != NULL) return rk_job_run_model(o, rep, err);
+    const int root = rk_dist_rank(o->dist) == 0;
+    rep->ranks = rk_dist_size(o->dist);
+    j.o = o;
     if (!o->shrinkage_given) ko.sim.shrinkage = rk_sim_default_shrinkage(ko.sim.metric);
     if (ko.threads > 0) rk_omp_set_threads(ko.threads);
     ko.progress = o->progress;
@@ -701,14 +684,14 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     if (s != RK_OK) return s;
 
     if (o->memory_limit_gb > 0.0) {
-        s = plan_load(o, err);
+        s = rk_job_plan_load(o, err);
         if (s != RK_OK) goto fail;
     }
 
     /* data: files → ratings → split → model (one per fold when resampled) */
     rk_data_opts dop;
     data_opts(o, &ko, &dop);
-    s = rk_data_load(&dop, &j.data, err);
+    s = rk_job_dist_load(o, &dop, &j.data, rep, err); /* under mpirun: every rank's */
     if (s != RK_OK) goto fail;
     if (dop.no_model) {
         s = make_parts(o, &j, err);
@@ -732,12 +715,14 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
         if (s != RK_OK) goto fail;
     }
     if (o->memory_limit_gb > 0.0) {
-        s = plan_run(o, &ko, &j, rep, err);
+        s = rk_job_plan_run(o, &ko, j.data.test.n, j.data.train.time != NULL, rep, err);
         if (s != RK_OK) goto fail;
     }
     /* the output folder first: recommendations stream into it during the engine */
-    s = rk_out_open(&j.out, o->out_dir, err);
-    if (s != RK_OK) goto fail;
+    if (root) {
+        s = rk_out_open(&j.out, o->out_dir, err);
+        if (s != RK_OK) goto fail;
+    }
     int use_gpu = decide_device(o, &ko, &j, err);
     if (use_gpu < 0) {
         s = RK_E_GPU;
@@ -765,6 +750,7 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     snprintf(rep->path, sizeof rep->path, "%s", st.path);
     double t_engine_end = rk_omp_wtime();
 
+    if (!root) goto done; /* rank 0 writes the model and the metrics */
     /* the model of the last fold, for tomorrow's queries */
     if (o->save_model != NULL) {
         rk_mfile_view v = {j.m, &j.lists, ds->users, ds->items, &ko};
@@ -775,9 +761,14 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     s = rk_job_finish(o, rep, &j.data, j.m, &st, j.out, t0, t_engine_end + rep->t_model_io,
                       &(rk_job_shown){j.te, j.pred, &j.lists, j.rank}, err);
     if (s != RK_OK) goto fail;
+done:
+    /* every rank ends with one agreement: a rank's failure is everyone's */
+    s = rk_dist_agree(o->dist, RK_OK, err);
+    if (s != RK_OK) goto fail;
     job_free(&j);
     return RK_OK;
 fail:
+    s = rk_dist_agree(o->dist, s, err);
     job_free(&j);
     return s;
 }

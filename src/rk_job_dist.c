@@ -5,6 +5,7 @@
 #include "rk_gpu.h"
 #include "rk_omp.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,4 +92,60 @@ rk_status rk_job_dist_load(const rk_job_opts *o, const rk_data_opts *dop, rk_dat
     s = rk_dist_agree(dist, s, err);
     if (root) rep->t_dist_load += rk_omp_wtime() - t1;
     return s;
+}
+
+static void num(FILE *fp, double x)
+{
+    char b[40];
+    if (x != x || x > 1e300 || x < -1e300) {
+        fputs("null", fp);
+        return;
+    }
+    rk_out_double(b, sizeof b, x);
+    fputs(b, fp);
+}
+
+/* The largest over the mean (1: even; 0 when all are 0). */
+static double balance(const rk_job_report *r, int what)
+{
+    double mx = 0.0, sum = 0.0;
+    for (int x = 0; x < r->n_parts; x++) {
+        const rk_job_part *p = &r->part[x];
+        const double v = what == 0 ? p->engine_s : what == 1 ? (double)p->work : what == 2 ? p->topn_s
+                                                                                           : (double)p->topn_work;
+        sum += v;
+        if (v > mx) mx = v;
+    }
+    return sum > 0.0 ? mx * r->n_parts / sum : 0.0;
+}
+
+void rk_job_write_scale(FILE *fp, const rk_job_report *r)
+{
+    fprintf(fp, "  \"scale\": {\"ranks\": %d, \"load\": ", r->ranks > 0 ? r->ranks : 1);
+    if (r->dist_load[0] != '\0') rk_out_json_string(fp, r->dist_load);
+    else fputs("null", fp);
+    fputs(", \"load_s\": ", fp);
+    num(fp, r->t_dist_load);
+    fputs(", \"exchange_s\": ", fp);
+    num(fp, r->t_exchange);
+    fputs(", \"balance\": {\"engine_s\": ", fp);
+    num(fp, balance(r, 0));
+    fputs(", \"work\": ", fp);
+    num(fp, balance(r, 1));
+    fputs(", \"topn_s\": ", fp);
+    num(fp, balance(r, 2));
+    fputs(", \"topn_work\": ", fp);
+    num(fp, balance(r, 3));
+    fputs("}, \"parts\": [", fp);
+    for (int x = 0; x < r->n_parts; x++) {
+        const rk_job_part *p = &r->part[x];
+        fprintf(fp, "%s\n    {\"rank\": %d, \"worker\": %d, \"device\": %d, \"rows\": %d, \"work\": %lld, \"engine_s\": ",
+                x ? "," : "", p->rank, p->worker, p->device, p->rows, (long long)p->work);
+        num(fp, p->engine_s);
+        fprintf(fp, ", \"topn_users\": %lld, \"topn_work\": %lld, \"topn_rows\": %lld, \"topn_s\": ",
+                (long long)p->topn_users, (long long)p->topn_work, (long long)p->topn_rows);
+        num(fp, p->topn_s);
+        fprintf(fp, ", \"gpu_failed\": %s}", p->fell_back ? "true" : "false");
+    }
+    fputs(r->n_parts > 0 ? "\n  ]},\n" : "]},\n", fp);
 }

@@ -102,4 +102,19 @@ rk_status rk_job_dist_devices(const rk_job_opts *o, int32_t *ids, int *n, rk_err
 rk_status rk_job_dist_load(const rk_job_opts *o, const rk_data_opts *dop, rk_data *d, rk_job_report *rep,
                            rk_error *err);
 
+/*! rk_job_plan_load() : --memory-limit before the load (rk_job_plan.c): the
+ *  data stage's need from the inputs' sizes.  @return RK_OK, RK_E_NOMEM. */
+rk_status rk_job_plan_load(const rk_job_opts *o, rk_error *err);
+
+/*! rk_job_plan_run() : --memory-limit after the load: the stages' needs from
+ *  the counts in rep; fewer CPU threads (ko->threads) when that fits, else
+ *  RK_E_NOMEM before any work. */
+rk_status rk_job_plan_run(const rk_job_opts *o, rk_knn_opts *ko, int64_t n_test, int with_time, rk_job_report *rep,
+                          rk_error *err);
+
+/*! rk_job_write_scale() : the "scale" member of metrics.json: ranks, load
+ *  mode, exchange time, and every part's rows, work and times with their
+ *  balance (the largest over the mean). */
+void rk_job_write_scale(FILE *fp, const rk_job_report *r);
+
 #endif /* RK_JOB_INTERNAL_H */

@@ -318,6 +318,7 @@ void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
     fputs("},\n", fp);
 
     rk_job_write_approx(fp, o, r);
+    rk_job_write_scale(fp, r);
     json_key(fp, "  ", "topn");
     if (r->top_n > 0) {
         const rk_topn_stats *t = &r->topn;

@@ -1,0 +1,115 @@
+#!/bin/sh
+# cli_mpi.sh — recknn under mpirun (a build --with-mpi; skipped otherwise),
+# on the CPU engine:
+#   -np 1, 2 and 3 write the files of one plain process, byte for byte:
+#     lists, predictions and recommendations, for a test file, a holdout
+#     with the baseline predictor, folds, user mode, --items and --users
+#     subsets, and a saved model; with both --mpi-load modes;
+#   a rank that fails (RECKNN_FAULT=R:fail:STAGE) stops every rank with
+#     exit status 5, a message naming the rank, and no file in --out;
+#   a rank that is killed (RECKNN_FAULT=R:kill:STAGE, SIGKILL) ends the job
+#     (mpirun names the rank and the signal), non-zero, no file in --out;
+#   --model and --approx are refused across ranks (exit 2).
+# MPIEXEC: the launcher (default mpirun); as root Open MPI needs
+# --allow-run-as-root, and on 2 cores --oversubscribe for 3 ranks.
+. "$top_srcdir/tests/setup.sh"
+[ -x "$RECKNN" ] || fail "$RECKNN is not built"
+"$RECKNN" --version | grep -q 'MPI: yes' || { echo "SKIP: recknn was built without MPI"; exit 77; }
+MPIEXEC=${MPIEXEC:-mpirun}
+command -v "$MPIEXEC" >/dev/null 2>&1 || fail "$MPIEXEC not found, though recknn was built with MPI"
+mpi_flags="--oversubscribe"
+[ "$(id -u)" = 0 ] && mpi_flags="$mpi_flags --allow-run-as-root"
+# one process per rank, whatever cores there are; each rank two threads
+export OMP_NUM_THREADS=2
+# mpirun NP ARGS...: recknn under NP ranks, bounded so that a hang fails the test
+mpi() {
+    np=$1
+    shift
+    # shellcheck disable=SC2086 # mpi_flags are words
+    timeout 300 "$MPIEXEC" $mpi_flags -np "$np" "$RECKNN" "$@"
+}
+
+D="$top_srcdir/sample_data"
+"$SYNTH" --users 300 --items 500 --ratings 12000 --seed 7 --shuffle --output "$tmp/r.csv" \
+    --test-output "$tmp/t.csv" --quiet
+printf '%s\n' 33 2 999999 17 5 33 > "$tmp/ids.txt" # a repeat and an unknown id
+
+# same DIR_A DIR_B: every result file of A is in B with the same bytes, and B has no other
+same() {
+    for f in "$1"/*.csv "$1"/*.rkm; do
+        [ -e "$f" ] || continue
+        b=$(basename "$f")
+        cmp -s "$f" "$2/$b" || fail "$2/$b differs from one process's"
+    done
+    for f in "$2"/*.csv "$2"/*.rkm; do
+        [ -e "$f" ] || continue
+        [ -e "$1/$(basename "$f")" ] || fail "$2 has $(basename "$f"), one process has not"
+    done
+}
+# case NAME ARGS...: one process, then -np 1, 2, 3 (each load mode once at 2 and 3)
+n_cases=0
+case_() {
+    name=$1
+    shift
+    expect_status 0 "$RECKNN" "$@" --device cpu --quiet --out "$tmp/$name.1p"
+    ls "$tmp/$name.1p"/*.csv >/dev/null 2>&1 || fail "$name: one process wrote no file"
+    for np in 1 2 3; do
+        for load in each bcast; do
+            [ "$np" = 1 ] && [ "$load" = bcast ] && continue
+            expect_status 0 mpi "$np" "$@" --device cpu --quiet --mpi-load "$load" --out "$tmp/$name.$np.$load"
+            same "$tmp/$name.1p" "$tmp/$name.$np.$load"
+        done
+    done
+    n_cases=$((n_cases + 1))
+}
+
+case_ test "$D/ratings.csv" --test "$D/test.csv" --metric pearson -k 20 --save-model "$tmp/m.rkm"
+cp "$tmp/m.rkm" "$tmp/test.1p/model.rkm"
+for np in 2 3; do
+    expect_status 0 mpi "$np" "$D/ratings.csv" --test "$D/test.csv" --device cpu --quiet \
+        --save-model "$tmp/test.$np.each/model.rkm" --out "$tmp/test.$np.each"
+    same "$tmp/test.1p" "$tmp/test.$np.each"
+done
+case_ holdout "$tmp/r.csv" --holdout 0.2 --seed 3 --metric pearson-baseline --predict baseline -k 10 --top-n 5
+case_ folds "$tmp/r.csv" --folds 3 --seed 1 --write-folds --metric cosine -k 15
+case_ byuser "$tmp/r.csv" --test "$tmp/t.csv" --by user --metric msd -k 12
+case_ items "$tmp/r.csv" --items "$tmp/ids.txt" --top-n 0 --metric jaccard -k 30
+case_ users "$tmp/r.csv" --test "$tmp/t.csv" --users "$tmp/ids.txt" --top-n 7
+case_ uusers "$tmp/r.csv" --by user --users "$tmp/ids.txt" -k 8
+case_ kbig "$tmp/r.csv" --test "$tmp/t.csv" -k 600 --top-n 600 # k and N above the item count
+[ "$n_cases" = 8 ] || fail "ran $n_cases cases"
+# the files are not all empty: the runs above compared something
+[ "$(wc -l < "$tmp/test.2.each/recommendations.csv")" -gt 1000 ] || fail "few recommendations"
+[ "$(wc -l < "$tmp/holdout.3.bcast/predictions.csv")" -gt 1000 ] || fail "few predictions"
+# metrics.json has every part, and says how the ranks loaded
+grep -q '"ranks": 3' "$tmp/test.3.bcast/metrics.json" || fail "metrics.json lacks the rank count"
+grep -q '"load": "bcast"' "$tmp/test.3.bcast/metrics.json" || fail "metrics.json lacks the load mode"
+
+# ---- a rank that fails, a rank that dies -------------------------------------------------
+for stage in lists topn; do
+    for who in 0 1; do
+        RECKNN_FAULT="$who:fail:$stage" expect_status 5 mpi 3 "$tmp/r.csv" --test "$tmp/t.csv" --device cpu \
+            --quiet --out "$tmp/fail.$stage.$who"
+        grep -q "rank $who on .*fault injected by RECKNN_FAULT at $stage" "$tmp/stderr" ||
+            { cat "$tmp/stderr" >&2; fail "the failure of rank $who at $stage is not named"; }
+        [ ! -e "$tmp/fail.$stage.$who" ] || [ -z "$(ls -A "$tmp/fail.$stage.$who")" ] ||
+            fail "files left after rank $who failed: $(ls -A "$tmp/fail.$stage.$who")"
+    done
+done
+# killed: mpirun ends the others and names the rank; rank 0 removes its temporary files
+set +e
+RECKNN_FAULT="1:kill:lists" mpi 3 "$tmp/r.csv" --test "$tmp/t.csv" --device cpu --quiet --out "$tmp/kill" \
+    >"$tmp/stdout" 2>"$tmp/stderr"
+st=$?
+set -e
+[ "$st" -ne 0 ] && [ "$st" -ne 124 ] || { cat "$tmp/stderr" >&2; fail "a killed rank: exit status $st"; }
+grep -qi "rank 1" "$tmp/stderr" && grep -qi "signal 9\|killed" "$tmp/stderr" ||
+    { cat "$tmp/stderr" >&2; fail "mpirun does not name the killed rank and its signal"; }
+[ ! -e "$tmp/kill" ] || [ -z "$(ls -A "$tmp/kill")" ] || fail "files left after a killed rank: $(ls -A "$tmp/kill")"
+
+# ---- refused across ranks --------------------------------------------------------------------
+expect_status 2 mpi 2 "$tmp/r.csv" --model "$tmp/m.rkm" --device cpu --out "$tmp/refused"
+grep -q "without mpirun" "$tmp/stderr" || fail "--model under 2 ranks: no reason given"
+expect_status 2 mpi 2 "$tmp/r.csv" --approx rbc --metric cosine-full --device cpu --out "$tmp/refused"
+grep -q "without mpirun" "$tmp/stderr" || fail "--approx under 2 ranks: no reason given"
+echo "cli_mpi: $n_cases cases x 5 launches byte-identical; failures and a killed rank stop the run"
