@@ -1,0 +1,53 @@
+#!/bin/sh
+# cli_gpus.sh — several GPUs in one process, and ranks sharing a GPU: the
+# files of --gpus 1, --gpus all, --gpus 0,0 (two workers on device 0) and,
+# in a build with MPI, mpirun -np 2 on one GPU are those of one plain GPU
+# run, byte for byte, with a test file (predictions), top-N, user mode and
+# a tiled run; a device beyond the visible ones is exit 5.  Skipped (77)
+# where no GPU is usable.
+. "$top_srcdir/tests/setup.sh"
+[ -x "$RECKNN" ] || fail "$RECKNN is not built"
+D="$top_srcdir/sample_data"
+set +e
+"$RECKNN" "$D/ratings.csv" --device gpu --top-n 0 --no-neighbors --out "$tmp/probe" --quiet 2>"$tmp/probe.err"
+st=$?
+set -e
+if [ "$st" -eq 5 ]; then echo "SKIP: no usable GPU: $(cat "$tmp/probe.err")"; exit 77; fi
+[ "$st" -eq 0 ] || fail "the GPU probe run failed with $st: $(cat "$tmp/probe.err")"
+mpi=
+if "$RECKNN" --version | grep -q 'MPI: yes' && command -v mpirun >/dev/null 2>&1; then
+    mpi="mpirun --oversubscribe"
+    [ "$(id -u)" = 0 ] && mpi="$mpi --allow-run-as-root"
+fi
+"$SYNTH" --users 2000 --items 3000 --ratings 150000 --seed 11 --shuffle --output "$tmp/r.csv" \
+    --test-output "$tmp/t.csv" --quiet
+
+same() {
+    for f in "$1"/*.csv; do
+        cmp -s "$f" "$2/$(basename "$f")" || fail "$2/$(basename "$f") differs from one GPU's"
+    done
+}
+n=0
+for opts in "--metric pearson -k 20" "--metric cosine -k 30 --gpu-memory 0.05" "--by user --metric msd -k 10"; do
+    n=$((n + 1))
+    # shellcheck disable=SC2086 # opts are words
+    expect_status 0 "$RECKNN" "$tmp/r.csv" --test "$tmp/t.csv" $opts --device gpu --quiet --out "$tmp/$n.ref"
+    [ "$(wc -l < "$tmp/$n.ref/predictions.csv")" -gt 1000 ] || fail "case $n: few predictions"
+    for g in 1 all 0,0; do
+        # shellcheck disable=SC2086
+        expect_status 0 "$RECKNN" "$tmp/r.csv" --test "$tmp/t.csv" $opts --device gpu --gpus "$g" --quiet \
+            --out "$tmp/$n.g$g"
+        same "$tmp/$n.ref" "$tmp/$n.g$g"
+    done
+    grep -q '"worker": 1' "$tmp/$n.g0,0/metrics.json" || fail "case $n: --gpus 0,0 ran one worker"
+    if [ -n "$mpi" ]; then
+        # shellcheck disable=SC2086
+        expect_status 0 timeout 300 $mpi -np 2 "$RECKNN" "$tmp/r.csv" --test "$tmp/t.csv" $opts --device gpu \
+            --quiet --out "$tmp/$n.mpi"
+        same "$tmp/$n.ref" "$tmp/$n.mpi"
+        grep -q '"ranks": 2' "$tmp/$n.mpi/metrics.json" || fail "case $n: metrics.json lacks the ranks"
+    fi
+done
+expect_status 5 "$RECKNN" "$tmp/r.csv" --device gpu --gpus 0,63 --quiet --out "$tmp/bad"
+grep -q "63" "$tmp/stderr" || fail "a missing device is not named"
+echo "cli_gpus: $n cases identical under --gpus 1, all, 0,0${mpi:+ and mpirun -np 2}"
