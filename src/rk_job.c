@@ -496,7 +496,8 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     int topn_done = !want_topn;
     s = RK_OK;
     const int approx = o->approx != RK_APPROX_NONE; /* --approx: lists only, top-N from them on the CPU */
-    if (approx) s = rk_job_approx_lists(o, ko, em, use_gpu, &j->lists, rep, st, err);
+    if (approx)
+        s = rk_job_approx_lists(o, ko, em, use_gpu, j->n_devices > 0 ? j->devices[0] : 0, &j->lists, rep, st, err);
     use_gpu = use_gpu && !rep->gpu_fallback && !approx;
     rk_gpu_opts g = {0};
     g.device = j->n_devices > 0 ? j->devices[0] : 0;

@@ -55,7 +55,7 @@ static void note(const rk_job_opts *o, const char *fmt, const char *a)
     o->note(o->ud, buf);
 }
 
-rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const rk_model *em, int use_gpu,
+rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const rk_model *em, int use_gpu, int device,
                               rk_lists *lists, rk_job_report *rep, rk_knn_stats *st, rk_error *err)
 {
     rk_rbc_opts r;
@@ -70,6 +70,7 @@ rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const
     if (use_gpu && !rep->gpu_fallback) {
         rk_gpu_opts g;
         memset(&g, 0, sizeof g);
+        g.device = device; /* the first of --gpus: the ball cover runs on one */
         g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
         s = rk_gpu_rbc(em, ko, &r, &g, lists, as, err);
         on_gpu = s == RK_OK;

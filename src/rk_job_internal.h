@@ -43,10 +43,11 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
 rk_status rk_job_approx_check_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_error *err);
 
 /*! rk_job_approx_lists() : the lists of the model em by the random ball
- *  cover, on the GPU when use_gpu (the CPU after a GPU failure under
+ *  cover, on the GPU when use_gpu (CUDA ordinal device, the first of
+ *  --gpus; the CPU after a GPU failure under
  *  --device auto), then the recall check of --approx-check; rep->approx and
  *  approx_check, and st's device, path and times, are filled. */
-rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const rk_model *em, int use_gpu,
+rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const rk_model *em, int use_gpu, int device,
                               rk_lists *lists, rk_job_report *rep, rk_knn_stats *st, rk_error *err);
 
 /*! rk_job_write_approx() : the "approx" member of metrics.json (null without
