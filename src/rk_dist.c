@@ -299,12 +299,19 @@ rk_status rk_dist_gatherv(rk_dist *d, const void *mine, size_t bytes, int root, 
     return gather(d, mine, bytes, root, all, offs, err);
 }
 
+/* Point to point, in three steps so that neither end can be left waiting:
+ * the byte count, the receiver's answer (1: it holds a buffer for them, 0:
+ * it could not allocate one), then the bytes in pieces only after a 1. */
 rk_status rk_dist_send(rk_dist *d, int to, const void *buf, size_t bytes, rk_error *err)
 {
     if (!multi(d)) return rk_error_set(err, RK_E_INTERNAL, "a send within one process");
 #ifdef HAVE_MPI
     uint64_t n = bytes;
+    int ok = 0;
     MPI_CHECK(err, MPI_Send(&n, 1, MPI_UINT64_T, to, 1, d->comm));
+    MPI_CHECK(err, MPI_Recv(&ok, 1, MPI_INT, to, 3, d->comm, MPI_STATUS_IGNORE));
+    if (!ok) return rk_error_set(err, RK_E_NOMEM, "rank %d had no memory for %zu bytes from rank %d", to, bytes,
+                                 d->rank);
     const unsigned char *p = buf;
     for (size_t at = 0; at < bytes; at += PIECE) {
         size_t m = bytes - at < PIECE ? bytes - at : PIECE;
@@ -327,9 +334,9 @@ rk_status rk_dist_recv_alloc(rk_dist *d, int from, unsigned char **buf, size_t *
 #ifdef HAVE_MPI
     uint64_t n = 0;
     MPI_CHECK(err, MPI_Recv(&n, 1, MPI_UINT64_T, from, 1, d->comm, MPI_STATUS_IGNORE));
-    unsigned char *p = malloc(n > 0 ? (size_t)n : 1);
-    /* no one else can be told of this failure before the data arrive: the
-     * sender has nothing else to do, so a stop of the job is right */
+    unsigned char *p = n <= (uint64_t)SIZE_MAX ? malloc(n > 0 ? (size_t)n : 1) : NULL;
+    int ok = p != NULL;
+    MPI_CHECK(err, MPI_Send(&ok, 1, MPI_INT, from, 3, d->comm)); /* the sender sends only after a yes */
     if (p == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for %llu bytes from rank %d",
                                        (unsigned long long)n, from);
     for (size_t at = 0; at < n; at += PIECE) {

@@ -407,25 +407,11 @@ static rk_status served_users(const rk_job_spread_in *in, int32_t **users, int64
  * sink.  A failing sink stops the replays but not the receiving, so that
  * no rank is left waiting on its send. */
 static rk_status join_recommendations(const rk_job_spread_in *in, part *parts, int n_parts, const int32_t *rb,
-                                      rk_error *err)
+                                      const rk_recbuf *mine, rk_error *err)
 {
     const int R = rk_dist_size(in->dist), me = rk_dist_rank(in->dist);
     rk_status s = RK_OK;
-    if (me != 0) {
-        /* one message: the parts' buffers, in order */
-        size_t total = 0;
-        for (int w = 0; w < n_parts; w++) total += parts[w].recs.bytes;
-        unsigned char *all = malloc(total > 0 ? total : 1);
-        if (all == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for %zu bytes of recommendations", total);
-        size_t at = 0;
-        for (int w = 0; w < n_parts; w++) {
-            if (parts[w].recs.bytes > 0) memcpy(all + at, parts[w].recs.data, parts[w].recs.bytes);
-            at += parts[w].recs.bytes;
-        }
-        s = rk_dist_send(in->dist, 0, all, total, err);
-        free(all);
-        return s;
-    }
+    if (me != 0) return rk_dist_send(in->dist, 0, mine->data, mine->bytes, err);
     for (int w = 0; w < n_parts && s == RK_OK; w++)
         s = rk_recbuf_replay(parts[w].recs.data, parts[w].recs.bytes, rb[0], in->to->sink, in->to->sink_ud, err);
     for (int r = 1; r < R; r++) {
@@ -467,9 +453,16 @@ static rk_status spread_topn(const rk_job_spread_in *in, part *parts, int n_part
         run_parts(parts, n_parts, topn_part);
         s = parts_status(in, parts, n_parts, err);
     }
+    /* a rank other than 0 sends its parts' batches as one message, made
+     * before the agreement so that a failure to make it is agreed on */
+    rk_recbuf mine;
+    rk_recbuf_init(&mine);
+    for (int w = 0; me != 0 && s == RK_OK && w < n_parts; w++)
+        s = rk_recbuf_append(&mine, &parts[w].recs, err);
     if (s == RK_OK) s = rk_dist_fault(in->dist, "topn", err);
     s = rk_dist_agree(in->dist, s, err);
-    if (s == RK_OK) s = join_recommendations(in, parts, n_parts, rb, err);
+    if (s == RK_OK) s = join_recommendations(in, parts, n_parts, rb, &mine, err);
+    rk_recbuf_free(&mine);
     s = rk_dist_agree(in->dist, s, err);
     if (s == RK_OK && in->ts != NULL) {
         memset(in->ts, 0, sizeof *in->ts);

@@ -92,6 +92,16 @@ static rk_status reserve(rk_recbuf *b, size_t extra, rk_error *err)
     return RK_OK;
 }
 
+rk_status rk_recbuf_append(rk_recbuf *dst, const rk_recbuf *src, rk_error *err)
+{
+    if (src->bytes == 0) return RK_OK;
+    RK_FORWARD(reserve(dst, src->bytes, err));
+    memcpy(dst->data + dst->bytes, src->data, src->bytes);
+    dst->bytes += src->bytes;
+    dst->users += src->users;
+    return RK_OK;
+}
+
 rk_status rk_recbuf_sink(void *ud, const rk_topn_batch *bt, rk_error *err)
 {
     rk_recbuf *b = ud;
@@ -122,8 +132,8 @@ rk_status rk_recbuf_sink(void *ud, const rk_topn_batch *bt, rk_error *err)
          * list's n cells unwritten, and the buffer (zeroed above) may be
          * sent to another process as it is */
         (void)cells;
-        for (size_t b = 0; b < users; b++) {
-            const size_t at = b * (size_t)bt->n, c = (size_t)bt->len[b];
+        for (size_t x = 0; x < users; x++) {
+            const size_t at = x * (size_t)bt->n, c = (size_t)bt->len[x];
             memcpy(r + o.item + at * sizeof *bt->item, bt->item + at, c * sizeof *bt->item);
             memcpy(r + o.score + at * sizeof *bt->score, bt->score + at, c * sizeof *bt->score);
         }

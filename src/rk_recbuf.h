@@ -43,6 +43,11 @@ void rk_recbuf_init(rk_recbuf *b);
  *  RK_E_INTERNAL.  @return RK_OK, RK_E_NOMEM, RK_E_INTERNAL. */
 rk_status rk_recbuf_sink(void *ud, const rk_topn_batch *b, rk_error *err);
 
+/*! rk_recbuf_append() : src's records after dst's (records concatenate:
+ *  replaying dst then gives dst's batches, then src's).
+ *  @return RK_OK, RK_E_NOMEM (dst unchanged). */
+rk_status rk_recbuf_append(rk_recbuf *dst, const rk_recbuf *src, rk_error *err);
+
 /*! rk_recbuf_replay() : hand every record of data[0..bytes) to sink, in
  *  order, with first + shift as each batch's position.  The bytes may come
  *  from another process (rk_recbuf.data sent as is); a record that does not

@@ -272,6 +272,42 @@ static void test_round_trip(void)
     rk_recbuf_free(NULL);
 }
 
+/* Buffers appended to one another replay as their batches in turn: the
+ * first NB/3 records of a round trip's buffer, then the rest, then an empty
+ * one, give the same batches as the whole. */
+static void test_append(void)
+{
+    rk_recbuf rb, a, b, joined, empty;
+    recorder direct, back;
+    rk_error err;
+    size_t ends[NB];
+    fill(&rb, &direct, ends, 7);
+    const size_t cut = ends[NB / 3 - 1];
+    rk_recbuf_init(&a);
+    rk_recbuf_init(&b);
+    rk_recbuf_init(&joined);
+    rk_recbuf_init(&empty);
+    /* the two halves as buffers of their own (replayed into sinks of their own) */
+    CU_ASSERT_EQUAL(rk_recbuf_replay(rb.data, cut, 0, rk_recbuf_sink, &a, &err), RK_OK);
+    CU_ASSERT_EQUAL(rk_recbuf_replay(rb.data + cut, rb.bytes - cut, 0, rk_recbuf_sink, &b, &err), RK_OK);
+    CU_ASSERT_EQUAL(a.bytes + b.bytes, rb.bytes);
+    CU_ASSERT_EQUAL(rk_recbuf_append(&joined, &a, &err), RK_OK);
+    CU_ASSERT_EQUAL(rk_recbuf_append(&joined, &empty, &err), RK_OK);
+    CU_ASSERT_EQUAL(rk_recbuf_append(&joined, &b, &err), RK_OK);
+    CU_ASSERT_EQUAL(joined.bytes, rb.bytes);
+    CU_ASSERT_EQUAL(joined.users, rb.users);
+    CU_ASSERT_EQUAL(memcmp(joined.data, rb.data, rb.bytes), 0);
+    rec_init(&back, 1);
+    CU_ASSERT_EQUAL(rk_recbuf_replay(joined.data, joined.bytes, 5, rec_sink, &back, &err), RK_OK);
+    CU_ASSERT_EQUAL(rec_diff(&direct, &back, 5), 0);
+    rec_free(&back);
+    rec_free(&direct);
+    rk_recbuf_free(&rb);
+    rk_recbuf_free(&a);
+    rk_recbuf_free(&b);
+    rk_recbuf_free(&joined);
+}
+
 /* Many small appends: the capacity changes O(log) times, never below need. */
 static void test_growth(void)
 {
@@ -568,6 +604,7 @@ int main(void)
 {
     static const rk_test_case cases[] = {
         {"random batches round trip, every field and cell, shifted", test_round_trip},
+        {"buffers appended replay in turn", test_append},
         {"geometric growth", test_growth},
         {"the sink's status stops the replay", test_sink_error},
         {"every truncation", test_truncated},
