@@ -50,7 +50,7 @@ const char *rk_dist_load_name(rk_dist_load l);
 int rk_dist_built(void);
 
 /*! rk_dist_init() : join the run (MPI_Init when built with MPI).  *out gets
- *  the handle (never NULL on RK_OK).  @return RK_OK, RK_E_NOMEM, RK_E_IO
+ *  the handle (never NULL on RK_OK).  @return RK_OK, RK_E_NOMEM, RK_E_DIST
  *  (MPI failed to start). */
 rk_status rk_dist_init(int *argc, char ***argv, rk_dist **out, rk_error *err);
 
@@ -75,35 +75,37 @@ const char *rk_dist_host(const rk_dist *d);
 rk_status rk_dist_agree(rk_dist *d, rk_status s, rk_error *err);
 
 /*! rk_dist_bcast() : collective: root's bytes[0..bytes) to every rank's buf
- *  (the same size on every rank).  @return RK_OK, RK_E_IO (MPI failed). */
+ *  (the same size on every rank).  @return RK_OK, RK_E_DIST (MPI failed). */
 rk_status rk_dist_bcast(rk_dist *d, void *buf, size_t bytes, int root, rk_error *err);
 
 /*! rk_dist_bcast_alloc() : collective: root's *buf and *bytes to every rank;
  *  on the others *buf is allocated here (the caller frees).
- *  @return RK_OK, RK_E_NOMEM (on any rank: every rank then fails), RK_E_IO. */
+ *  @return RK_OK, RK_E_NOMEM (on any rank: every rank then fails), RK_E_DIST. */
 rk_status rk_dist_bcast_alloc(rk_dist *d, unsigned char **buf, size_t *bytes, int root, rk_error *err);
 
 /*! rk_dist_allgatherv() : collective: every rank's mine[0..bytes) to every
  *  rank.  *all (allocated here; the caller frees) holds rank r's bytes at
  *  offs[r] (offs has size + 1 entries; offs[size] = the total, padding
- *  included).  @return RK_OK, RK_E_NOMEM (on any rank), RK_E_IO. */
+ *  included).  @return RK_OK, RK_E_NOMEM (on any rank), RK_E_RANGE (more
+ *  than INT_MAX blocks in all), RK_E_DIST. */
 rk_status rk_dist_allgatherv(rk_dist *d, const void *mine, size_t bytes, unsigned char **all, size_t *offs,
                              rk_error *err);
 
 /*! rk_dist_gatherv() : as rk_dist_allgatherv, but only root gets *all and
- *  offs (NULL elsewhere).  @return RK_OK, RK_E_NOMEM, RK_E_IO. */
+ *  offs (*all is NULL elsewhere; offs is needed on every rank).
+ *  @return RK_OK, RK_E_NOMEM, RK_E_RANGE, RK_E_DIST. */
 rk_status rk_dist_gatherv(rk_dist *d, const void *mine, size_t bytes, int root, unsigned char **all, size_t *offs,
                           rk_error *err);
 
 /*! rk_dist_send(), rk_dist_recv_alloc() : point to point, for streams that
  *  one rank joins in order: the byte count, then the bytes in pieces.
  *  rk_dist_recv_alloc allocates *buf (the caller frees).
- *  @return RK_OK, RK_E_NOMEM, RK_E_IO. */
+ *  @return RK_OK, RK_E_NOMEM, RK_E_DIST; RK_E_INTERNAL within one process. */
 rk_status rk_dist_send(rk_dist *d, int to, const void *buf, size_t bytes, rk_error *err);
 rk_status rk_dist_recv_alloc(rk_dist *d, int from, unsigned char **buf, size_t *bytes, rk_error *err);
 
-/*! rk_dist_reduce_max() : collective: the largest of the ranks' values
- *  (every rank gets it).  @return RK_OK, RK_E_IO. */
+/*! rk_dist_max_double() : collective: the largest of the ranks' values
+ *  (every rank gets it).  @return RK_OK, RK_E_DIST. */
 rk_status rk_dist_max_double(rk_dist *d, double *v, rk_error *err);
 
 /*! rk_dist_fault() : the test hook of RECKNN_FAULT="RANK:WHAT:STAGE" (WHAT
