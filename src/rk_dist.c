@@ -204,26 +204,22 @@ rk_status rk_dist_bcast_alloc(rk_dist *d, unsigned char **buf, size_t *bytes, in
     return rk_dist_bcast(d, *buf, (size_t)n, root, err);
 }
 
-/* The ranks' byte counts, and the padded offsets of their parts. */
-static rk_status layout(rk_dist *d, size_t bytes, size_t *offs, rk_error *err)
+/* The ranks' byte counts into counts (size entries, the caller's), and the
+ * padded offsets of their parts. */
+static rk_status layout(rk_dist *d, size_t bytes, uint64_t *counts, size_t *offs, rk_error *err)
 {
     const int R = rk_dist_size(d);
-    uint64_t *all = calloc((size_t)R, sizeof *all);
-    RK_CHECK_ALLOC(all, err);
-    all[rk_dist_rank(d)] = bytes;
+    counts[rk_dist_rank(d)] = bytes;
 #ifdef HAVE_MPI
     if (multi(d)) {
         uint64_t mine = bytes;
-        int rc = MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, d->comm);
-        if (rc != MPI_SUCCESS) {
-            free(all);
-            return mpi_fail(err, rc, "MPI_Allgather");
-        }
+        MPI_CHECK(err, MPI_Allgather(&mine, 1, MPI_UINT64_T, counts, 1, MPI_UINT64_T, d->comm));
     }
+#else
+    (void)err;
 #endif
     offs[0] = 0;
-    for (int r = 0; r < R; r++) offs[r + 1] = offs[r] + pad((size_t)all[r]);
-    free(all);
+    for (int r = 0; r < R; r++) offs[r + 1] = offs[r] + pad((size_t)counts[r]);
     return RK_OK;
 }
 
@@ -233,10 +229,16 @@ static rk_status gather(rk_dist *d, const void *mine, size_t bytes, int root, un
 {
     const int R = rk_dist_size(d), me = rk_dist_rank(d);
     *all = NULL;
-    RK_FORWARD(rk_dist_agree(d, RK_OK, err)); /* every collective starts with an agreement */
-    RK_FORWARD(layout(d, bytes, offs, err));
+    /* every collective starts with an agreement, here on the memory of the
+     * counts too: a rank without it must not leave the others waiting in
+     * MPI_Allgather while it goes to its next agreement */
+    uint64_t *counts = calloc((size_t)R, sizeof *counts);
+    rk_status s = counts != NULL ? RK_OK : rk_error_set(err, RK_E_NOMEM, "out of memory for %d byte counts", R);
+    s = rk_dist_agree(d, s, err);
+    if (s == RK_OK) s = layout(d, bytes, counts, offs, err);
+    free(counts);
+    if (s != RK_OK) return s;
     const int receives = root < 0 || me == root;
-    rk_status s = RK_OK;
     unsigned char *buf = NULL;
     if (receives) {
         buf = malloc(offs[R] > 0 ? offs[R] : 1);

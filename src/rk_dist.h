@@ -86,12 +86,14 @@ rk_status rk_dist_bcast_alloc(rk_dist *d, unsigned char **buf, size_t *bytes, in
 /*! rk_dist_allgatherv() : collective: every rank's mine[0..bytes) to every
  *  rank.  *all (allocated here; the caller frees) holds rank r's bytes at
  *  offs[r] (offs has size + 1 entries; offs[size] = the total, padding
- *  included).  @return RK_OK, RK_E_NOMEM (on any rank), RK_E_DIST. */
+ *  included).  @return RK_OK, RK_E_NOMEM (on any rank), RK_E_RANGE (more
+ *  than INT_MAX blocks in all), RK_E_DIST. */
 rk_status rk_dist_allgatherv(rk_dist *d, const void *mine, size_t bytes, unsigned char **all, size_t *offs,
                              rk_error *err);
 
 /*! rk_dist_gatherv() : as rk_dist_allgatherv, but only root gets *all and
- *  offs (NULL elsewhere).  @return RK_OK, RK_E_NOMEM, RK_E_DIST. */
+ *  offs (*all is NULL elsewhere; offs is needed on every rank).
+ *  @return RK_OK, RK_E_NOMEM, RK_E_RANGE, RK_E_DIST. */
 rk_status rk_dist_gatherv(rk_dist *d, const void *mine, size_t bytes, int root, unsigned char **all, size_t *offs,
                           rk_error *err);
 
@@ -100,7 +102,7 @@ rk_status rk_dist_gatherv(rk_dist *d, const void *mine, size_t bytes, int root, 
  *  could allocate them, then the bytes in pieces, so that a receiver out of
  *  memory leaves no sender waiting (both then return RK_E_NOMEM).
  *  rk_dist_recv_alloc allocates *buf (the caller frees).
- *  @return RK_OK, RK_E_NOMEM, RK_E_DIST. */
+ *  @return RK_OK, RK_E_NOMEM, RK_E_DIST; RK_E_INTERNAL within one process. */
 rk_status rk_dist_send(rk_dist *d, int to, const void *buf, size_t bytes, rk_error *err);
 rk_status rk_dist_recv_alloc(rk_dist *d, int from, unsigned char **buf, size_t *bytes, rk_error *err);
 
