@@ -225,12 +225,10 @@ int main(int argc, char **argv)
      * (files refused after the cancel) are not errors to report */
     while (rk_out_cancelled()) pause();
     progress_clear(&c);
+    /* every rank has the failure the ranks agreed on: rank 0 says it */
+    if (s != RK_OK && c.rank == 0) fprintf(stderr, "recknn: error: %s\n", err.msg[0] != '\0' ? err.msg : rk_strerror(s));
     rk_dist_finalize(dist);
-    if (s != RK_OK) {
-        /* every rank has the failure the ranks agreed on: rank 0 says it */
-        if (c.rank == 0) fprintf(stderr, "recknn: error: %s\n", err.msg[0] != '\0' ? err.msg : rk_strerror(s));
-        return rk_status_exit_code(s);
-    }
+    if (s != RK_OK) return rk_status_exit_code(s);
     if (!c.quiet && c.rank == 0) {
         size_t ol = strlen(o->out_dir);
         const char *slash = ol > 0 && o->out_dir[ol - 1] == '/' ? "" : "/";

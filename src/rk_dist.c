@@ -245,7 +245,11 @@ static rk_status gather(rk_dist *d, const void *mine, size_t bytes, int root, un
         if (buf == NULL) s = rk_error_set(err, RK_E_NOMEM, "out of memory for %zu bytes gathered from %d ranks",
                                           offs[R], R);
     }
-    RK_FORWARD(rk_dist_agree(d, s, err));
+    s = rk_dist_agree(d, s, err);
+    if (s != RK_OK) {
+        free(buf);
+        return s;
+    }
     if (!multi(d)) {
         if (bytes > 0) memcpy(buf, mine, bytes);
         *all = buf;

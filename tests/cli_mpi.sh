@@ -9,6 +9,7 @@
 #     exit status 5, a message naming the rank, and no file in --out;
 #   a rank that is killed (RECKNN_FAULT=R:kill:STAGE, SIGKILL) ends the job
 #     (mpirun names the rank and the signal), non-zero, no file in --out;
+#   bad input under mpirun is exit 3 with the file and line named once;
 #   --model and --approx are refused across ranks (exit 2).
 # MPIEXEC: the launcher (default mpirun); as root Open MPI needs
 # --allow-run-as-root, and on 2 cores --oversubscribe for 3 ranks.
@@ -106,6 +107,14 @@ set -e
 grep -qi "rank 1" "$tmp/stderr" && grep -qi "signal 9\|killed" "$tmp/stderr" ||
     { cat "$tmp/stderr" >&2; fail "mpirun does not name the killed rank and its signal"; }
 [ ! -e "$tmp/kill" ] || [ -z "$(ls -A "$tmp/kill")" ] || fail "files left after a killed rank: $(ls -A "$tmp/kill")"
+
+# ---- bad input under mpirun: the one-process status, the file and line named once ---------------
+printf 'userId,movieId,rating\n1,1,4\n2,1,x\n' > "$tmp/bad.csv"
+for load in each bcast; do
+    expect_status 3 mpi 2 "$tmp/bad.csv" --device cpu --mpi-load "$load" --out "$tmp/bad.$load"
+    [ "$(grep -c "bad.csv:3" "$tmp/stderr")" = 1 ] || { cat "$tmp/stderr" >&2; fail "$load: the bad line is not named once"; }
+    [ ! -e "$tmp/bad.$load" ] || [ -z "$(ls -A "$tmp/bad.$load")" ] || fail "$load: files left after bad input"
+done
 
 # ---- refused across ranks --------------------------------------------------------------------
 expect_status 2 mpi 2 "$tmp/r.csv" --model "$tmp/m.rkm" --device cpu --out "$tmp/refused"
