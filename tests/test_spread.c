@@ -1,0 +1,212 @@
+/* rk_job_spread on the CPU: the engine stage shared out among several parts
+ * of one process (how --gpus shares it among GPUs, here with CPU parts, so
+ * that the sharing is tested where no GPU is) gives the results of one
+ * engine call: the same lists, predictions and top-N batches, user by user,
+ * in request order; each part's rows, users and work are reported and add up
+ * to the whole. */
+#include "rk_job_internal.h"
+#include "rk_byuser.h"
+#include "rk_utopn.h"
+#include "test_subset_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Every recommendation in the order the sink gets it: user, length, then
+ * (item, score) pairs. */
+typedef struct flat {
+    int64_t *v;
+    size_t n, cap;
+    int calls;
+} flat;
+
+static void flat_put(flat *f, int64_t x)
+{
+    if (f->n == f->cap) {
+        f->cap = f->cap ? 2 * f->cap : 1024;
+        f->v = realloc(f->v, f->cap * sizeof *f->v);
+        CU_ASSERT_FATAL(f->v != NULL);
+    }
+    f->v[f->n++] = x;
+}
+
+static rk_status flat_sink(void *ud, const rk_topn_batch *b, rk_error *err)
+{
+    (void)err;
+    flat *f = ud;
+    f->calls++;
+    for (int64_t x = 0; x < b->count; x++) {
+        flat_put(f, b->user[x]);
+        flat_put(f, b->len[x]);
+        for (int32_t e = 0; e < b->len[x]; e++) {
+            flat_put(f, b->item[x * b->n + e]);
+            flat_put(f, (int64_t)b->score[x * b->n + e]);
+        }
+    }
+    return RK_OK;
+}
+
+static int lists_equal(const rk_lists *a, const rk_lists *b)
+{
+    if (a->n_items != b->n_items || a->k != b->k) return 0;
+    for (int32_t i = 0; i < a->n_items; i++) {
+        if (a->len[i] != b->len[i]) return 0;
+        const size_t o = (size_t)i * (size_t)a->k, c = (size_t)a->len[i];
+        if (memcmp(a->nbr + o, b->nbr + o, c * sizeof *a->nbr) || memcmp(a->sim + o, b->sim + o, c * sizeof *a->sim) ||
+            memcmp(a->support + o, b->support + o, c * sizeof *a->support))
+            return 0;
+    }
+    return 1;
+}
+
+/* One case: nu x ni ratings, k, N, parts, with queries and a --users subset
+ * when asked, item- or user-based. */
+static void spread_vs_one(int nu, int ni, double density, rk_metric metric, int k, int n_top, int parts,
+                          int with_queries, int with_users, int by_user, unsigned long long seed)
+{
+    rk_model m;
+    rk_error err;
+    rk_ts_model(&m, nu, ni, density, 0, 1, seed);
+    rk_byuser uv;
+    memset(&uv, 0, sizeof uv);
+    const rk_model *em = &m;
+    if (by_user) {
+        CU_ASSERT_FATAL(rk_byuser_view(&m, &uv, &err) == RK_OK);
+        em = &uv.model;
+    }
+    const int32_t rows = em->by_item.n_rows;
+    rk_knn_opts ko;
+    rk_knn_opts_default(&ko);
+    ko.sim.metric = metric;
+    ko.k = k;
+    ko.threads = 2;
+    /* queries (engine orientation): random pairs, unknown ids included */
+    const int64_t nq = with_queries ? 4 * (int64_t)rows : 0;
+    int32_t *qu = malloc(sizeof(int32_t) * (size_t)(nq + 1)), *qi = malloc(sizeof(int32_t) * (size_t)(nq + 1));
+    int32_t *u1 = malloc(sizeof(int32_t) * (size_t)(nq + 1)), *u2 = malloc(sizeof(int32_t) * (size_t)(nq + 1));
+    double *p1 = malloc(sizeof(double) * (size_t)(nq + 1)), *p2 = malloc(sizeof(double) * (size_t)(nq + 1));
+    unsigned long long s = seed * 7919 + 3;
+    const int32_t cols = em->by_user.n_rows;
+    for (int64_t t = 0; t < nq; t++) {
+        qu[t] = (int32_t)(rk_test_rand(&s) % (unsigned long long)(cols + 1)); /* cols: unknown */
+        qi[t] = (int32_t)(rk_test_rand(&s) % (unsigned long long)rows);
+    }
+    /* --users: a few users in a random order, as the request */
+    int32_t *req = NULL;
+    int64_t n_req = 0;
+    if (with_users) {
+        req = rk_ts_subset(nu, nu / 3 + 1, seed ^ 0x77ULL);
+        n_req = nu / 3 + 1;
+    }
+    rk_topn_opts to;
+    memset(&to, 0, sizeof to);
+    to.n = n_top;
+    to.users = req;
+    to.n_users = n_req;
+    to.threads = 2;
+    to.batch = 5; /* many batches, so that the order across them is tested */
+
+    /* one engine call, then top-N */
+    rk_lists one, spread;
+    CU_ASSERT_FATAL(rk_lists_alloc(&one, rows, k, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_lists_alloc(&spread, rows, k, &err) == RK_OK);
+    rk_queries q1 = {nq, qu, qi, p1, u1}, q2 = {nq, qu, qi, p2, u2};
+    CU_ASSERT_FATAL(rk_knn_cpu(em, &ko, &one, nq > 0 ? &q1 : NULL, NULL, &err) == RK_OK);
+    flat f1, f2;
+    memset(&f1, 0, sizeof f1);
+    memset(&f2, 0, sizeof f2);
+    to.sink = flat_sink;
+    to.sink_ud = &f1;
+    const rk_status s1 = by_user ? rk_utopn_cpu(&m, &one, &to, NULL, &err) : rk_topn_cpu(&m, &one, &to, NULL, &err);
+    CU_ASSERT_FATAL(s1 == RK_OK);
+
+    /* the same shared out among CPU parts */
+    rk_job_opts o;
+    rk_job_opts_default(&o);
+    int32_t devices[RK_GPUS_MAX];
+    for (int w = 0; w < parts; w++) devices[w] = -1;
+    rk_gpu_opts g;
+    memset(&g, 0, sizeof g);
+    rk_topn_stats ts;
+    rk_knn_stats st;
+    rk_job_report *rep = calloc(1, sizeof *rep);
+    CU_ASSERT_FATAL(rep != NULL);
+    to.sink_ud = &f2;
+    rk_job_spread_in in = {&o, NULL, &ko, em, &m, by_user, devices, parts, &g, 0, &spread, nq > 0 ? &q2 : NULL,
+                           &to, &ts, &st, rep};
+    CU_ASSERT_FATAL(rk_job_spread(&in, &err) == RK_OK);
+
+    CU_ASSERT(lists_equal(&one, &spread));
+    if (nq > 0) {
+        CU_ASSERT_EQUAL(memcmp(p1, p2, sizeof(double) * (size_t)nq), 0);
+        CU_ASSERT_EQUAL(memcmp(u1, u2, sizeof(int32_t) * (size_t)nq), 0);
+    }
+    CU_ASSERT_EQUAL(f1.n, f2.n);
+    CU_ASSERT(f1.n > 0);
+    CU_ASSERT(f1.n == f2.n && memcmp(f1.v, f2.v, f1.n * sizeof *f1.v) == 0);
+    /* every part is reported; their rows, users and work add up */
+    CU_ASSERT_EQUAL(rep->n_parts, parts);
+    int64_t r_sum = 0, u_sum = 0, rows_sum = 0, work = 0;
+    for (int x = 0; x < rep->n_parts; x++) {
+        CU_ASSERT_EQUAL(rep->part[x].worker, x);
+        CU_ASSERT_EQUAL(rep->part[x].device, -1);
+        r_sum += rep->part[x].rows;
+        u_sum += rep->part[x].topn_users;
+        rows_sum += rep->part[x].topn_rows;
+        work += rep->part[x].work;
+    }
+    int32_t *order = malloc(sizeof(int32_t) * (size_t)(rows > 0 ? rows : 1));
+    CU_ASSERT_EQUAL(work, rk_knn_item_order(em, order, NULL));
+    free(order);
+    CU_ASSERT_EQUAL(r_sum, rows);
+    CU_ASSERT_EQUAL(u_sum, ts.users);
+    CU_ASSERT_EQUAL(rows_sum, ts.rows);
+    if (with_users) CU_ASSERT_EQUAL(ts.users, n_req);
+
+    free(f1.v);
+    free(f2.v);
+    free(rep);
+    free(req);
+    free(qu);
+    free(qi);
+    free(u1);
+    free(u2);
+    free(p1);
+    free(p2);
+    rk_lists_free(&one);
+    rk_lists_free(&spread);
+    rk_byuser_free(&uv);
+    rk_model_free(&m);
+}
+
+static void test_items(void)
+{
+    spread_vs_one(80, 60, 0.15, RK_METRIC_PEARSON, 10, 5, 3, 1, 0, 0, 1);
+    spread_vs_one(70, 50, 0.2, RK_METRIC_COSINE, 8, 10, 2, 1, 1, 0, 2);
+    spread_vs_one(60, 40, 0.25, RK_METRIC_JACCARD, 50, 45, 4, 0, 0, 0, 3); /* k and N above the item count */
+    spread_vs_one(50, 30, 0.2, RK_METRIC_PEARSON_BASELINE, 5, 3, 7, 1, 0, 0, 4);
+}
+
+static void test_users(void)
+{
+    spread_vs_one(60, 50, 0.2, RK_METRIC_MSD, 6, 5, 3, 1, 0, 1, 5);
+    spread_vs_one(50, 40, 0.2, RK_METRIC_PEARSON, 10, 8, 2, 0, 1, 1, 6);
+}
+
+static void test_edges(void)
+{
+    spread_vs_one(20, 3, 0.6, RK_METRIC_PEARSON, 2, 2, 5, 1, 0, 0, 7); /* more parts than items */
+    spread_vs_one(10, 1, 0.5, RK_METRIC_COSINE, 3, 1, 2, 1, 0, 0, 8);  /* one item */
+    spread_vs_one(30, 20, 0.2, RK_METRIC_EUCLIDEAN, 4, 3, 1, 1, 1, 0, 9); /* one part */
+}
+
+int main(void)
+{
+    static const rk_test_case cases[] = {
+        {"item rows and users shared among CPU parts: one call's results", test_items},
+        {"user mode shared among parts", test_users},
+        {"more parts than items, one item, one part", test_edges},
+        {NULL, NULL},
+    };
+    return rk_test_main("spread", cases);
+}
