@@ -263,14 +263,9 @@ int main(int argc, char **argv)
             fputs("; ", stderr);
         }
         if (rep.ranks > 1 || rep.n_parts > 1) {
-            double mx = 0, sum = 0;
-            for (int x = 0; x < rep.n_parts; x++) {
-                sum += rep.part[x].engine_s;
-                if (rep.part[x].engine_s > mx) mx = rep.part[x].engine_s;
-            }
+            const double b = rk_job_balance(&rep, RK_JOB_BALANCE_ENGINE_S);
             fprintf(stderr, "%d rank%s, %d part%s (slowest engine over mean %.2f); ", rep.ranks,
-                    rep.ranks == 1 ? "" : "s", rep.n_parts, rep.n_parts == 1 ? "" : "s",
-                    sum > 0 ? mx * rep.n_parts / sum : 1.0);
+                    rep.ranks == 1 ? "" : "s", rep.n_parts, rep.n_parts == 1 ? "" : "s", b > 0 ? b : 1.0);
         }
         if (rep.fold[rep.n_folds > 0 ? rep.n_folds - 1 : 0].have_rank)
             fprintf(stderr, "precision@%d %.4f; ", rep.top_n, rep.fold[rep.n_folds - 1].rank.precision);

@@ -362,19 +362,6 @@ rk_status rk_dist_recv_alloc(rk_dist *d, int from, unsigned char **buf, size_t *
 #endif
 }
 
-rk_status rk_dist_max_double(rk_dist *d, double *v, rk_error *err)
-{
-    (void)v;
-    if (!multi(d)) return RK_OK;
-#ifdef HAVE_MPI
-    double in = *v;
-    MPI_CHECK(err, MPI_Allreduce(&in, v, 1, MPI_DOUBLE, MPI_MAX, d->comm));
-#else
-    (void)err;
-#endif
-    return RK_OK;
-}
-
 rk_status rk_dist_fault(const rk_dist *d, const char *stage, rk_error *err)
 {
     const char *f = getenv("RECKNN_FAULT");

@@ -106,10 +106,6 @@ rk_status rk_dist_gatherv(rk_dist *d, const void *mine, size_t bytes, int root, 
 rk_status rk_dist_send(rk_dist *d, int to, const void *buf, size_t bytes, rk_error *err);
 rk_status rk_dist_recv_alloc(rk_dist *d, int from, unsigned char **buf, size_t *bytes, rk_error *err);
 
-/*! rk_dist_max_double() : collective: the largest of the ranks' values
- *  (every rank gets it).  @return RK_OK, RK_E_DIST. */
-rk_status rk_dist_max_double(rk_dist *d, double *v, rk_error *err);
-
 /*! rk_dist_fault() : the test hook of RECKNN_FAULT="RANK:WHAT:STAGE" (WHAT
  *  kill or fail): at stage `stage` the named rank raises SIGKILL, or
  *  returns RK_E_INTERNAL naming the injected fault.  Used by the tests of a

@@ -36,6 +36,10 @@ typedef struct rk_gpus_spec {
  *  zeroed spec: device 0).  @return RK_OK or RK_E_ARG (err says why). */
 rk_status rk_gpus_parse(const char *s, rk_gpus_spec *out, rk_error *err);
 
+/*! rk_gpus_given() : 1 when spec names devices (all, a count or a list),
+ *  0 for the default (a zeroed spec). */
+int rk_gpus_given(const rk_gpus_spec *spec);
+
 /*! rk_gpus_resolve() : the ordinals of spec for n_visible devices into
  *  ids[RK_GPUS_MAX], their number in *n (the default: device 0).
  *  @return RK_OK, RK_E_GPU (no device, a count or an ordinal beyond the

@@ -71,6 +71,11 @@ rk_status rk_gpus_parse(const char *s, rk_gpus_spec *out, rk_error *err)
     return RK_OK;
 }
 
+int rk_gpus_given(const rk_gpus_spec *spec)
+{
+    return spec != NULL && (spec->all || spec->count > 0 || spec->n_ids > 0);
+}
+
 rk_status rk_gpus_resolve(const rk_gpus_spec *spec, int n_visible, int32_t *ids, int *n, rk_error *err)
 {
     static const rk_gpus_spec none; /* zeroed: device 0 */

@@ -248,7 +248,7 @@ static int decide_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state 
         return -1;
     }
     if (!j->gpu_ok) {
-        if (rk_job_dist_gpus_given(o)) { /* --gpus asks for GPUs: none is no fallback */
+        if (rk_gpus_given(&o->gpus)) { /* --gpus asks for GPUs: none is no fallback */
             rk_error_set(err, RK_E_GPU, "--gpus: %s", j->gpu_why);
             return -1;
         }

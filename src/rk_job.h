@@ -185,6 +185,18 @@ typedef struct rk_job_report {
     double t_exchange;                 /* sum over folds: gathering lists, predictions, recommendations */
 } rk_job_report;
 
+/* What rk_job_balance compares among the parts of a report. */
+typedef enum rk_job_balance_of {
+    RK_JOB_BALANCE_ENGINE_S = 0, /* engine seconds */
+    RK_JOB_BALANCE_WORK,         /* co-rating pair updates */
+    RK_JOB_BALANCE_TOPN_S,       /* top-N seconds */
+    RK_JOB_BALANCE_TOPN_WORK     /* list entries summed for top-N */
+} rk_job_balance_of;
+
+/*! rk_job_balance() : the largest of the parts' values over their mean (1:
+ *  even; 0 when all are 0 or there are no parts). */
+double rk_job_balance(const rk_job_report *r, rk_job_balance_of what);
+
 /*! rk_job_run() : run the job.  On success the files are in o->out_dir and
  *  *rep is filled.  @return any rk_status; err names the cause.  A failed run
  *  leaves no output file behind. */

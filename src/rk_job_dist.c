@@ -20,11 +20,6 @@ rk_status rk_job_dist_check_opts(const rk_job_opts *o, rk_error *err)
     return RK_OK;
 }
 
-int rk_job_dist_gpus_given(const rk_job_opts *o)
-{
-    return o->gpus.all || o->gpus.count > 0 || o->gpus.n_ids > 0;
-}
-
 rk_status rk_job_dist_devices(const rk_job_opts *o, int32_t *ids, int *n, rk_error *err)
 {
     int32_t all[RK_GPUS_MAX];
@@ -37,7 +32,7 @@ rk_status rk_job_dist_devices(const rk_job_opts *o, int32_t *ids, int *n, rk_err
         *n = na;
         return RK_OK;
     }
-    if (!rk_job_dist_gpus_given(o)) { /* the default: one device per rank of the host, round robin */
+    if (!rk_gpus_given(&o->gpus)) { /* the default: one device per rank of the host, round robin */
         const int visible = rk_gpu_device_count();
         ids[0] = visible > 0 ? l % visible : 0;
         *n = 1;
@@ -94,58 +89,3 @@ rk_status rk_job_dist_load(const rk_job_opts *o, const rk_data_opts *dop, rk_dat
     return s;
 }
 
-static void num(FILE *fp, double x)
-{
-    char b[40];
-    if (x != x || x > 1e300 || x < -1e300) {
-        fputs("null", fp);
-        return;
-    }
-    rk_out_double(b, sizeof b, x);
-    fputs(b, fp);
-}
-
-/* The largest over the mean (1: even; 0 when all are 0). */
-static double balance(const rk_job_report *r, int what)
-{
-    double mx = 0.0, sum = 0.0;
-    for (int x = 0; x < r->n_parts; x++) {
-        const rk_job_part *p = &r->part[x];
-        const double v = what == 0 ? p->engine_s : what == 1 ? (double)p->work : what == 2 ? p->topn_s
-                                                                                           : (double)p->topn_work;
-        sum += v;
-        if (v > mx) mx = v;
-    }
-    return sum > 0.0 ? mx * r->n_parts / sum : 0.0;
-}
-
-void rk_job_write_scale(FILE *fp, const rk_job_report *r)
-{
-    fprintf(fp, "  \"scale\": {\"ranks\": %d, \"load\": ", r->ranks > 0 ? r->ranks : 1);
-    if (r->dist_load[0] != '\0') rk_out_json_string(fp, r->dist_load);
-    else fputs("null", fp);
-    fputs(", \"load_s\": ", fp);
-    num(fp, r->t_dist_load);
-    fputs(", \"exchange_s\": ", fp);
-    num(fp, r->t_exchange);
-    fputs(", \"balance\": {\"engine_s\": ", fp);
-    num(fp, balance(r, 0));
-    fputs(", \"work\": ", fp);
-    num(fp, balance(r, 1));
-    fputs(", \"topn_s\": ", fp);
-    num(fp, balance(r, 2));
-    fputs(", \"topn_work\": ", fp);
-    num(fp, balance(r, 3));
-    fputs("}, \"parts\": [", fp);
-    for (int x = 0; x < r->n_parts; x++) {
-        const rk_job_part *p = &r->part[x];
-        fprintf(fp, "%s\n    {\"rank\": %d, \"worker\": %d, \"device\": %d, \"rows\": %d, \"work\": %lld, \"engine_s\": ",
-                x ? "," : "", p->rank, p->worker, p->device, p->rows, (long long)p->work);
-        num(fp, p->engine_s);
-        fprintf(fp, ", \"topn_users\": %lld, \"topn_work\": %lld, \"topn_rows\": %lld, \"topn_s\": ",
-                (long long)p->topn_users, (long long)p->topn_work, (long long)p->topn_rows);
-        num(fp, p->topn_s);
-        fprintf(fp, ", \"gpu_failed\": %s}", p->fell_back ? "true" : "false");
-    }
-    fputs(r->n_parts > 0 ? "\n  ]},\n" : "]},\n", fp);
-}

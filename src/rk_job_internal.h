@@ -86,9 +86,6 @@ rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err);
  *  --approx: one process).  @return RK_OK or RK_E_ARG. */
 rk_status rk_job_dist_check_opts(const rk_job_opts *o, rk_error *err);
 
-/*! rk_job_dist_gpus_given() : 1 when --gpus was given. */
-int rk_job_dist_gpus_given(const rk_job_opts *o);
-
 /*! rk_job_dist_devices() : the CUDA ordinals this process's parts run on
  *  (ids[RK_GPUS_MAX], *n of them): every device of --gpus for one process
  *  on its host; under mpirun by default one device per rank of the host,
@@ -112,10 +109,5 @@ rk_status rk_job_plan_load(const rk_job_opts *o, rk_error *err);
  *  RK_E_NOMEM before any work. */
 rk_status rk_job_plan_run(const rk_job_opts *o, rk_knn_opts *ko, int64_t n_test, int with_time, rk_job_report *rep,
                           rk_error *err);
-
-/*! rk_job_write_scale() : the "scale" member of metrics.json: ranks, load
- *  mode, exchange time, and every part's rows, work and times with their
- *  balance (the largest over the mean). */
-void rk_job_write_scale(FILE *fp, const rk_job_report *r);
 
 #endif /* RK_JOB_INTERNAL_H */

@@ -181,6 +181,56 @@ static void json_summary(FILE *fp, const rk_job_report *r, int base)
     fputs("}", fp);
 }
 
+/* ---- several ranks and GPUs ------------------------------------------------- */
+
+double rk_job_balance(const rk_job_report *r, rk_job_balance_of what)
+{
+    double mx = 0.0, sum = 0.0;
+    for (int x = 0; x < r->n_parts; x++) {
+        const rk_job_part *p = &r->part[x];
+        const double v = what == RK_JOB_BALANCE_ENGINE_S ? p->engine_s
+                         : what == RK_JOB_BALANCE_WORK   ? (double)p->work
+                         : what == RK_JOB_BALANCE_TOPN_S ? p->topn_s
+                                                         : (double)p->topn_work;
+        sum += v;
+        if (v > mx) mx = v;
+    }
+    return sum > 0.0 ? mx * r->n_parts / sum : 0.0;
+}
+
+/* The "scale" member of metrics.json: ranks, load mode, exchange time, and
+ * every part's rows, work and times with their balance. */
+static void write_scale(FILE *fp, const rk_job_report *r)
+{
+    fprintf(fp, "  \"scale\": {\"ranks\": %d, \"load\": ", r->ranks > 0 ? r->ranks : 1);
+    if (r->dist_load[0] != '\0') rk_out_json_string(fp, r->dist_load);
+    else fputs("null", fp);
+    fputs(", \"load_s\": ", fp);
+    json_num(fp, r->t_dist_load);
+    fputs(", \"exchange_s\": ", fp);
+    json_num(fp, r->t_exchange);
+    fputs(", \"balance\": {\"engine_s\": ", fp);
+    json_num(fp, rk_job_balance(r, RK_JOB_BALANCE_ENGINE_S));
+    fputs(", \"work\": ", fp);
+    json_num(fp, rk_job_balance(r, RK_JOB_BALANCE_WORK));
+    fputs(", \"topn_s\": ", fp);
+    json_num(fp, rk_job_balance(r, RK_JOB_BALANCE_TOPN_S));
+    fputs(", \"topn_work\": ", fp);
+    json_num(fp, rk_job_balance(r, RK_JOB_BALANCE_TOPN_WORK));
+    fputs("}, \"parts\": [", fp);
+    for (int x = 0; x < r->n_parts; x++) {
+        const rk_job_part *p = &r->part[x];
+        fprintf(fp, "%s\n    {\"rank\": %d, \"worker\": %d, \"device\": %d, \"rows\": %d, \"work\": %lld, \"engine_s\": ",
+                x ? "," : "", p->rank, p->worker, p->device, p->rows, (long long)p->work);
+        json_num(fp, p->engine_s);
+        fprintf(fp, ", \"topn_users\": %lld, \"topn_work\": %lld, \"topn_rows\": %lld, \"topn_s\": ",
+                (long long)p->topn_users, (long long)p->topn_work, (long long)p->topn_rows);
+        json_num(fp, p->topn_s);
+        fprintf(fp, ", \"gpu_failed\": %s}", p->fell_back ? "true" : "false");
+    }
+    fputs(r->n_parts > 0 ? "\n  ]},\n" : "]},\n", fp);
+}
+
 void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r, const rk_dataset *ds,
                           const rk_model *m, const rk_knn_stats *st)
 {
@@ -318,7 +368,7 @@ void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
     fputs("},\n", fp);
 
     rk_job_write_approx(fp, o, r);
-    rk_job_write_scale(fp, r);
+    write_scale(fp, r);
     json_key(fp, "  ", "topn");
     if (r->top_n > 0) {
         const rk_topn_stats *t = &r->topn;

@@ -22,6 +22,7 @@
 #include "rk_omp.h"
 #include "rk_part.h"
 #include "rk_recbuf.h"
+#include "rk_topn_internal.h"
 #include "rk_utopn.h"
 
 #include <pthread.h>
@@ -364,28 +365,19 @@ static void *topn_part(void *arg)
     return NULL;
 }
 
-/* The users served, in request order (every user with a training rating,
- * ascending, when the request names none), and the work of each. */
-static rk_status served_users(const rk_job_spread_in *in, int32_t **users, int64_t *n_users, int64_t **cost,
-                              rk_error *err)
+/* The users served, in request order (rk_topn_request: every user with a
+ * training rating, ascending, when the request names none; *all is what it
+ * allocated), and the work of each. */
+static rk_status served_users(const rk_job_spread_in *in, int32_t **all, const int32_t **users, int64_t *n_users,
+                              int64_t **cost, rk_error *err)
 {
     const rk_model *m = in->m;
     const rk_lists *l = in->lists;
     const int32_t nu = m->by_user.n_rows;
-    int64_t n = in->to->users != NULL ? in->to->n_users : 0;
-    if (in->to->users == NULL)
-        for (int32_t u = 0; u < nu; u++) n += rk_model_user_known(m, u);
-    *users = malloc((size_t)(n > 0 ? n : 1) * sizeof **users);
+    RK_FORWARD(rk_topn_request(m, in->to, all, users, n_users, err));
+    const int64_t n = *n_users;
     *cost = malloc((size_t)(n > 0 ? n : 1) * sizeof **cost);
-    RK_CHECK_ALLOC(*users, err);
     RK_CHECK_ALLOC(*cost, err);
-    if (in->to->users != NULL) {
-        memcpy(*users, in->to->users, (size_t)n * sizeof **users);
-    } else {
-        int64_t t = 0;
-        for (int32_t u = 0; u < nu; u++)
-            if (rk_model_user_known(m, u)) (*users)[t++] = u;
-    }
     for (int64_t t = 0; t < n; t++) {
         const int32_t u = (*users)[t];
         int64_t c = 1;
@@ -399,7 +391,6 @@ static rk_status served_users(const rk_job_spread_in *in, int32_t **users, int64
         }
         (*cost)[t] = c;
     }
-    *n_users = n;
     return RK_OK;
 }
 
@@ -435,9 +426,10 @@ static rk_status join_recommendations(const rk_job_spread_in *in, part *parts, i
 static rk_status spread_topn(const rk_job_spread_in *in, part *parts, int n_parts, rk_error *err)
 {
     const int R = rk_dist_size(in->dist), me = rk_dist_rank(in->dist);
-    int32_t *users = NULL, *rb = malloc((size_t)(R + 1) * sizeof *rb), pb[RK_GPUS_MAX + 1];
+    int32_t *all = NULL, *rb = malloc((size_t)(R + 1) * sizeof *rb), pb[RK_GPUS_MAX + 1];
+    const int32_t *users = NULL;
     int64_t n_users = 0, *cost = NULL;
-    rk_status s = rb != NULL ? served_users(in, &users, &n_users, &cost, err)
+    rk_status s = rb != NULL ? served_users(in, &all, &users, &n_users, &cost, err)
                              : rk_error_set(err, RK_E_NOMEM, "out of memory for %d ranges", R);
     if (s == RK_OK && n_users > INT32_MAX) s = rk_error_set(err, RK_E_RANGE, "%lld users to share out", (long long)n_users);
     if (s == RK_OK) s = rk_part_ranges(cost, (int32_t)n_users, R, rb, NULL, err);
@@ -469,7 +461,7 @@ static rk_status spread_topn(const rk_job_spread_in *in, part *parts, int n_part
         in->ts->users = n_users; /* rows and updates: summed from every rank's parts below */
         snprintf(in->ts->path, sizeof in->ts->path, "%s", parts[0].ts.path);
     }
-    free(users);
+    free(all);
     free(cost);
     free(rb);
     return s;

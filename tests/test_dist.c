@@ -160,10 +160,6 @@ static void test_bcast(void)
         CU_ASSERT_EQUAL(bytes, 10);
         CU_ASSERT(memcmp(buf, "0123456789", 10) == 0);
         free(buf);
-
-        double v = 2.5;
-        CU_ASSERT_EQUAL(rk_dist_max_double(h, &v, &err), RK_OK);
-        CU_ASSERT_EQUAL(v, 2.5);
     }
     rk_dist_finalize(d);
 }

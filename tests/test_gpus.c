@@ -59,8 +59,15 @@ static void test_parse_default(void)
 {
     rk_gpus_spec sp = ok(NULL);
     CU_ASSERT(is_zeroed(&sp));
+    CU_ASSERT_EQUAL(rk_gpus_given(&sp), 0);
+    CU_ASSERT_EQUAL(rk_gpus_given(NULL), 0);
     sp = ok("");
     CU_ASSERT(is_zeroed(&sp));
+    const char *named[] = {"all", "2", "0,"};
+    for (int x = 0; x < 3; x++) {
+        sp = ok(named[x]);
+        CU_ASSERT_EQUAL(rk_gpus_given(&sp), 1);
+    }
 }
 
 static void test_parse_all_and_count(void)
