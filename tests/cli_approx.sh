@@ -97,11 +97,7 @@ expect_status 2 "$RECKNN" "$data" --metric jaccard --approx rbc --approx-check -
 [ ! -e "$tmp/x" ] || fail "a usage error left an output folder"
 
 # on a GPU: the CPU's files and counts
-set +e
-"$RECKNN" "$data" --device gpu --top-n 0 --no-neighbors --out "$tmp/probe" --quiet 2>/dev/null
-st=$?
-set -e
-[ "$st" -eq 5 ] && { echo "no usable GPU: the GPU part is skipped"; exit 0; }
+gpu_usable "$data" || { echo "no usable GPU: the GPU part is skipped"; exit 0; }
 for metric in cosine-full euclidean-full jaccard; do
     for dev in cpu gpu; do
         expect_status 0 "$RECKNN" "$data" --implicit --metric "$metric" --approx rbc --probes 3 --top-n 5 \

@@ -8,12 +8,7 @@ CLI="$TESTDATA/cli"
 [ -x "$RECKNN" ] || fail "$RECKNN is not built"
 train="$top_srcdir/sample_data/ratings.csv"
 [ -f "$train" ] || train="$CLI/good.csv"
-set +e
-"$RECKNN" "$train" --device gpu --top-n 0 --no-neighbors --out "$tmp/probe" --quiet 2>"$tmp/probe.err"
-st=$?
-set -e
-if [ "$st" -eq 5 ]; then echo "SKIP: no usable GPU: $(cat "$tmp/probe.err")"; exit 77; fi
-[ "$st" -eq 0 ] || fail "the GPU probe run failed with $st: $(cat "$tmp/probe.err")"
+gpu_usable "$train" || { echo "SKIP: no usable GPU: $(cat "$tmp/probe.err")"; exit 77; }
 for metric in pearson cosine pearson-baseline; do
     for dev in cpu gpu; do
         expect_status 0 "$RECKNN" "$train" --folds 3 --seed 5 --top-n 10 --baseline popular --metric "$metric" \

@@ -8,12 +8,7 @@
 . "$top_srcdir/tests/setup.sh"
 [ -x "$RECKNN" ] || fail "$RECKNN is not built"
 D="$top_srcdir/sample_data"
-set +e
-"$RECKNN" "$D/ratings.csv" --device gpu --top-n 0 --no-neighbors --out "$tmp/probe" --quiet 2>"$tmp/probe.err"
-st=$?
-set -e
-if [ "$st" -eq 5 ]; then echo "SKIP: no usable GPU: $(cat "$tmp/probe.err")"; exit 77; fi
-[ "$st" -eq 0 ] || fail "the GPU probe run failed with $st: $(cat "$tmp/probe.err")"
+gpu_usable "$D/ratings.csv" || { echo "SKIP: no usable GPU: $(cat "$tmp/probe.err")"; exit 77; }
 mpi=
 if "$RECKNN" --version | grep -q 'MPI: yes' && command -v mpirun >/dev/null 2>&1; then
     mpi="mpirun --oversubscribe"

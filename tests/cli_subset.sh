@@ -81,11 +81,7 @@ done
 grep -q '"lists_computed": 4,' "$tmp/usub/metrics.json" || fail "--by user --users computed more lists than asked"
 
 # the GPU against the CPU (skipped without one)
-set +e
-"$RECKNN" "$train" --device gpu --top-n 0 --no-neighbors --out "$tmp/probe" --quiet 2>/dev/null
-st=$?
-set -e
-[ "$st" -eq 5 ] && { echo "no usable GPU: the GPU part is skipped"; exit 0; }
+gpu_usable "$train" || { echo "no usable GPU: the GPU part is skipped"; exit 0; }
 for route in auto block kernel; do
     expect_status 0 "$RECKNN" "$train" --items "$tmp/items.txt" --gpu-query "$route" --out "$tmp/g-$route" \
         --device gpu --quiet

@@ -52,3 +52,15 @@ expect_status() {
     fi
     [ "$got" -eq "$want" ] || { cat "$tmp/stderr" >&2; fail "exit status $got, wanted $want: $*"; }
 }
+
+# gpu_usable DATA: 0 when recknn runs DATA on a GPU; 1 when no GPU is usable
+# (exit 5; the reason is in $tmp/probe.err); any other status fails the test.
+gpu_usable() {
+    set +e
+    "$RECKNN" "$1" --device gpu --top-n 0 --no-neighbors --out "$tmp/probe" --quiet 2>"$tmp/probe.err"
+    probe_st=$?
+    set -e
+    [ "$probe_st" -eq 5 ] && return 1
+    [ "$probe_st" -eq 0 ] || fail "the GPU probe run failed with $probe_st: $(cat "$tmp/probe.err")"
+    return 0
+}

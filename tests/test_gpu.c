@@ -7,6 +7,7 @@
 #include "rk_knn.h"
 #include "rk_model.h"
 #include "test_util.h"
+#include "test_gpu_main.h"
 
 #include <math.h>
 #include <string.h>
@@ -282,13 +283,6 @@ static void test_select_against_sort(void)
 
 int main(void)
 {
-    char why[256];
-    if (!rk_gpu_available(why, sizeof why)) {
-        printf("SKIP: %s\n", why);
-        return 77;
-    }
-    printf("GPU: %s\n", why);
-    /* RK_GPU_TEST_QUICK: a short run for the slow sanitizer tools */
     static const rk_test_case quick[] = {
         {"selection kernel against a sort", test_select_against_sort},
         {"tiles smaller than the data", test_tiles_smaller_than_data},
@@ -296,7 +290,6 @@ int main(void)
         {"each pair once in a symmetric tile", test_symmetric_tile},
         {NULL, NULL},
     };
-    if (getenv("RK_GPU_TEST_QUICK") != NULL) return rk_test_main("gpu-quick", quick);
     static const rk_test_case cases[] = {
         {"selection kernel against a sort", test_select_against_sort},
         {"every metric and mode", test_every_metric_and_mode},
@@ -307,5 +300,5 @@ int main(void)
         {"each pair once in a symmetric tile", test_symmetric_tile},
         {NULL, NULL},
     };
-    return rk_test_main("gpu", cases);
+    return rk_test_gpu_main("gpu", cases, quick);
 }

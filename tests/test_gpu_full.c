@@ -13,6 +13,7 @@
 #include "rk_knn.h"
 #include "rk_model.h"
 #include "test_util.h"
+#include "test_gpu_main.h"
 
 #include <math.h>
 #include <string.h>
@@ -417,19 +418,11 @@ static void test_route_arguments(void)
 
 int main(void)
 {
-    char why[256];
-    if (!rk_gpu_available(why, sizeof why)) {
-        printf("SKIP: %s\n", why);
-        return 77;
-    }
-    printf("GPU: %s\n", why);
-    /* RK_GPU_TEST_QUICK: a short run for the slow sanitizer tools */
     static const rk_test_case quick[] = {
         {"route arguments", test_route_arguments},
         {"edge cases", test_edges},
         {NULL, NULL},
     };
-    if (getenv("RK_GPU_TEST_QUICK") != NULL) return rk_test_main("gpu-full-quick", quick);
     static const rk_test_case cases[] = {
         {"route arguments", test_route_arguments},
         {"every full-vector metric and mode", test_every_metric_and_mode},
@@ -440,5 +433,5 @@ int main(void)
         {"SpGEMM under small budgets", test_small_budgets},
         {NULL, NULL},
     };
-    return rk_test_main("gpu-full", cases);
+    return rk_test_gpu_main("gpu-full", cases, quick);
 }

@@ -7,6 +7,7 @@
  * shrinkage, a small memory cap (few warps), and a larger catalogue.
  * Exits 77 (skipped) when no GPU is usable. */
 #define RBC_TEST_GPU 1 /* rbc_recall_fixed can run rk_gpu_rbc */
+#include "test_gpu_main.h"
 #include "rk_gpu.h"
 #include "rk_rbc.h"
 #include "test_rbc_util.h"
@@ -156,19 +157,11 @@ static void test_recall_fixed_seed(void)
 
 int main(void)
 {
-    char why[256];
-    if (!rk_gpu_available(why, sizeof why)) {
-        printf("SKIP: %s\n", why);
-        return 77;
-    }
-    printf("GPU: %s\n", why);
-    /* RK_GPU_TEST_QUICK: a short run for the slow sanitizer tools */
     static const rk_test_case quick[] = {
         {"shapes: every ball, every item a representative, tails", test_shapes},
         {"refusals", test_refusals},
         {NULL, NULL},
     };
-    if (getenv("RK_GPU_TEST_QUICK") != NULL) return rk_test_main("gpu-rbc-quick", quick);
     static const rk_test_case cases[] = {
         {"every metric and value kind", test_metrics_and_values},
         {"shapes: every ball, every item a representative, tails", test_shapes},
@@ -178,5 +171,5 @@ int main(void)
         {"recall on a fixed seed", test_recall_fixed_seed},
         {NULL, NULL},
     };
-    return rk_test_main("gpu-rbc", cases);
+    return rk_test_gpu_main("gpu-rbc", cases, quick);
 }

@@ -7,6 +7,7 @@
 #include "rk_gpu.h"
 #include "rk_csr.h"
 #include "test_util.h"
+#include "test_gpu_main.h"
 
 #include <string.h>
 
@@ -127,12 +128,6 @@ static void test_empty(void)
 
 int main(void)
 {
-    char why[256];
-    if (!rk_gpu_available(why, sizeof why)) {
-        printf("SKIP: %s\n", why);
-        return 77;
-    }
-    printf("GPU: %s\n", why);
     static const rk_test_case cases[] = {
         {"random matrices", test_random},
         {"one row, one column", test_one_row_one_column},
@@ -140,5 +135,5 @@ int main(void)
         {"empty matrices", test_empty},
         {NULL, NULL},
     };
-    return rk_test_main("gpu-sparse", cases);
+    return rk_test_gpu_main("gpu-sparse", cases, NULL);
 }

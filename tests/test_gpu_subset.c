@@ -2,6 +2,7 @@
  * the GPU selection's limit) and the full-vector metrics against the CPU
  * engine, which defines the results.  Exits 77 (skipped) when no GPU is
  * usable. */
+#include "test_gpu_main.h"
 #include "rk_gpu.h"
 #include "test_subset_util.h"
 
@@ -143,17 +144,10 @@ static void test_large_k_predictions(void)
 
 int main(void)
 {
-    char why[256];
-    if (!rk_gpu_available(why, sizeof why)) {
-        printf("SKIP: %s\n", why);
-        return 77;
-    }
-    printf("GPU: %s\n", why);
     static const rk_test_case quick[] = {
         {"small runs of every path", test_quick},
         {NULL, NULL},
     };
-    if (getenv("RK_GPU_TEST_QUICK") != NULL) return rk_test_main("gpu-subset-quick", quick);
     static const rk_test_case cases[] = {
         {"subsets on both query routes", test_routes},
         {"full-vector metrics, whole runs", test_full_metrics_whole_run},
@@ -161,5 +155,5 @@ int main(void)
         {"k above the limit with predictions", test_large_k_predictions},
         {NULL, NULL},
     };
-    return rk_test_main("gpu-subset", cases);
+    return rk_test_gpu_main("gpu-subset", cases, quick);
 }

@@ -11,6 +11,7 @@
 #include "rk_model.h"
 #include "rk_topn.h"
 #include "test_util.h"
+#include "test_gpu_main.h"
 #include "test_topn_util.h"
 
 #include <string.h>
@@ -222,18 +223,11 @@ static void test_in_engine(void)
 
 int main(void)
 {
-    char why[256];
-    if (!rk_gpu_available(why, sizeof why)) {
-        printf("SKIP: %s\n", why);
-        return 77;
-    }
-    printf("GPU: %s\n", why);
     static const rk_test_case quick[] = {
         {"edge cases", test_edges},
         {"in the engine, lists on the device", test_in_engine},
         {NULL, NULL},
     };
-    if (getenv("RK_GPU_TEST_QUICK") != NULL) return rk_test_main("gpu-topn-quick", quick);
     static const rk_test_case cases[] = {
         {"random shapes, both routes", test_random_shapes},
         {"edge cases", test_edges},
@@ -241,5 +235,5 @@ int main(void)
         {"in the engine, lists on the device", test_in_engine},
         {NULL, NULL},
     };
-    return rk_test_main("gpu-topn", cases);
+    return rk_test_gpu_main("gpu-topn", cases, quick);
 }
