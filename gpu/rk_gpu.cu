@@ -21,6 +21,17 @@ rk_status rk_gpu_fail(rk_error *err, const char *call, const char *why, const ch
     return rk_error_set(err, RK_E_GPU, "%s failed: %s (%s:%d, device %d)", call, why, file, line, dev);
 }
 
+rk_status rk_gpu_budget_left(const rk_gpu_opts *g, const dev_mem &mem, size_t *out, rk_error *err)
+{
+    size_t free_b = 0, total_b = 0;
+    RK_CUDA_CHECK(err, cudaMemGetInfo(&free_b, &total_b));
+    size_t budget = free_b > ((size_t)512 << 20) ? free_b - ((size_t)512 << 20) : 0;
+    if (g != NULL && g->memory_cap > 0)
+        budget = g->memory_cap > mem.bytes ? std::min(budget, g->memory_cap - mem.bytes) : 0;
+    *out = budget;
+    return RK_OK;
+}
+
 extern "C" int rk_gpu_available(char *buf, size_t cap)
 {
     int n = 0;
@@ -218,19 +229,6 @@ struct spsims_holder {
     ~spsims_holder() { rk_spsims_free(p, NULL); }
 };
 
-// The device's memory this run may still take: what is free less a reserve
-// for the libraries, within the cap less what the run holds.
-rk_status budget_left(const rk_gpu_opts *g, const dev_mem &mem, size_t *out, rk_error *err)
-{
-    size_t free_b = 0, total_b = 0;
-    RK_CUDA_CHECK(err, cudaMemGetInfo(&free_b, &total_b));
-    size_t budget = free_b > ((size_t)512 << 20) ? free_b - ((size_t)512 << 20) : 0;
-    if (g != NULL && g->memory_cap > 0)
-        budget = g->memory_cap > mem.bytes ? std::min(budget, g->memory_cap - mem.bytes) : 0;
-    *out = budget;
-    return RK_OK;
-}
-
 rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_lists *lists, rk_queries *q,
               const rk_topn_opts *topn, rk_topn_stats *tst, rk_knn_stats *st, rk_error *err)
 {
@@ -363,7 +361,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     // tile height from the memory left
     // keep 512 MiB free for the libraries; what this run holds counts against a cap
     size_t budget;
-    RK_FORWARD(budget_left(g, mem, &budget, err));
+    RK_FORWARD(rk_gpu_budget_left(g, mem, &budget, err));
     size_t row_bytes = (size_t)(n_items > 0 ? n_items : 1) * (sizeof(double) + sizeof(int32_t));
     int64_t queries_known = 0;
     if (q != NULL)
@@ -644,7 +642,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     in.sparse = sph.h;
     in.sm_count = prop.multiProcessorCount;
     in.smem_optin = prop.sharedMemPerBlockOptin;
-    RK_FORWARD(budget_left(g, mem, &in.budget, err));
+    RK_FORWARD(rk_gpu_budget_left(g, mem, &in.budget, err));
     return rk_gpu_topn_run(m, &in, topn, g, s, tst, err);
 }
 
@@ -756,6 +754,6 @@ extern "C" rk_status rk_gpu_topn(const rk_model *m, const rk_lists *l, const rk_
     in.sparse = sph.h;
     in.sm_count = prop.multiProcessorCount;
     in.smem_optin = prop.sharedMemPerBlockOptin;
-    RK_FORWARD(budget_left(g, mem, &in.budget, err));
+    RK_FORWARD(rk_gpu_budget_left(g, mem, &in.budget, err));
     return rk_gpu_topn_run(m, &in, o, g, se.st, st, err);
 }

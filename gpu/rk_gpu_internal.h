@@ -90,6 +90,11 @@ struct dev_mem {
     }
 };
 
+// The device's memory a run may still take: what is free less a reserve
+// for the libraries (512 MiB), within g's cap less what mem holds
+// (rk_gpu.cu; every engine sizes its tiles from it).
+rk_status rk_gpu_budget_left(const rk_gpu_opts *g, const dev_mem &mem, size_t *out, rk_error *err);
+
 struct stream_events {
     cudaStream_t st = NULL;
     cudaEvent_t ev[4] = {NULL, NULL, NULL, NULL};

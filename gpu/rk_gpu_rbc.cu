@@ -361,19 +361,6 @@ struct balls_guard {
     ~balls_guard() { rk_rbc_balls_free(&b); }
 };
 
-// Device bytes the run may still take: free memory less a reserve for the
-// runtime, within the cap less what the run holds.
-rk_status budget_left(const rk_gpu_opts *g, const dev_mem &mem, size_t *out, rk_error *err)
-{
-    size_t free_b = 0, total_b = 0;
-    RK_CUDA_CHECK(err, cudaMemGetInfo(&free_b, &total_b));
-    size_t budget = free_b > ((size_t)512 << 20) ? free_b - ((size_t)512 << 20) : 0;
-    if (g != NULL && g->memory_cap > 0)
-        budget = g->memory_cap > mem.bytes ? std::min(budget, g->memory_cap - mem.bytes) : 0;
-    *out = budget;
-    return RK_OK;
-}
-
 // Warps of a persistent grid: as many as run at once, fewer when their
 // scratch (per_warp bytes each) would not fit in the budget; a multiple of
 // the warps of a block.
@@ -472,7 +459,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_rbc_opts *r, con
     std::vector<int32_t> owner((size_t)std::max(n_items, 1));
     if (R > 0 && n_items > 0) {
         size_t budget;
-        RK_FORWARD(budget_left(g, mem, &budget, err));
+        RK_FORWARD(rk_gpu_budget_left(g, mem, &budget, err));
         const size_t per_warp = (size_t)R * (2 * sizeof(int32_t) + 2 * sizeof(double)) +
                                 (size_t)keep * (sizeof(double) + sizeof(int32_t));
         int64_t warps;
@@ -548,7 +535,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_rbc_opts *r, con
     RK_CUDA_CHECK(err, cudaMemsetAsync(d_sim, 0, cells * sizeof(float), s));
     if (n_items > 0) {
         size_t budget;
-        RK_FORWARD(budget_left(g, mem, &budget, err));
+        RK_FORWARD(rk_gpu_budget_left(g, mem, &budget, err));
         int64_t warps;
         RK_FORWARD(plan_warps(prop, budget, (size_t)33 * k * sizeof(ent), n_items, "ball pass", &warps, err));
         ball_args ba;
