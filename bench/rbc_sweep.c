@@ -6,7 +6,7 @@
  * items in the tail and the orphans, the largest ball, pair evaluations (of
  * them through raters), work ratio against brute force, rater entries read,
  * recall (strict, and counting equal similarities), seconds.  Benchmark tool, not a test; it made the choices
- * described in src/rk_rbc.c. */
+ * described in engine/rk_rbc.c. */
 #include "rk_data.h"
 #include "rk_rbc.h"
 #include "rk_omp.h"

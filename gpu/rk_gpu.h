@@ -1,6 +1,6 @@
 /* rk_gpu.h — the only door to the CUDA engine (prefix rk_gpu_).  Plain C.
  *
- * The engine has the contract of rk_knn_cpu (src/rk_knn.h): same lists, same
+ * The engine has the contract of rk_knn_cpu (engine/rk_knn.h): same lists, same
  * predictions (similarities within 1e-4, lists identical except among ties).
  * Every CUDA/cuSPARSE failure becomes RK_E_GPU with the failing call, file and
  * line in the message; nothing here aborts or prints.  Built without CUDA,
@@ -140,7 +140,7 @@ rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, rk_error *e
  *  supports are 0).  @return RK_OK, RK_E_ARG, RK_E_GPU. */
 rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols, rk_lists *out, rk_error *err);
 
-/*! rk_gpu_rbc() : rk_rbc_cpu (src/rk_rbc.h) on the GPU: the same lists
+/*! rk_gpu_rbc() : rk_rbc_cpu (engine/rk_rbc.h) on the GPU: the same lists
  *  (candidates, similarities, order) and the same counts in st, the CPU
  *  engine defining them.  g: memory_cap is read (may be NULL).
  *  @return RK_OK, RK_E_ARG, RK_E_GPU, RK_E_NOMEM. */

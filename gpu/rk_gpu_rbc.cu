@@ -1,5 +1,5 @@
 // The random ball cover on the GPU (rk_gpu_rbc in rk_gpu.h).  The CPU twin
-// rk_rbc_cpu (src/rk_rbc.c) defines the result; this file computes the same
+// rk_rbc_cpu (engine/rk_rbc.c) defines the result; this file computes the same
 // lists with the same candidates, sums and selection order:
 //  - the host draws the representatives, makes the values and norms and the
 //    representatives' index with the CPU's functions (rk_rbc.h);
@@ -44,7 +44,7 @@ __device__ __forceinline__ bool better(double sa, int32_t ia, double sb, int32_t
     return sa > sb || (sa == sb && ia < ib);
 }
 
-// A bounded heap whose root is the worst entry (rk_topk's, src/rk_select.h).
+// A bounded heap whose root is the worst entry (rk_topk's, engine/rk_select.h).
 __device__ void sift_down(ent *h, int32_t n, int32_t pos)
 {
     const ent x = h[pos];

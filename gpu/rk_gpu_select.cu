@@ -1,5 +1,5 @@
 // Top-k of each similarity row (SPEC §3): positive similarities, higher
-// first, equal ones by ascending index — the order of rk_topk (src/rk_select.h).
+// first, equal ones by ascending index — the order of rk_topk (engine/rk_select.h).
 //
 // One block per row.  A positive double orders like its bit pattern, so a
 // radix select over the 64-bit keys (8 bits a pass, most significant first)

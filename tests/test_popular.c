@@ -1,4 +1,4 @@
-/* The most-popular baseline (src/rk_popular.c) against a brute force written
+/* The most-popular baseline (engine/rk_popular.c) against a brute force written
  * here from the training triples themselves (counts and rated sets taken
  * from the triples, not from the model's matrices): for each user every
  * unrated item with a rating sorted by (count desc, index asc), the first N.

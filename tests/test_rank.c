@@ -1,4 +1,4 @@
-/* Ranking metrics (src/rk_rank.c) on hand-computed cases, with the
+/* Ranking metrics (eval/rk_rank.c) on hand-computed cases, with the
  * arithmetic written out; the Gini index on hand cases and, on random data,
  * against its pairwise form Σ_i Σ_j |c_i − c_j| / (2 n Σ c); random lists
  * against a naive evaluator written here (linear search, no sorting); the

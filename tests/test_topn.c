@@ -1,4 +1,4 @@
-/* The CPU top-N engine (src/rk_topn.c) against an independent brute-force
+/* The CPU top-N engine (engine/rk_topn.c) against an independent brute-force
  * scorer: exact integer sums of the fixed-point weights taken in another
  * order, a full sort with the tie rule, on random shapes with fixed seeds and
  * on edge cases (a user who rated every item, users whose items have empty

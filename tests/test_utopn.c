@@ -1,4 +1,4 @@
-/* The CPU user-based top-N engine (src/rk_utopn.c) against a brute force
+/* The CPU user-based top-N engine (engine/rk_utopn.c) against a brute force
  * written here from the definition of SPEC §6b, taken in the other
  * orientation (item by item over its raters, where the engine goes
  * neighbour by neighbour over their items): exact integer sums of

@@ -1,4 +1,4 @@
-/* rk_job_internal.h — what the job's files share (src/ only). */
+/* rk_job_internal.h — what the job's files share (job/ only). */
 #ifndef RK_JOB_INTERNAL_H
 #define RK_JOB_INTERNAL_H
 

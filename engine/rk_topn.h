@@ -113,6 +113,12 @@ rk_status rk_topn_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *
  *  and items without a score).  No fixed point, no selection. */
 void rk_topn_dense(const rk_model *m, const rk_lists *l, int32_t user, double *scores);
 
+/*! rk_topn_request() : the users a request serves: o->users, or (when NULL)
+ *  every user of m with a training rating, ascending, in *all (malloc'ed;
+ *  free it).  @return RK_OK or RK_E_NOMEM. */
+rk_status rk_topn_request(const rk_model *m, const rk_topn_opts *o, int32_t **all, const int32_t **users,
+                          int64_t *n_users, rk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

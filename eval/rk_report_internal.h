@@ -1,4 +1,4 @@
-/* rk_report_internal.h — what the report's two files share (src/ only):
+/* rk_report_internal.h — what the report's two files share (eval/ only):
  * text escaping, finite numbers and the SVG figures of rk_report_svg.c.
  *
  * Every figure is one <svg> element, 720 px wide, drawn with generic fonts

@@ -4,7 +4,7 @@
  *
  * Part of the CLI, not of the library: a bad option prints the usage error
  * ("recknn: error: ...", then "Try 'recknn --help'.") and exits with 2, and
- * --help and --version print on stdout.  src/recknn.c runs the job and prints
+ * --help and --version print on stdout.  cli/recknn.c runs the job and prints
  * its messages. */
 #ifndef RECKNN_OPTS_H
 #define RECKNN_OPTS_H

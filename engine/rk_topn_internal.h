@@ -1,4 +1,4 @@
-/* rk_topn_internal.h — what the top-N engines share (src/ only): the request
+/* rk_topn_internal.h — what the top-N engines share (engine/ only): the request
  * (every user with a training rating, or the caller's list), the batch size,
  * and a bounded heap of fixed-point scores with SPEC §5's tie rule.  rk_select.h's
  * rk_topk holds doubles, which would merge fixed-point scores above 2^53. */
@@ -7,12 +7,6 @@
 
 #include <stdint.h>
 #include "rk_topn.h"
-
-/*! rk_topn_request() : the users a request serves: o->users, or (when NULL)
- *  every user of m with a training rating, ascending, in *all (malloc'ed;
- *  free it).  @return RK_OK or RK_E_NOMEM. */
-rk_status rk_topn_request(const rk_model *m, const rk_topn_opts *o, int32_t **all, const int32_t **users,
-                          int64_t *n_users, rk_error *err);
 
 /*! rk_topn_batch_users() : users per sink call for lists of n: o->batch, or
  *  about 32 MiB of results and at least 1024 users; at most n_users (>= 1). */

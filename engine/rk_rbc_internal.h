@@ -1,4 +1,4 @@
-/* rk_rbc_internal.h — what rk_rbc.c and rk_rbc_recall.c share (src/ only). */
+/* rk_rbc_internal.h — what rk_rbc.c and rk_rbc_recall.c share (engine/ only). */
 #ifndef RK_RBC_INTERNAL_H
 #define RK_RBC_INTERNAL_H
 

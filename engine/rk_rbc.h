@@ -110,7 +110,7 @@ void rk_rbc_opts_default(rk_rbc_opts *r);
 
 /*! rk_rbc_default_reps() : R for n_placed items above the tail when the
  *  options leave it 0: ceil(n_placed / 24) (0 when n_placed is 0).  Measured
- *  with bench/rbc_sweep (src/rk_rbc.c): at P 8 recall@20 peaks where a ball
+ *  with bench/rbc_sweep (engine/rk_rbc.c): at P 8 recall@20 peaks where a ball
  *  holds 20-30 items, at 10,000, 100,000 and 1,000,000 items alike. */
 int32_t rk_rbc_default_reps(int64_t n_placed);
 

@@ -22,7 +22,6 @@
 #include "rk_omp.h"
 #include "rk_part.h"
 #include "rk_recbuf.h"
-#include "rk_topn_internal.h"
 #include "rk_utopn.h"
 
 #include <pthread.h>
