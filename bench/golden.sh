@@ -14,7 +14,8 @@
 #   report.html    without the "Time per stage" section and the command line
 #   stderr         the exit status, and stderr with numbers followed by " s"
 #                  masked (the summary line's seconds)
-# and SRCDIR's path is written as SRC wherever it appears.
+# and SRCDIR's path is written as SRC, the scratch folder's as W, wherever
+# they appear (set TMPDIR to run two at once).
 # Run it on the commit before a change and after, and diff the two OUTFILEs:
 #   sh bench/golden.sh /tmp/before/recknn /tmp/before before.txt
 #   sh bench/golden.sh ./recknn . after.txt && diff before.txt after.txt
@@ -32,7 +33,7 @@ PY=/usr/bin/python3
 W=${TMPDIR:-/tmp}/recknn-golden
 rm -rf "$W" && mkdir -p "$W"
 trap 'rm -rf "$W"' EXIT
-export GOLDEN_SRC="$SRC"
+export GOLDEN_SRC="$SRC" GOLDEN_W="$W"
 R=$SRC/sample_data/ratings.csv
 T=$SRC/sample_data/test.csv
 F=$SRC/tests/data/fmt
@@ -60,7 +61,7 @@ def clean(v):
     if isinstance(v, list):
         return [clean(x) for x in v]
     if isinstance(v, str):
-        return v.replace(os.environ['GOLDEN_SRC'], 'SRC')
+        return v.replace(os.environ['GOLDEN_W'], 'W').replace(os.environ['GOLDEN_SRC'], 'SRC')
     return v
 print(json.dumps(clean(json.load(open(sys.argv[1]))), sort_keys=True))
 EOF
@@ -79,7 +80,7 @@ run() {
         rc=0
         (cd "$d" && "$RK" "$@" --device "$dev" --threads 2 --out out --no-progress \
             > stdout.txt 2> stderr.txt) || rc=$?
-        sed -e 's/[0-9.][0-9.]* s\b/N s/g' -e "s#$W/[a-z]*-$name/##g" -e "s#$SRC/##g" \
+        sed -e 's/[0-9.][0-9.]* s\b/N s/g' -e "s#$W/[a-z]*-$name/##g" -e "s#$W/#W/#g" -e "s#$SRC/##g" \
             "$d/stderr.txt" | grep -v '^recknn: note: no usable GPU' > "$d/stderr.masked" || true
         echo "$dev:$name exit $rc stderr $(sha256sum < "$d/stderr.masked" | cut -c1-16)" >> "$OUTFILE"
         if [ -d "$d/out" ]; then
