@@ -4,7 +4,7 @@
  * lists, MovieLens-like numeric ids.  Not built by make; after a build:
  *
  *   gcc -std=c11 -O2 -fopenmp -Icommon -Ietl -Iengine -Iio bench/mfile_bench.c io/librk_io.a \
- *       engine/librk_engine.a etl/librk_etl.a common/librk_common.a -lm -o /tmp/mfile_bench
+ *       engine/librk_engine.a etl/librk_etl.a common/librk_common.a -lcsv -lxxhash -lm -o /tmp/mfile_bench
  *   /tmp/mfile_bench [FILE]      (FILE default /tmp/mfile_bench.rkm; removed)
  *
  * Prints the file size, the save time (write, fsync, rename), the load time

@@ -1,8 +1,8 @@
 /* rk_mfile.c — writing model files (rk_mfile.h; the layout is MODEL_FORMAT.md)
  * and their checksum; rk_mfile_read.c reads them.
  *
- * The header, then one record per array, each hashed (XXH64) as it is
- * written in 64 KiB chunks, so that a chunk is hashed while in cache.
+ * The header, then one record per array, each hashed (XXH64, libxxhash) as
+ * it is written in 64 KiB chunks, so that a chunk is hashed while in cache.
  * Header fields are written with shifts (any host); arrays are written as
  * they lie in memory, byte-swapped first on a big-endian host (a path
  * never exercised here: the build machines are little-endian).
@@ -16,109 +16,16 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH64_state_t on the stack of the writer */
+#include <xxhash.h>
 
 /* ---- XXH64 ------------------------------------------------------------------- */
 
-#define P1 0x9E3779B185EBCA87ULL
-#define P2 0xC2B2AE3D27D4EB4FULL
-#define P3 0x165667B19E3779F9ULL
-#define P4 0x85EBCA77C2B2AE63ULL
-#define P5 0x27D4EB2F165667C5ULL
-
-static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-static inline uint64_t rd64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-#if RK_MF_BIG
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-}
-static inline uint64_t xround(uint64_t acc, uint64_t in) { return rotl(acc + in * P2, 31) * P1; }
-static inline uint64_t xmerge(uint64_t h, uint64_t v) { return (h ^ xround(0, v)) * P1 + P4; }
-
-/* A streaming XXH64: any split of the input gives the one-shot value. */
-typedef struct xxh {
-    uint64_t v[4], total, seed;
-    unsigned char buf[32];
-    size_t nbuf;
-} xxh;
-
-static void xxh_init(xxh *s, uint64_t seed)
-{
-    s->v[0] = seed + P1 + P2;
-    s->v[1] = seed + P2;
-    s->v[2] = seed;
-    s->v[3] = seed - P1;
-    s->total = 0;
-    s->seed = seed;
-    s->nbuf = 0;
-}
-
-/* 32-byte stripes of p[0..n), n a multiple of 32: the hot loop. */
-static void xxh_stripes(uint64_t v[4], const unsigned char *p, size_t n)
-{
-    uint64_t a = v[0], b = v[1], c = v[2], d = v[3];
-    for (const unsigned char *e = p + n; p < e; p += 32) {
-        a = xround(a, rd64(p));
-        b = xround(b, rd64(p + 8));
-        c = xround(c, rd64(p + 16));
-        d = xround(d, rd64(p + 24));
-    }
-    v[0] = a, v[1] = b, v[2] = c, v[3] = d;
-}
-
-static void xxh_update(xxh *s, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    s->total += len;
-    if (s->nbuf > 0) {
-        size_t take = 32 - s->nbuf < len ? 32 - s->nbuf : len;
-        memcpy(s->buf + s->nbuf, p, take);
-        s->nbuf += take, p += take, len -= take;
-        if (s->nbuf < 32) return;
-        xxh_stripes(s->v, s->buf, 32);
-        s->nbuf = 0;
-    }
-    size_t full = len & ~(size_t)31;
-    xxh_stripes(s->v, p, full);
-    memcpy(s->buf, p + full, len - full);
-    s->nbuf = len - full;
-}
-
-static uint64_t xxh_digest(const xxh *s)
-{
-    uint64_t h;
-    if (s->total >= 32) {
-        h = rotl(s->v[0], 1) + rotl(s->v[1], 7) + rotl(s->v[2], 12) + rotl(s->v[3], 18);
-        for (int l = 0; l < 4; l++) h = xmerge(h, s->v[l]);
-    } else {
-        h = s->seed + P5;
-    }
-    h += s->total;
-    const unsigned char *p = s->buf;
-    size_t n = s->nbuf;
-    for (; n >= 8; p += 8, n -= 8) h = rotl(h ^ xround(0, rd64(p)), 27) * P1 + P4;
-    if (n >= 4) {
-        h = rotl(h ^ (uint64_t)get32(p) * P1, 23) * P2 + P3;
-        p += 4, n -= 4;
-    }
-    for (; n > 0; p++, n--) h = rotl(h ^ (uint64_t)*p * P5, 11) * P1;
-    h ^= h >> 33;
-    h *= P2;
-    h ^= h >> 29;
-    h *= P3;
-    h ^= h >> 32;
-    return h;
-}
-
+/* The checksum is libxxhash's XXH64 (Debian's libxxhash-dev), streamed: any
+ * split of the input gives the one-shot value. */
 uint64_t rk_mfile_hash(const void *p, size_t len, uint64_t seed)
 {
-    xxh s;
-    xxh_init(&s, seed);
-    xxh_update(&s, p, len);
-    return xxh_digest(&s);
+    return (uint64_t)XXH64(p, len, (XXH64_hash_t)seed);
 }
 
 /* ---- writing ----------------------------------------------------------------- */
@@ -128,7 +35,7 @@ typedef struct wr {
     const char *name;
     rk_error *err;
     rk_status st;
-    xxh h;
+    XXH64_state_t h;
     uint64_t len; /* payload length of the open record */
 } wr;
 
@@ -146,7 +53,7 @@ static void w_raw(wr *w, const void *p, size_t n)
 static void w_put(wr *w, const void *p, size_t n)
 {
     if (w->st != RK_OK) return;
-    xxh_update(&w->h, p, n);
+    (void)XXH64_update(&w->h, p, n); /* fails only on a NULL state */
     w_raw(w, p, n);
 }
 
@@ -177,7 +84,7 @@ static void w_begin(wr *w, int tag, uint64_t len)
     memcpy(h, TAGS[tag], 4);
     put32(h + 4, 0);
     put64(h + 8, len);
-    xxh_init(&w->h, 0);
+    (void)XXH64_reset(&w->h, 0);
     w->len = len;
     w_put(w, h, sizeof h);
 }
@@ -187,7 +94,7 @@ static void w_end(wr *w)
     static const unsigned char zeros[8];
     unsigned char c[8];
     w_put(w, zeros, (size_t)pad8(w->len));
-    put64(c, xxh_digest(&w->h));
+    put64(c, (uint64_t)XXH64_digest(&w->h));
     w_raw(w, c, 8);
 }
 
