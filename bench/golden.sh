@@ -10,7 +10,8 @@
 # identical runs:
 #   metrics.json   parsed and written back with sorted keys, without the
 #                  wall-clock members (names ending in _s, the balance of
-#                  seconds, rates per second), "threads", "inputs" and "out"
+#                  seconds, rates per second), "threads", "inputs" and "out";
+#                  seconds inside texts ("0.0123 s" in engine.detail) as "N s"
 #   report.html    without the "Time per stage" section and the command line
 #   stderr         the exit status, and stderr with numbers followed by " s"
 #                  masked (the summary line's seconds)
@@ -52,7 +53,7 @@ printf 'userId,movieId,rating,timestamp\n1,2,4.0,5\n1,3,x,6\n' > "$W/bad.csv"
 mask() { # FILE: what is stable of one output file
     case "$1" in
     *.json) "$PY" - "$1" <<'EOF'
-import json, os, sys
+import json, os, re, sys
 def clean(v):
     if isinstance(v, dict):
         return {k: clean(x) for k, x in v.items()
@@ -61,7 +62,8 @@ def clean(v):
     if isinstance(v, list):
         return [clean(x) for x in v]
     if isinstance(v, str):
-        return v.replace(os.environ['GOLDEN_W'], 'W').replace(os.environ['GOLDEN_SRC'], 'SRC')
+        v = v.replace(os.environ['GOLDEN_W'], 'W').replace(os.environ['GOLDEN_SRC'], 'SRC')
+        return re.sub(r'[0-9][0-9.e+-]* s\b', 'N s', v)  # seconds inside texts (engine.detail)
     return v
 print(json.dumps(clean(json.load(open(sys.argv[1]))), sort_keys=True))
 EOF
@@ -124,4 +126,6 @@ run bad-corpus-nan "$B/nan.csv"
 run missing "$W/no-such-file.csv"
 run bad-option "$R" --metric nosuch
 run bad-k "$R" -k 0
+# GOLDEN_KEEP=DIR: keep every run's folder there, to see what differs
+[ -z "${GOLDEN_KEEP:-}" ] || { mkdir -p "$GOLDEN_KEEP" && cp -r "$W"/. "$GOLDEN_KEEP"/; }
 echo "golden: $(wc -l < "$OUTFILE") checksums in $OUTFILE" >&2
