@@ -1,5 +1,5 @@
-/* metrics.json and report.html of a run, and the commit of its files
- * (rk_job_internal.h). */
+/* metrics.json and report.html of a run, the table of the files a run
+ * writes, and their commit (rk_job_internal.h). */
 #include "config.h"
 #include "rk_job_internal.h"
 #include "rk_output.h"
@@ -485,11 +485,23 @@ void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r
 }
 
 
+/* metrics.json's row of the table: the printer above, on the run's summary. */
+rk_status rk_job_metrics_json(FILE *fp, const void *in, rk_error *err)
+{
+    const rk_job_result *res = in;
+    (void)err;
+    rk_job_write_metrics(fp, res->o, res->rep, res->ds, res->m, res->st);
+    return RK_OK;
+}
+
 /* ---- report.html and the commit --------------------------------------------- */
 
-static rk_status write_report(FILE *fp, const rk_job_opts *o, const rk_job_report *r, const rk_job_shown *sh,
-                              rk_error *err)
+static rk_status report_html(FILE *fp, const void *in, rk_error *err)
 {
+    const rk_job_result *res = in;
+    const rk_job_opts *o = res->o;
+    const rk_job_report *r = res->rep;
+    const rk_job_shown *sh = res->shown;
     char vals[8][64];
     const char *names[8], *values[8];
     int n = 0;
@@ -554,17 +566,30 @@ static rk_status write_report(FILE *fp, const rk_job_opts *o, const rk_job_repor
     return rk_report_write(fp, &d, err);
 }
 
+/* Every file a run writes, in the order a content's files are made. */
+static const rk_outset_row job_files[] = {
+    {RK_OUTSET_RECOMMENDATIONS, "recommendations.csv", NULL, rk_outset_recs_csv_open, rk_outset_recs_csv_put,
+     rk_outset_recs_csv_close},
+    {RK_OUTSET_NEIGHBORS, "neighbors.csv", rk_outset_neighbors_csv, NULL, NULL, NULL},
+    {RK_OUTSET_PREDICTIONS, "predictions.csv", rk_outset_predictions_csv, NULL, NULL, NULL},
+    {RK_OUTSET_METRICS, "metrics.json", rk_job_metrics_json, NULL, NULL, NULL},
+    {RK_OUTSET_REPORT, "report.html", report_html, NULL, NULL, NULL},
+};
+
+rk_status rk_job_files_open(rk_outset **set, const char *dir, rk_error *err)
+{
+    return rk_outset_open(set, dir, job_files, (int)(sizeof job_files / sizeof job_files[0]), err);
+}
+
 rk_status rk_job_finish(const rk_job_opts *o, rk_job_report *rep, const rk_data *d, const rk_model *m,
-                        const rk_knn_stats *st, rk_out *out, double t0, double t_engine_end,
+                        const rk_knn_stats *st, rk_outset *out, double t0, double t_engine_end,
                         const rk_job_shown *shown, rk_error *err)
 {
-    FILE *fp, *fr = NULL;
-    RK_FORWARD(rk_out_file(out, "metrics.json", &fp, err));
-    if (o->report) RK_FORWARD(rk_out_file(out, "report.html", &fr, err));
     double t = rk_omp_wtime();
     rep->t_write = t - t_engine_end;
     rep->t_total = t - t0;
-    rk_job_write_metrics(fp, o, rep, &d->ds, m, st);
-    if (fr != NULL) RK_FORWARD(write_report(fr, o, rep, shown, err));
-    return rk_out_commit(out, err);
+    const rk_job_result res = {o, rep, &d->ds, m, st, shown};
+    RK_FORWARD(rk_outset_write(out, RK_OUTSET_METRICS, 0, &res, err));
+    if (o->report) RK_FORWARD(rk_outset_write(out, RK_OUTSET_REPORT, 0, &res, err));
+    return rk_outset_commit(out, err);
 }
