@@ -48,10 +48,6 @@ rk_status rk_job_finish(const rk_job_opts *o, rk_job_report *rep, const rk_data 
  *  rk_job_result.  @return RK_OK, RK_E_NOMEM. */
 rk_status rk_job_metrics_json(FILE *fp, const void *in, rk_error *err);
 
-/*! rk_job_write_metrics() : metrics.json of a finished run (SPEC §7). */
-void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r, const rk_dataset *ds,
-                          const rk_model *m, const rk_knn_stats *st);
-
 /*! rk_job_run_model() : the job with --model: recommendations and answers to
  *  --queries from a saved model (rk_job_model.c). */
 rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *err);
@@ -69,9 +65,9 @@ rk_status rk_job_approx_check_opts(const rk_job_opts *o, const rk_knn_opts *ko, 
 rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const rk_model *em, int use_gpu, int device,
                               rk_lists *lists, rk_job_report *rep, rk_knn_stats *st, rk_error *err);
 
-/*! rk_job_write_approx() : the "approx" member of metrics.json (null without
- *  --approx), with its comma and line end. */
-void rk_job_write_approx(FILE *fp, const rk_job_opts *o, const rk_job_report *r);
+/*! rk_job_approx_json() : the "approx" member of metrics.json: null
+ *  without --approx.  @return a new jansson reference, NULL when out of memory. */
+struct json_t *rk_job_approx_json(const rk_job_opts *o, const rk_job_report *r);
 
 /* The engine stage shared out among MPI ranks and GPUs (rk_job_spread.c). */
 typedef struct rk_job_spread_in {
