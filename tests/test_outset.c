@@ -17,7 +17,7 @@ static rk_status put_text(FILE *fp, const void *in, rk_error *err)
     return RK_OK;
 }
 
-/* The same text, upper-cased by nothing but its own prefix: a second format. */
+/* The same text behind a prefix: a second format of the same content. */
 static rk_status put_text_b(FILE *fp, const void *in, rk_error *err)
 {
     (void)err;
