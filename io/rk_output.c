@@ -379,63 +379,6 @@ static inline char *put_double(char *p, double x)
     return p + n;
 }
 
-/* ---- JSON ---------------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static int utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) return (s[1] & 0xC0) == 0x80 ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        if ((s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80) return 0;
-        if (c == 0xE0 && s[1] < 0xA0) return 0;  /* overlong */
-        if (c == 0xED && s[1] >= 0xA0) return 0; /* surrogate */
-        return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        if ((s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80) return 0;
-        if (c == 0xF0 && s[1] < 0x90) return 0;
-        if (c == 0xF4 && s[1] >= 0x90) return 0;
-        return 4;
-    }
-    return 0;
-}
-
-void rk_out_json_string(FILE *fp, const char *s)
-{
-    if (s == NULL) {
-        fputs("null", fp);
-        return;
-    }
-    const unsigned char *u = (const unsigned char *)s;
-    putc('"', fp);
-    while (*u != '\0') {
-        unsigned c = *u;
-        if (c == '"' || c == '\\') {
-            putc('\\', fp);
-            putc((int)c, fp);
-            u++;
-        } else if (c < 0x20) {
-            fprintf(fp, "\\u%04x", c);
-            u++;
-        } else if (c < 0x80) {
-            putc((int)c, fp);
-            u++;
-        } else {
-            int n = utf8_len(u);
-            if (n == 0) {
-                fputs("\\ufffd", fp); /* JSON text must be UTF-8: mark the byte */
-                u++;
-            } else {
-                fwrite(u, 1, (size_t)n, fp);
-                u += n;
-            }
-        }
-    }
-    putc('"', fp);
-}
-
 /* ---- raw ids ------------------------------------------------------------------- */
 
 /* The raw ids of a map as one pool of strings (offsets), so that rows copy

@@ -159,9 +159,6 @@ void rk_out_recs_free(rk_out_recs *w);
  *  @return the length. */
 int rk_out_double(char *buf, size_t cap, double x);
 
-/*! rk_out_json_string() : write s as a JSON string literal (quotes, escapes). */
-void rk_out_json_string(FILE *fp, const char *s);
-
 #ifdef __cplusplus
 }
 #endif

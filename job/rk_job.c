@@ -83,15 +83,15 @@ typedef struct job_state {
     rk_lists lists;
     double *pred;
     int32_t *used;
-    rk_out *out;
+    rk_outset *out;         /* the run's files */
     int32_t *users_asked;   /* --users: every id of the file that names a user, file order */
     int64_t n_users_asked;
     int32_t *topn_users;    /* of them, the fold's users with a training rating */
     int32_t *items_asked;   /* --items: the known items of the file, file order */
     int64_t n_items_asked;
     int64_t n_topn_users;
-    rk_out_recs *recs;      /* recommendations.csv of a written fold, batch by batch */
-    FILE *recs_fp;          /* its stream (rewound when the GPU fails and the CPU starts over) */
+    rk_outset_stream *recs; /* the recommendations of a written fold, batch by batch (started
+                               over when the GPU fails and the CPU runs) */
     rk_rank *rank;          /* the fold's ranking metrics and recommendation counts */
     rk_rank *base;          /* the popularity baseline's */
     pthread_t warm;         /* asks for the GPU and starts its context while the data load */
@@ -144,7 +144,7 @@ static void fold_free(job_state *j)
     j->used = NULL;
     free(j->topn_users);
     j->topn_users = NULL;
-    rk_out_recs_free(j->recs);
+    rk_outset_stream_free(j->recs);
     j->recs = NULL;
     rk_rank_free(j->rank);
     rk_rank_free(j->base);
@@ -164,7 +164,7 @@ static void job_free(job_state *j)
     free(j->users_asked);
     free(j->items_asked);
     rk_data_free(&j->data);
-    rk_out_free(j->out);
+    rk_outset_free(j->out);
 }
 
 /* Asking the driver whether a GPU is usable starts it (about 0.1 s), so a
@@ -330,7 +330,7 @@ static rk_status fold_users(const rk_job_opts *o, job_state *j, rk_job_report *r
 
 /* Recommendations go to the file being written and to the ranking metrics. */
 typedef struct tee_sink {
-    rk_out_recs *recs;
+    rk_outset_stream *recs;
     rk_rank *rank;
 } tee_sink;
 
@@ -338,18 +338,8 @@ static rk_status tee_write(void *ud, const rk_topn_batch *b, rk_error *err)
 {
     tee_sink *t = ud;
     if (t->rank != NULL) RK_FORWARD(rk_rank_sink(t->rank, b, err));
-    if (t->recs != NULL) RK_FORWARD(rk_out_recs_write(t->recs, b, err));
+    if (t->recs != NULL) RK_FORWARD(rk_outset_put(t->recs, b, err));
     return RK_OK;
-}
-
-/* A written fold's file name: "neighbors.csv", or "neighbors.fold3.csv"
- * when every fold is written. */
-static const char *fold_name(char *buf, size_t cap, const char *base, int fold, int suffixed)
-{
-    if (!suffixed) return base;
-    const char *dot = strrchr(base, '.');
-    snprintf(buf, cap, "%.*s.fold%d%s", (int)(dot - base), base, fold + 1, dot);
-    return buf;
 }
 
 /* The fold's training and test ratings and model. */
@@ -393,16 +383,7 @@ static rk_status gpu_fallback(const rk_job_opts *o, job_state *j, rk_job_report 
                                o->relevance, err));
         tee->rank = j->rank;
     }
-    if (tee->recs != NULL) {
-        const rk_dataset *ds = &j->data.ds;
-        rk_out_recs_free(j->recs);
-        j->recs = NULL;
-        tee->recs = NULL;
-        if (fflush(j->recs_fp) != 0 || ftruncate(fileno(j->recs_fp), 0) != 0 || fseek(j->recs_fp, 0, SEEK_SET) != 0)
-            return rk_error_set(err, RK_E_IO, "cannot start recommendations.csv over in %s", o->out_dir);
-        RK_FORWARD(rk_out_recs_open(&j->recs, j->recs_fp, ds->users, ds->items, err));
-        tee->recs = j->recs;
-    }
+    if (tee->recs != NULL) RK_FORWARD(rk_outset_restart(tee->recs, err));
     return RK_OK;
 }
 
@@ -429,8 +410,7 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     const int write = last || o->write_folds;
     const rk_dataset *ds = &j->data.ds;
     rk_job_fold *fr = &rep->fold[f];
-    char nb[64];
-    FILE *fp;
+    const int file_fold = suffixed ? f + 1 : 0; /* its files: NAME.foldF.EXT, or NAME */
     rk_status s;
 
     fold_free(j);
@@ -450,9 +430,8 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
         tee.rank = j->rank;
     }
     if (want_topn && write && root) {
-        RK_FORWARD(rk_out_file(j->out, fold_name(nb, sizeof nb, "recommendations.csv", f, suffixed), &fp, err));
-        RK_FORWARD(rk_out_recs_open(&j->recs, fp, ds->users, ds->items, err));
-        j->recs_fp = fp;
+        const rk_outset_ids ids = {ds->users, ds->items};
+        RK_FORWARD(rk_outset_stream_open(j->out, RK_OUTSET_RECOMMENDATIONS, file_fold, &ids, &j->recs, err));
         tee.recs = j->recs;
     }
     rk_topn_opts to;
@@ -580,14 +559,14 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     const int64_t w_rows = (o->write_neighbors ? entries : 0) + test->n;
     RK_PROGRESS(o->progress, o->ud, "write", 0, w_rows, "rows");
     if (o->write_neighbors) {
-        RK_FORWARD(rk_out_file(j->out, fold_name(nb, sizeof nb, "neighbors.csv", f, suffixed), &fp, err));
-        RK_FORWARD(rk_out_neighbors(fp, &j->lists, by_user ? ds->users : ds->items, err));
+        const rk_outset_lists nl = {&j->lists, by_user ? ds->users : ds->items};
+        RK_FORWARD(rk_outset_write(j->out, RK_OUTSET_NEIGHBORS, file_fold, &nl, err));
         RK_PROGRESS(o->progress, o->ud, "write", entries, w_rows, "rows");
     }
     if (test->n > 0) {
-        RK_FORWARD(rk_out_file(j->out, fold_name(nb, sizeof nb, "predictions.csv", f, suffixed), &fp, err));
-        RK_FORWARD(rk_out_predictions(fp, test->n, test->user, test->item, test->rating, j->pred, j->used,
-                                      ds->users, ds->items, err));
+        const rk_outset_preds pr = {test->n, test->user, test->item, test->rating, j->pred, j->used,
+                                    ds->users, ds->items, NULL, NULL};
+        RK_FORWARD(rk_outset_write(j->out, RK_OUTSET_PREDICTIONS, file_fold, &pr, err));
         RK_PROGRESS(o->progress, o->ud, "write", w_rows, w_rows, "rows");
     }
     return RK_OK;
@@ -721,7 +700,7 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     }
     /* the output folder first: recommendations stream into it during the engine */
     if (root) {
-        s = rk_out_open(&j.out, o->out_dir, err);
+        s = rk_job_files_open(&j.out, o->out_dir, err);
         if (s != RK_OK) goto fail;
     }
     int use_gpu = decide_device(o, &ko, &j, err);

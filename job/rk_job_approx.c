@@ -6,8 +6,9 @@
 #include "rk_job_internal.h"
 #include "rk_rbc.h"
 #include "rk_gpu.h"
-#include "rk_output.h"
+#include "rk_json.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -101,51 +102,39 @@ rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const
     return RK_OK;
 }
 
-static void num(FILE *fp, const char *key, double x)
+struct json_t *rk_job_approx_json(const rk_job_opts *o, const rk_job_report *r)
 {
-    char b[40];
-    fprintf(fp, ", \"%s\": ", key);
-    if (!isfinite(x)) {
-        fputs("null", fp);
-        return;
-    }
-    rk_out_double(b, sizeof b, x);
-    fputs(b, fp);
-}
-
-void rk_job_write_approx(FILE *fp, const rk_job_opts *o, const rk_job_report *r)
-{
-    fputs("  \"approx\": ", fp);
-    if (!r->have_approx) {
-        fputs("null,\n", fp);
-        return;
-    }
+    if (!r->have_approx) return json_null();
     const rk_rbc_stats *a = &r->approx;
-    fprintf(fp, "{\"method\": \"%s\", \"reps\": %d, \"probes\": %d, \"tail\": %d, \"device\": ",
-            rk_approx_name(o->approx), a->reps, a->probes, a->tail);
-    rk_out_json_string(fp, a->device);
-    fprintf(fp, ", \"queries\": %lld, \"tail_items\": %lld, \"orphans\": %lld, \"largest_ball\": %lld, "
-                "\"pair_evaluations\": %lld, \"rep_pairs\": %lld, \"ball_pairs\": %lld, \"rater_pairs\": %lld, "
-                "\"brute_force_pairs\": %lld",
-            (long long)a->queries, (long long)a->tail_items, (long long)a->orphans, (long long)a->largest_ball,
-            (long long)a->pair_evals, (long long)a->rep_pairs, (long long)a->ball_pairs, (long long)a->rater_pairs,
-            (long long)a->brute_pairs);
-    num(fp, "work_ratio", a->pair_evals > 0 ? (double)a->brute_pairs / (double)a->pair_evals : NAN);
-    fprintf(fp, ", \"entry_reads\": %lld", (long long)a->entry_reads);
-    num(fp, "reps_s", a->reps_s);
-    num(fp, "assign_s", a->assign_s);
-    num(fp, "query_s", a->query_s);
-    num(fp, "wall_s", a->wall_s);
+    json_t *x = json_pack("{s:s, s:i, s:i, s:i, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:o, "
+                          "s:o, s:o, s:o}", "method", rk_approx_name(o->approx), "reps", a->reps, "probes", a->probes,
+                          "tail", a->tail, "device", rk_json_str(a->device), "queries", (json_int_t)a->queries,
+                          "tail_items", (json_int_t)a->tail_items, "orphans", (json_int_t)a->orphans,
+                          "largest_ball", (json_int_t)a->largest_ball, "pair_evaluations", (json_int_t)a->pair_evals,
+                          "rep_pairs", (json_int_t)a->rep_pairs, "ball_pairs", (json_int_t)a->ball_pairs,
+                          "rater_pairs", (json_int_t)a->rater_pairs, "brute_force_pairs", (json_int_t)a->brute_pairs,
+                          "work_ratio",
+                          rk_json_num(a->pair_evals > 0 ? (double)a->brute_pairs / (double)a->pair_evals : NAN),
+                          "entry_reads", (json_int_t)a->entry_reads, "reps_s", rk_json_num(a->reps_s),
+                          "assign_s", rk_json_num(a->assign_s), "query_s", rk_json_num(a->query_s),
+                          "wall_s", rk_json_num(a->wall_s));
+    json_t *more;
     if (r->have_approx_check) {
         const rk_rbc_recall_result *c = &r->approx_check;
-        fprintf(fp, ", \"k\": %d, \"sampled\": %lld, \"evaluated\": %lld, \"hits\": %lld, \"exact_entries\": %lld",
-                o->knn.k, (long long)c->sampled, (long long)c->evaluated, (long long)c->hits,
-                (long long)c->exact_entries);
-        num(fp, "recall_at_k", c->evaluated > 0 ? c->recall : NAN);
-        num(fp, "recall_at_k_ties", c->evaluated > 0 ? c->recall_ties : NAN);
-        num(fp, "check_s", c->wall_s);
+        more = json_pack("{s:i, s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "k", o->knn.k, "sampled", (json_int_t)c->sampled,
+                         "evaluated", (json_int_t)c->evaluated, "hits", (json_int_t)c->hits,
+                         "exact_entries", (json_int_t)c->exact_entries,
+                         "recall_at_k", rk_json_num(c->evaluated > 0 ? c->recall : NAN),
+                         "recall_at_k_ties", rk_json_num(c->evaluated > 0 ? c->recall_ties : NAN),
+                         "check_s", rk_json_num(c->wall_s));
     } else {
-        fputs(", \"sampled\": 0, \"recall_at_k\": null", fp);
+        more = json_pack("{s:i, s:n}", "sampled", 0, "recall_at_k");
     }
-    fputs("},\n", fp);
+    int bad = x == NULL || more == NULL || json_object_update(x, more) != 0;
+    json_decref(more);
+    if (bad) {
+        json_decref(x);
+        return NULL;
+    }
+    return x;
 }

@@ -7,6 +7,7 @@
 #include "rk_data.h"
 #include "rk_model.h"
 #include "rk_output.h"
+#include "rk_outset.h"
 #include "rk_rank.h"
 #include "rk_gpu.h"
 
@@ -22,16 +23,30 @@ typedef struct rk_job_shown {
  *  the data stage into rep (train and test ratings: the data stage's). */
 void rk_job_report_counts(rk_job_report *rep, const rk_job_opts *o, const rk_data *d);
 
+/* What metrics.json and report.html are written from (their rows' payload). */
+typedef struct rk_job_result {
+    const rk_job_opts *o;
+    const rk_job_report *rep;
+    const rk_dataset *ds;
+    const rk_model *m;
+    const rk_knn_stats *st;
+    const rk_job_shown *shown;
+} rk_job_result;
+
+/*! rk_job_files_open() : the registry of the files a run writes (its table
+ *  of names and writers) on the output folder dir.  @return as rk_outset_open. */
+rk_status rk_job_files_open(rk_outset **set, const char *dir, rk_error *err);
+
 /*! rk_job_finish() : metrics.json and, with --report, report.html into out,
  *  then commit every file; sets rep->t_write and t_total.
  *  @return RK_OK, RK_E_IO, RK_E_NOMEM. */
 rk_status rk_job_finish(const rk_job_opts *o, rk_job_report *rep, const rk_data *d, const rk_model *m,
-                        const rk_knn_stats *st, rk_out *out, double t0, double t_engine_end,
+                        const rk_knn_stats *st, rk_outset *out, double t0, double t_engine_end,
                         const rk_job_shown *shown, rk_error *err);
 
-/*! rk_job_write_metrics() : metrics.json of a finished run (SPEC §7). */
-void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r, const rk_dataset *ds,
-                          const rk_model *m, const rk_knn_stats *st);
+/*! rk_job_metrics_json() : metrics.json of a finished run (SPEC §7); in:
+ *  rk_job_result.  @return RK_OK, RK_E_NOMEM. */
+rk_status rk_job_metrics_json(FILE *fp, const void *in, rk_error *err);
 
 /*! rk_job_run_model() : the job with --model: recommendations and answers to
  *  --queries from a saved model (rk_job_model.c). */
@@ -50,9 +65,9 @@ rk_status rk_job_approx_check_opts(const rk_job_opts *o, const rk_knn_opts *ko, 
 rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const rk_model *em, int use_gpu, int device,
                               rk_lists *lists, rk_job_report *rep, rk_knn_stats *st, rk_error *err);
 
-/*! rk_job_write_approx() : the "approx" member of metrics.json (null without
- *  --approx), with its comma and line end. */
-void rk_job_write_approx(FILE *fp, const rk_job_opts *o, const rk_job_report *r);
+/*! rk_job_approx_json() : the "approx" member of metrics.json: null
+ *  without --approx.  @return a new jansson reference, NULL when out of memory. */
+struct json_t *rk_job_approx_json(const rk_job_opts *o, const rk_job_report *r);
 
 /* The engine stage shared out among MPI ranks and GPUs (rk_job_spread.c). */
 typedef struct rk_job_spread_in {

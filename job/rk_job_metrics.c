@@ -1,37 +1,21 @@
-/* metrics.json and report.html of a run, and the commit of its files
- * (rk_job_internal.h). */
+/* metrics.json and report.html of a run, the table of the files a run
+ * writes, and their commit (rk_job_internal.h).
+ *
+ * metrics.json is a jansson tree built a section at a time and laid out by
+ * rk_json_write: a top-level member per line, the folds and the parts one
+ * per line, numbers with 9 significant digits, null for what is not finite. */
 #include "config.h"
 #include "rk_job_internal.h"
-#include "rk_output.h"
+#include "rk_json.h"
 #include "rk_omp.h"
 #include "rk_gpu.h"
 #include "rk_report.h"
 #include "rk_split.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-/* ---- metrics.json --------------------------------------------------------- */
-
-static void json_num(FILE *fp, double x)
-{
-    char b[40];
-    if (!isfinite(x)) {
-        fputs("null", fp); /* JSON has no nan or inf */
-        return;
-    }
-    rk_out_double(b, sizeof b, x);
-    fputs(b, fp);
-}
-
-static void json_key(FILE *fp, const char *indent, const char *key)
-{
-    fputs(indent, fp);
-    rk_out_json_string(fp, key);
-    fputs(": ", fp);
-}
-
 
 void rk_job_report_counts(rk_job_report *rep, const rk_job_opts *o, const rk_data *d)
 {
@@ -110,75 +94,100 @@ static int fold_stats(const rk_job_report *r, int v, int base, double *mean, dou
     return 1;
 }
 
-static void json_rank(FILE *fp, const rk_rank_result *k)
+
+/* ---- metrics.json ---------------------------------------------------------- */
+
+/* Each builder returns a new reference, or NULL when out of memory; setting
+ * a NULL value fails (json_object_set_new returns -1), so that a failure
+ * anywhere reaches the caller as a nonzero "bad". */
+
+/* v as key's value in o (v stolen); nonzero on failure. */
+static int set(json_t *o, const char *key, json_t *v)
 {
-    fprintf(fp, "{\"n\": %d, \"relevance\": ", k->n);
-    json_num(fp, k->relevance);
-    fprintf(fp, ", \"users\": %lld, \"users_without_list\": %lld, \"precision\": ", (long long)k->users,
-            (long long)k->users_without_list);
-    json_num(fp, k->precision);
-    fputs(", \"recall\": ", fp);
-    json_num(fp, k->recall);
-    fputs(", \"ndcg\": ", fp);
-    json_num(fp, k->ndcg);
-    fputs(", \"mrr\": ", fp);
-    json_num(fp, k->mrr);
-    fputs(", \"hit_rate\": ", fp);
-    json_num(fp, k->hit_rate);
-    fprintf(fp, ", \"lists\": %lld, \"rows\": %lld, \"items_recommended\": %d, \"coverage\": ", (long long)k->lists,
-            (long long)k->rows, k->items_recommended);
-    json_num(fp, k->coverage);
-    fputs(", \"gini\": ", fp);
-    json_num(fp, k->gini);
-    fputs("}", fp);
+    return json_object_set_new(o, key, v);
+}
+
+/* more's members after o's (more released); nonzero on failure. */
+static int append(json_t *o, json_t *more)
+{
+    int r = more != NULL ? json_object_update(o, more) : -1;
+    json_decref(more);
+    return r;
+}
+
+/* o, or NULL (o released) when bad. */
+static json_t *done(json_t *o, int bad)
+{
+    if (!bad) return o;
+    json_decref(o);
+    return NULL;
+}
+
+static json_t *json_rank(const rk_rank_result *k)
+{
+    return json_pack("{s:i, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:i, s:o, s:o}",
+                     "n", k->n, "relevance", rk_json_num(k->relevance), "users", (json_int_t)k->users,
+                     "users_without_list", (json_int_t)k->users_without_list, "precision",
+                     rk_json_num(k->precision), "recall", rk_json_num(k->recall), "ndcg", rk_json_num(k->ndcg),
+                     "mrr", rk_json_num(k->mrr), "hit_rate", rk_json_num(k->hit_rate), "lists",
+                     (json_int_t)k->lists, "rows", (json_int_t)k->rows, "items_recommended",
+                     k->items_recommended, "coverage", rk_json_num(k->coverage), "gini", rk_json_num(k->gini));
 }
 
 /* One fold's object of the "folds" array. */
-static void json_fold(FILE *fp, const rk_job_fold *f, int index)
+static json_t *json_fold(const rk_job_fold *f, int index)
 {
-    fprintf(fp, "    {\"fold\": %d, \"train_ratings\": %lld, \"test_ratings\": %lld, \"rmse\": ", index + 1,
-            (long long)f->train_ratings, (long long)f->test_ratings);
-    json_num(fp, f->have_eval ? f->eval.rmse : NAN);
-    fputs(", \"mae\": ", fp);
-    json_num(fp, f->have_eval ? f->eval.mae : NAN);
-    fprintf(fp, ", \"fallbacks\": %lld, \"fallback_rate\": ", (long long)f->eval.fallbacks);
-    json_num(fp, f->eval.n > 0 ? (double)f->eval.fallbacks / (double)f->eval.n : NAN);
-    fprintf(fp, ", \"test_pairs\": %lld, \"unknown_users\": %lld, \"unknown_items\": %lld, \"ranking\": ",
-            (long long)f->eval.n, (long long)f->eval.unknown_users, (long long)f->eval.unknown_items);
-    if (f->have_rank) json_rank(fp, &f->rank); else fputs("null", fp);
-    fputs(", \"baseline_popular\": ", fp);
-    if (f->have_base) json_rank(fp, &f->base); else fputs("null", fp);
-    fputs(", \"timings_s\": {\"similarity\": ", fp);
-    json_num(fp, f->t_similarity);
-    fputs(", \"select\": ", fp);
-    json_num(fp, f->t_select);
-    fputs(", \"predict\": ", fp);
-    json_num(fp, f->t_predict);
-    fputs(", \"recommend\": ", fp);
-    json_num(fp, f->t_recommend);
-    fputs(", \"baseline\": ", fp);
-    json_num(fp, f->t_baseline);
-    fputs("}}", fp);
+    const rk_eval_result *e = &f->eval;
+    return json_pack("{s:i, s:I, s:I, s:o, s:o, s:I, s:o, s:I, s:I, s:I, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:o}}",
+                     "fold", index + 1, "train_ratings", (json_int_t)f->train_ratings, "test_ratings",
+                     (json_int_t)f->test_ratings, "rmse", rk_json_num(f->have_eval ? e->rmse : NAN), "mae",
+                     rk_json_num(f->have_eval ? e->mae : NAN), "fallbacks", (json_int_t)e->fallbacks,
+                     "fallback_rate", rk_json_num(e->n > 0 ? (double)e->fallbacks / (double)e->n : NAN),
+                     "test_pairs", (json_int_t)e->n, "unknown_users", (json_int_t)e->unknown_users,
+                     "unknown_items", (json_int_t)e->unknown_items,
+                     "ranking", f->have_rank ? json_rank(&f->rank) : json_null(),
+                     "baseline_popular", f->have_base ? json_rank(&f->base) : json_null(),
+                     "timings_s", "similarity", rk_json_num(f->t_similarity), "select", rk_json_num(f->t_select),
+                     "predict", rk_json_num(f->t_predict), "recommend", rk_json_num(f->t_recommend),
+                     "baseline", rk_json_num(f->t_baseline));
 }
 
 /* "summary": mean and sd over the folds of every value some fold has. */
-static void json_summary(FILE *fp, const rk_job_report *r, int base)
+static json_t *json_summary(const rk_job_report *r, int base)
 {
+    json_t *s = json_object();
+    int bad = s == NULL;
     double mean, sd;
-    int first = 1;
-    fputs("{", fp);
-    for (int v = 0; v < M_COUNT; v++) {
-        if (!fold_stats(r, v, base, &mean, &sd)) continue;
-        fputs(first ? "" : ", ", fp);
-        first = 0;
-        rk_out_json_string(fp, m_names[v]);
-        fputs(": {\"mean\": ", fp);
-        json_num(fp, mean);
-        fputs(", \"sd\": ", fp);
-        json_num(fp, sd);
-        fputs("}", fp);
+    for (int v = 0; v < M_COUNT; v++)
+        if (fold_stats(r, v, base, &mean, &sd))
+            bad |= set(s, m_names[v], json_pack("{s:o, s:o}", "mean", rk_json_num(mean), "sd", rk_json_num(sd)));
+    return done(s, bad);
+}
+
+/* "metrics": the one split's values, or the means over the folds. */
+static json_t *json_metrics(const rk_job_report *r)
+{
+    if (!r->have_eval && !r->fold[r->n_folds > 0 ? r->n_folds - 1 : 0].have_rank)
+        return json_pack("{s:n, s:n, s:n, s:i}", "rmse", "mae", "fallbacks", "test_pairs", 0);
+    double mean, sd;
+    int64_t fallbacks = 0, pairs = 0, uu = 0, ui = 0;
+    for (int f = 0; f < r->n_folds; f++) {
+        fallbacks += r->fold[f].eval.fallbacks;
+        pairs += r->fold[f].eval.n;
+        uu += r->fold[f].eval.unknown_users;
+        ui += r->fold[f].eval.unknown_items;
     }
-    fputs("}", fp);
+    json_t *m = json_pack("{s:o, s:o, s:I, s:o, s:I, s:I, s:I}",
+                          "rmse", rk_json_num(fold_stats(r, M_RMSE, 0, &mean, &sd) ? mean : NAN),
+                          "mae", rk_json_num(fold_stats(r, M_MAE, 0, &mean, &sd) ? mean : NAN),
+                          "fallbacks", (json_int_t)fallbacks,
+                          "fallback_rate", rk_json_num(pairs > 0 ? (double)fallbacks / (double)pairs : NAN),
+                          "test_pairs", (json_int_t)pairs, "unknown_users", (json_int_t)uu,
+                          "unknown_items", (json_int_t)ui);
+    int bad = m == NULL;
+    for (int v = M_PRECISION; v < M_COUNT; v++)
+        if (fold_stats(r, v, 0, &mean, &sd)) bad |= set(m, m_names[v], rk_json_num(mean));
+    return done(m, bad);
 }
 
 /* ---- several ranks and GPUs ------------------------------------------------- */
@@ -198,298 +207,195 @@ double rk_job_balance(const rk_job_report *r, rk_job_balance_of what)
     return sum > 0.0 ? mx * r->n_parts / sum : 0.0;
 }
 
-/* The "scale" member of metrics.json: ranks, load mode, exchange time, and
- * every part's rows, work and times with their balance. */
-static void write_scale(FILE *fp, const rk_job_report *r)
+
+/* The "scale" member: ranks, load mode, exchange time, and every part's
+ * rows, work and times (one per line) with their balance. */
+static json_t *json_scale(const rk_job_report *r, rk_json_layout *ly)
 {
-    fprintf(fp, "  \"scale\": {\"ranks\": %d, \"load\": ", r->ranks > 0 ? r->ranks : 1);
-    if (r->dist_load[0] != '\0') rk_out_json_string(fp, r->dist_load);
-    else fputs("null", fp);
-    fputs(", \"load_s\": ", fp);
-    json_num(fp, r->t_dist_load);
-    fputs(", \"exchange_s\": ", fp);
-    json_num(fp, r->t_exchange);
-    fputs(", \"balance\": {\"engine_s\": ", fp);
-    json_num(fp, rk_job_balance(r, RK_JOB_BALANCE_ENGINE_S));
-    fputs(", \"work\": ", fp);
-    json_num(fp, rk_job_balance(r, RK_JOB_BALANCE_WORK));
-    fputs(", \"topn_s\": ", fp);
-    json_num(fp, rk_job_balance(r, RK_JOB_BALANCE_TOPN_S));
-    fputs(", \"topn_work\": ", fp);
-    json_num(fp, rk_job_balance(r, RK_JOB_BALANCE_TOPN_WORK));
-    fputs("}, \"parts\": [", fp);
-    for (int x = 0; x < r->n_parts; x++) {
+    json_t *parts = rk_json_lined(ly, json_array());
+    int bad = parts == NULL;
+    for (int x = 0; x < r->n_parts && !bad; x++) {
         const rk_job_part *p = &r->part[x];
-        fprintf(fp, "%s\n    {\"rank\": %d, \"worker\": %d, \"device\": %d, \"rows\": %d, \"work\": %lld, \"engine_s\": ",
-                x ? "," : "", p->rank, p->worker, p->device, p->rows, (long long)p->work);
-        json_num(fp, p->engine_s);
-        fprintf(fp, ", \"topn_users\": %lld, \"topn_work\": %lld, \"topn_rows\": %lld, \"topn_s\": ",
-                (long long)p->topn_users, (long long)p->topn_work, (long long)p->topn_rows);
-        json_num(fp, p->topn_s);
-        fprintf(fp, ", \"gpu_failed\": %s}", p->fell_back ? "true" : "false");
+        bad |= json_array_append_new(parts, json_pack(
+            "{s:i, s:i, s:i, s:i, s:I, s:o, s:I, s:I, s:I, s:o, s:b}", "rank", p->rank, "worker", p->worker,
+            "device", p->device, "rows", p->rows, "work", (json_int_t)p->work, "engine_s", rk_json_num(p->engine_s),
+            "topn_users", (json_int_t)p->topn_users, "topn_work", (json_int_t)p->topn_work, "topn_rows",
+            (json_int_t)p->topn_rows, "topn_s", rk_json_num(p->topn_s), "gpu_failed", p->fell_back != 0));
     }
-    fputs(r->n_parts > 0 ? "\n  ]},\n" : "]},\n", fp);
+    if (bad) {
+        json_decref(parts);
+        return NULL;
+    }
+    return json_pack("{s:i, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o}, s:o}", "ranks", r->ranks > 0 ? r->ranks : 1,
+                     "load", r->dist_load[0] != '\0' ? rk_json_str(r->dist_load) : json_null(),
+                     "load_s", rk_json_num(r->t_dist_load), "exchange_s", rk_json_num(r->t_exchange), "balance",
+                     "engine_s", rk_json_num(rk_job_balance(r, RK_JOB_BALANCE_ENGINE_S)),
+                     "work", rk_json_num(rk_job_balance(r, RK_JOB_BALANCE_WORK)),
+                     "topn_s", rk_json_num(rk_job_balance(r, RK_JOB_BALANCE_TOPN_S)),
+                     "topn_work", rk_json_num(rk_job_balance(r, RK_JOB_BALANCE_TOPN_WORK)), "parts", parts);
 }
 
-void rk_job_write_metrics(FILE *fp, const rk_job_opts *o, const rk_job_report *r, const rk_dataset *ds,
-                          const rk_model *m, const rk_knn_stats *st)
+/* ---- the members of metrics.json, by section ----------------------------------- */
+
+/* The version, the inputs, the counts and the lines skipped. */
+static int add_data(json_t *top, const rk_job_opts *o, const rk_job_report *r)
+{
+    json_t *inputs = json_array(), *bad_lines = json_array();
+    int bad = inputs == NULL || bad_lines == NULL;
+    for (int i = 0; i < o->n_inputs && !bad; i++) bad |= json_array_append_new(inputs, rk_json_str(o->inputs[i]));
+    for (int b = 0; b < r->n_bad && !bad; b++)
+        bad |= json_array_append_new(bad_lines, json_pack("{s:o, s:I}", "file", rk_json_str(r->bad[b].file),
+                                                          "line", (json_int_t)r->bad[b].line));
+    bad |= set(top, "recknn_version", json_string(PACKAGE_VERSION));
+    bad |= set(top, "inputs", inputs);
+    bad |= set(top, "counts", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:I, s:I, s:I}",
+                                        "users", (json_int_t)r->users, "items", (json_int_t)r->items,
+                                        "ratings", (json_int_t)r->ratings,
+                                        "train_ratings", (json_int_t)r->train_ratings,
+                                        "test_ratings", (json_int_t)r->test_ratings,
+                                        "skipped_lines", (json_int_t)r->skipped_lines,
+                                        "duplicates_removed", (json_int_t)r->duplicates_removed,
+                                        "neighbor_rows", (json_int_t)r->list_entries, "lists_computed", r->list_rows,
+                                        "items_file_ids", (json_int_t)r->items_file_ids,
+                                        "items_unknown", (json_int_t)r->items_unknown,
+                                        "items_repeated", (json_int_t)r->items_repeated));
+    bad |= set(top, "bad_lines", bad_lines);
+    if (r->skipped_lines > 0) bad |= set(top, "first_bad_reason", rk_json_str(r->first_bad_reason));
+    return bad;
+}
+
+/* "options": the input's, then the model's and the engine's, then the
+ * evaluation's and the files'. */
+static json_t *json_options(const rk_job_opts *o, const rk_dataset *ds, const rk_model *m, rk_json_layout *ly)
 {
     const rk_knn_opts *k = &o->knn;
-    fputs("{\n", fp);
-    json_key(fp, "  ", "recknn_version");
-    rk_out_json_string(fp, PACKAGE_VERSION);
-    fputs(",\n", fp);
-    json_key(fp, "  ", "inputs");
-    fputs("[", fp);
-    for (int i = 0; i < o->n_inputs; i++) {
-        if (i) fputs(", ", fp);
-        rk_out_json_string(fp, o->inputs[i]);
-    }
-    fputs("],\n", fp);
-
-    json_key(fp, "  ", "counts");
-    fprintf(fp, "{\"users\": %lld, \"items\": %lld, \"ratings\": %lld, \"train_ratings\": %lld, "
-                "\"test_ratings\": %lld, \"skipped_lines\": %lld, \"duplicates_removed\": %lld, "
-                "\"neighbor_rows\": %lld, \"lists_computed\": %d, \"items_file_ids\": %lld, "
-                "\"items_unknown\": %lld, \"items_repeated\": %lld},\n",
-            (long long)r->users, (long long)r->items, (long long)r->ratings,
-            (long long)r->train_ratings, (long long)r->test_ratings, (long long)r->skipped_lines,
-            (long long)r->duplicates_removed, (long long)r->list_entries, r->list_rows,
-            (long long)r->items_file_ids, (long long)r->items_unknown, (long long)r->items_repeated);
-
-    json_key(fp, "  ", "bad_lines");
-    fputs("[", fp);
-    for (int b = 0; b < r->n_bad; b++) {
-        fputs(b ? ", {\"file\": " : "{\"file\": ", fp);
-        rk_out_json_string(fp, r->bad[b].file);
-        fprintf(fp, ", \"line\": %lld}", (long long)r->bad[b].line);
-    }
-    fputs("],\n", fp);
-    if (r->skipped_lines > 0) {
-        json_key(fp, "  ", "first_bad_reason");
-        rk_out_json_string(fp, r->first_bad_reason);
-        fputs(",\n", fp);
-    }
-
-    json_key(fp, "  ", "options");
-    fputs("{", fp);
-    fputs("\"format\": ", fp);
-    rk_out_json_string(fp, rk_format_name(ds->train_report.format));
-    if (ds->train_report.format == RK_FMT_CSV) {
+    json_t *x = json_pack("{s:s}", "format", rk_format_name(ds->train_report.format));
+    int bad = x == NULL;
+    if (!bad && ds->train_report.format == RK_FMT_CSV) {
         char d[2] = {ds->train_report.delimiter, 0};
-        fputs(", \"delimiter\": ", fp);
-        rk_out_json_string(fp, d);
-        fputs(", \"columns\": ", fp);
-        if (o->load.columns != NULL) rk_out_json_string(fp, o->load.columns); else fputs("null", fp);
+        bad |= set(x, "delimiter", rk_json_str(d));
+        bad |= set(x, "columns", rk_json_str(o->load.columns));
     }
-    fputs(", \"duplicates\": ", fp);
-    rk_out_json_string(fp, rk_dup_policy_name(o->duplicates));
-    fprintf(fp, ", \"skip_bad_lines\": %s", o->load.skip_bad_lines ? "true" : "false");
-    fputs(", \"rating_scale\": [", fp);
-    json_num(fp, m->rmin);
-    fputs(", ", fp);
-    json_num(fp, m->rmax);
-    fprintf(fp, "], \"rating_scale_given\": %s", o->load.have_scale ? "true" : "false");
-    fprintf(fp, ", \"by\": \"%s\", \"implicit\": %s", o->by_user ? "user" : "item", o->implicit ? "true" : "false");
-    fputs(", \"metric\": ", fp);
-    rk_out_json_string(fp, rk_metric_name(k->sim.metric));
-    fprintf(fp, ", \"k\": %d, \"min_support\": %d, \"shrinkage\": ", k->k, k->sim.min_support);
-    json_num(fp, k->sim.shrinkage);
-    fputs(", \"predict\": ", fp);
-    rk_out_json_string(fp, rk_predict_mode_name(k->mode));
-    fprintf(fp, ", \"min_k\": %d, \"test\": ", k->min_k);
-    if (o->test_path != NULL) rk_out_json_string(fp, o->test_path); else fputs("null", fp);
-    fputs(", \"holdout\": ", fp);
-    json_num(fp, o->holdout);
-    fprintf(fp, ", \"seed\": %llu, \"device\": ", (unsigned long long)o->seed);
-    rk_out_json_string(fp, rk_device_name(o->device));
-    fputs(", \"gpu_memory_gb\": ", fp);
-    json_num(fp, o->gpu_memory_gb);
-    fputs(", \"memory_limit_gb\": ", fp);
-    json_num(fp, o->memory_limit_gb);
-    fprintf(fp, ", \"threads\": %d, \"out\": ", rk_omp_max_threads());
-    rk_out_json_string(fp, o->out_dir);
-    fprintf(fp, ", \"write_neighbors\": %s, \"top_n\": %d, \"users\": ", o->write_neighbors ? "true" : "false",
-            o->top_n);
-    if (o->users_path != NULL) rk_out_json_string(fp, o->users_path); else fputs("null", fp);
-    fputs(", \"items\": ", fp);
-    if (o->items_path != NULL) rk_out_json_string(fp, o->items_path); else fputs("null", fp);
-    fputs(", \"gpu_topn\": ", fp);
-    rk_out_json_string(fp, rk_gpu_topn_route_name(o->gpu_topn));
-    fputs(", \"gpu_query\": ", fp);
-    rk_out_json_string(fp, rk_gpu_query_route_name(o->gpu_query));
-    fputs(", \"gpu_sims\": ", fp);
-    rk_out_json_string(fp, rk_gpu_sims_route_name(o->gpu_sims));
-    fprintf(fp, ", \"folds\": %d, \"split\": ", o->folds);
-    rk_out_json_string(fp, rk_split_kind_name(o->split));
-    fprintf(fp, ", \"write_folds\": %s, \"relevance\": ", o->write_folds ? "true" : "false");
-    json_num(fp, o->relevance);
-    fputs(", \"baseline\": ", fp);
-    if (o->baseline_popular) rk_out_json_string(fp, "popular"); else fputs("null", fp);
-    fprintf(fp, ", \"report\": %s, \"save_model\": ", o->report ? "true" : "false");
-    if (o->save_model != NULL) rk_out_json_string(fp, o->save_model); else fputs("null", fp);
-    fputs(", \"model\": ", fp);
-    if (o->model_path != NULL) rk_out_json_string(fp, o->model_path); else fputs("null", fp);
-    fputs(", \"queries\": ", fp);
-    if (o->queries_path != NULL) rk_out_json_string(fp, o->queries_path); else fputs("null", fp);
-    fputs(", \"approx\": ", fp);
-    if (o->approx != RK_APPROX_NONE) rk_out_json_string(fp, rk_approx_name(o->approx)); else fputs("null", fp);
-    fprintf(fp, ", \"reps\": %d, \"probes\": %d, \"approx_check\": %lld", o->approx_reps, o->approx_probes,
-            (long long)o->approx_check);
-    fputs("},\n", fp);
-
-    json_key(fp, "  ", "device");
-    rk_out_json_string(fp, r->device);
-    fputs(",\n", fp);
-    json_key(fp, "  ", "engine");
-    fputs("{\"path\": ", fp);
-    rk_out_json_string(fp, st->path);
-    fprintf(fp, ", \"pair_updates\": %lld, \"pair_updates_per_s\": ", (long long)st->pair_updates);
-    json_num(fp, st->sim_s > 0 ? (double)st->pair_updates / st->sim_s : 0.0);
-    fputs(", \"wall_s\": ", fp);
-    json_num(fp, st->wall_s);
-    fputs(", \"init_s\": ", fp);
-    json_num(fp, st->init_s);
-    fputs(", \"upload_s\": ", fp);
-    json_num(fp, st->upload_s);
-    fputs(", \"download_s\": ", fp);
-    json_num(fp, st->download_s);
-    fputs(", \"detail\": ", fp);
-    rk_out_json_string(fp, st->detail);
-    fprintf(fp, ", \"gpu_fallback\": %s", r->gpu_fallback ? "true" : "false");
-    if (r->gpu_fallback) {
-        fputs(", \"gpu_fallback_why\": ", fp);
-        rk_out_json_string(fp, r->gpu_fallback_why);
-    }
-    if (r->threads_planned > 0) {
-        fprintf(fp, ", \"threads_planned\": %d, \"host_plan_gb\": ", r->threads_planned);
-        json_num(fp, r->host_plan_gb);
-    }
-    fputs("},\n", fp);
-
-    rk_job_write_approx(fp, o, r);
-    write_scale(fp, r);
-    json_key(fp, "  ", "topn");
-    if (r->top_n > 0) {
-        const rk_topn_stats *t = &r->topn;
-        fprintf(fp, "{\"n\": %d, \"users\": %lld, \"rows\": %lld, \"updates\": %lld, \"path\": ", r->top_n,
-                (long long)t->users, (long long)t->rows, (long long)t->updates);
-        rk_out_json_string(fp, t->path);
-        fputs(", \"detail\": ", fp);
-        rk_out_json_string(fp, t->detail);
-        fputs(", \"compute_s\": ", fp);
-        json_num(fp, t->compute_s);
-        fputs(", \"upload_s\": ", fp);
-        json_num(fp, t->upload_s);
-        fputs(", \"sink_s\": ", fp);
-        json_num(fp, t->sink_s);
-        fputs(", \"wall_s\": ", fp);
-        json_num(fp, t->wall_s);
-        if (o->users_path != NULL) {
-            fprintf(fp, ", \"users_file_ids\": %lld, \"users_unknown\": %lld, \"users_repeated\": %lld, "
-                        "\"users_first_unknown\": ",
-                    (long long)r->users_file_ids, (long long)r->users_unknown, (long long)r->users_repeated);
-            if (r->users_unknown > 0) rk_out_json_string(fp, r->users_first_unknown); else fputs("null", fp);
-        }
-        fputs("},\n", fp);
-    } else {
-        fputs("null,\n", fp);
-    }
-
-    /* "metrics": the one split's values, or the means over the folds */
-    if (o->model_path != NULL) {
-        json_key(fp, "  ", "saved_model");
-        fprintf(fp, "{\"queries\": %lld, \"queries_unknown\": %lld, \"ratings_unknown_items\": %lld, \"read_s\": ",
-                (long long)r->queries, (long long)r->queries_unknown, (long long)r->ratings_unknown_items);
-        json_num(fp, r->t_model_io);
-        fputs("},\n", fp);
-    }
-    json_key(fp, "  ", "metrics");
-    if (r->have_eval || r->fold[r->n_folds > 0 ? r->n_folds - 1 : 0].have_rank) {
-        double mean, sd;
-        int64_t fallbacks = 0, pairs = 0, uu = 0, ui = 0;
-        for (int f = 0; f < r->n_folds; f++) {
-            fallbacks += r->fold[f].eval.fallbacks;
-            pairs += r->fold[f].eval.n;
-            uu += r->fold[f].eval.unknown_users;
-            ui += r->fold[f].eval.unknown_items;
-        }
-        fputs("{\"rmse\": ", fp);
-        json_num(fp, fold_stats(r, M_RMSE, 0, &mean, &sd) ? mean : NAN);
-        fputs(", \"mae\": ", fp);
-        json_num(fp, fold_stats(r, M_MAE, 0, &mean, &sd) ? mean : NAN);
-        fprintf(fp, ", \"fallbacks\": %lld, \"fallback_rate\": ", (long long)fallbacks);
-        json_num(fp, pairs > 0 ? (double)fallbacks / (double)pairs : NAN);
-        fprintf(fp, ", \"test_pairs\": %lld, \"unknown_users\": %lld, \"unknown_items\": %lld",
-                (long long)pairs, (long long)uu, (long long)ui);
-        for (int v = M_PRECISION; v < M_COUNT; v++) {
-            if (!fold_stats(r, v, 0, &mean, &sd)) continue;
-            fputs(", ", fp);
-            rk_out_json_string(fp, m_names[v]);
-            fputs(": ", fp);
-            json_num(fp, mean);
-        }
-        fputs("},\n", fp);
-    } else {
-        fputs("{\"rmse\": null, \"mae\": null, \"fallbacks\": null, \"test_pairs\": 0},\n", fp);
-    }
-    json_key(fp, "  ", "folds");
-    fputs("[\n", fp);
-    for (int f = 0; f < r->n_folds; f++) {
-        json_fold(fp, &r->fold[f], f);
-        fputs(f + 1 < r->n_folds ? ",\n" : "\n", fp);
-    }
-    fputs("  ],\n", fp);
-    json_key(fp, "  ", "summary");
-    json_summary(fp, r, 0);
-    fputs(",\n", fp);
-    json_key(fp, "  ", "summary_baseline_popular");
-    if (o->baseline_popular) json_summary(fp, r, 1); else fputs("null", fp);
-    fputs(",\n", fp);
-
-    json_key(fp, "  ", "timings_s");
-    fputs("{\"load\": ", fp);
-    json_num(fp, r->t_load);
-    fputs(", \"similarity\": ", fp);
-    json_num(fp, r->t_similarity);
-    fputs(", \"select\": ", fp);
-    json_num(fp, r->t_select);
-    fputs(", \"predict\": ", fp);
-    json_num(fp, r->t_predict);
-    fputs(", \"recommend\": ", fp);
-    json_num(fp, r->t_recommend);
-    fputs(", \"write\": ", fp);
-    json_num(fp, r->t_write);
-    fputs(", \"baseline\": ", fp);
-    json_num(fp, r->t_baseline);
-    fputs(", \"model_io\": ", fp);
-    json_num(fp, r->t_model_io);
-    fputs(", \"total\": ", fp);
-    json_num(fp, r->t_total);
-    fputs("},\n", fp);
-    json_key(fp, "  ", "load_detail_s");
-    fputs("{\"read_parse\": ", fp);
-    json_num(fp, r->t_read_parse);
-    fputs(", \"ids\": ", fp);
-    json_num(fp, r->t_ids);
-    fputs(", \"duplicates\": ", fp);
-    json_num(fp, r->t_dedupe);
-    fputs(", \"split\": ", fp);
-    json_num(fp, r->t_split);
-    fputs(", \"model\": ", fp);
-    json_num(fp, r->t_model);
-    fputs("},\n", fp);
-    json_key(fp, "  ", "load_mb_per_s");
-    json_num(fp, r->load_mb_s);
-    fputs("\n}\n", fp);
+    bad |= append(x, json_pack("{s:s, s:b, s:[o, o], s:b, s:s, s:b, s:s, s:i, s:i, s:o, s:s, s:i, s:o, s:o, s:o}",
+        "duplicates", rk_dup_policy_name(o->duplicates), "skip_bad_lines", o->load.skip_bad_lines != 0,
+        "rating_scale", rk_json_num(m->rmin), rk_json_num(m->rmax), "rating_scale_given", o->load.have_scale != 0,
+        "by", o->by_user ? "user" : "item", "implicit", o->implicit != 0, "metric", rk_metric_name(k->sim.metric),
+        "k", k->k, "min_support", k->sim.min_support, "shrinkage", rk_json_num(k->sim.shrinkage),
+        "predict", rk_predict_mode_name(k->mode), "min_k", k->min_k, "test", rk_json_str(o->test_path),
+        "holdout", rk_json_num(o->holdout), "seed", rk_json_u64(ly, o->seed)));
+    bad |= append(x, json_pack("{s:s, s:o, s:o, s:i, s:o, s:b, s:i, s:o, s:o, s:s, s:s, s:s}",
+        "device", rk_device_name(o->device), "gpu_memory_gb", rk_json_num(o->gpu_memory_gb),
+        "memory_limit_gb", rk_json_num(o->memory_limit_gb), "threads", rk_omp_max_threads(),
+        "out", rk_json_str(o->out_dir), "write_neighbors", o->write_neighbors != 0, "top_n", o->top_n,
+        "users", rk_json_str(o->users_path), "items", rk_json_str(o->items_path),
+        "gpu_topn", rk_gpu_topn_route_name(o->gpu_topn), "gpu_query", rk_gpu_query_route_name(o->gpu_query),
+        "gpu_sims", rk_gpu_sims_route_name(o->gpu_sims)));
+    bad |= append(x, json_pack("{s:i, s:s, s:b, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:i, s:i, s:I}",
+        "folds", o->folds, "split", rk_split_kind_name(o->split), "write_folds", o->write_folds != 0,
+        "relevance", rk_json_num(o->relevance), "baseline", rk_json_str(o->baseline_popular ? "popular" : NULL),
+        "report", o->report != 0, "save_model", rk_json_str(o->save_model), "model", rk_json_str(o->model_path),
+        "queries", rk_json_str(o->queries_path),
+        "approx", rk_json_str(o->approx != RK_APPROX_NONE ? rk_approx_name(o->approx) : NULL),
+        "reps", o->approx_reps, "probes", o->approx_probes, "approx_check", (json_int_t)o->approx_check));
+    return done(x, bad);
 }
 
+/* "engine": the similarity engine's path, work and times. */
+static json_t *json_engine(const rk_job_report *r, const rk_knn_stats *st)
+{
+    json_t *e = json_pack("{s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:b}", "path", rk_json_str(st->path),
+                          "pair_updates", (json_int_t)st->pair_updates, "pair_updates_per_s",
+                          rk_json_num(st->sim_s > 0 ? (double)st->pair_updates / st->sim_s : 0.0),
+                          "wall_s", rk_json_num(st->wall_s), "init_s", rk_json_num(st->init_s),
+                          "upload_s", rk_json_num(st->upload_s), "download_s", rk_json_num(st->download_s),
+                          "detail", rk_json_str(st->detail), "gpu_fallback", r->gpu_fallback != 0);
+    int bad = e == NULL;
+    if (!bad && r->gpu_fallback) bad |= set(e, "gpu_fallback_why", rk_json_str(r->gpu_fallback_why));
+    if (!bad && r->threads_planned > 0) {
+        bad |= set(e, "threads_planned", json_integer(r->threads_planned));
+        bad |= set(e, "host_plan_gb", rk_json_num(r->host_plan_gb));
+    }
+    return done(e, bad);
+}
+
+/* "topn": what top-N served, null without it. */
+static json_t *json_topn(const rk_job_opts *o, const rk_job_report *r)
+{
+    if (r->top_n <= 0) return json_null();
+    const rk_topn_stats *t = &r->topn;
+    json_t *x = json_pack("{s:i, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "n", r->top_n,
+                          "users", (json_int_t)t->users, "rows", (json_int_t)t->rows, "updates", (json_int_t)t->updates,
+                          "path", rk_json_str(t->path), "detail", rk_json_str(t->detail),
+                          "compute_s", rk_json_num(t->compute_s), "upload_s", rk_json_num(t->upload_s),
+                          "sink_s", rk_json_num(t->sink_s), "wall_s", rk_json_num(t->wall_s));
+    int bad = x == NULL;
+    if (!bad && o->users_path != NULL)
+        bad |= append(x, json_pack("{s:I, s:I, s:I, s:o}", "users_file_ids", (json_int_t)r->users_file_ids,
+                                   "users_unknown", (json_int_t)r->users_unknown,
+                                   "users_repeated", (json_int_t)r->users_repeated, "users_first_unknown",
+                                   rk_json_str(r->users_unknown > 0 ? r->users_first_unknown : NULL)));
+    return done(x, bad);
+}
+
+/* The folds, their summaries, and the times. */
+static int add_results(json_t *top, const rk_job_opts *o, const rk_job_report *r, rk_json_layout *ly)
+{
+    json_t *folds = rk_json_lined(ly, json_array());
+    int bad = folds == NULL;
+    for (int f = 0; f < r->n_folds && !bad; f++) bad |= json_array_append_new(folds, json_fold(&r->fold[f], f));
+    if (o->model_path != NULL)
+        bad |= set(top, "saved_model", json_pack("{s:I, s:I, s:I, s:o}", "queries", (json_int_t)r->queries,
+                                                  "queries_unknown", (json_int_t)r->queries_unknown,
+                                                  "ratings_unknown_items", (json_int_t)r->ratings_unknown_items,
+                                                  "read_s", rk_json_num(r->t_model_io)));
+    bad |= set(top, "metrics", json_metrics(r));
+    bad |= set(top, "folds", folds);
+    bad |= set(top, "summary", json_summary(r, 0));
+    bad |= set(top, "summary_baseline_popular", o->baseline_popular ? json_summary(r, 1) : json_null());
+    bad |= set(top, "timings_s", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+        "load", rk_json_num(r->t_load), "similarity", rk_json_num(r->t_similarity),
+        "select", rk_json_num(r->t_select), "predict", rk_json_num(r->t_predict),
+        "recommend", rk_json_num(r->t_recommend), "write", rk_json_num(r->t_write),
+        "baseline", rk_json_num(r->t_baseline), "model_io", rk_json_num(r->t_model_io),
+        "total", rk_json_num(r->t_total)));
+    bad |= set(top, "load_detail_s", json_pack("{s:o, s:o, s:o, s:o, s:o}",
+        "read_parse", rk_json_num(r->t_read_parse), "ids", rk_json_num(r->t_ids),
+        "duplicates", rk_json_num(r->t_dedupe), "split", rk_json_num(r->t_split), "model", rk_json_num(r->t_model)));
+    bad |= set(top, "load_mb_per_s", rk_json_num(r->load_mb_s));
+    return bad;
+}
+
+rk_status rk_job_metrics_json(FILE *fp, const void *in, rk_error *err)
+{
+    const rk_job_result *res = in;
+    const rk_job_opts *o = res->o;
+    const rk_job_report *r = res->rep;
+    rk_json_layout ly;
+    memset(&ly, 0, sizeof ly);
+    json_t *top = json_object();
+    int bad = top == NULL;
+    bad = bad || add_data(top, o, r);
+    bad = bad || set(top, "options", json_options(o, res->ds, res->m, &ly));
+    bad = bad || set(top, "device", rk_json_str(r->device));
+    bad = bad || set(top, "engine", json_engine(r, res->st));
+    bad = bad || set(top, "approx", rk_job_approx_json(o, r));
+    bad = bad || set(top, "scale", json_scale(r, &ly));
+    bad = bad || set(top, "topn", json_topn(o, r));
+    bad = bad || add_results(top, o, r, &ly);
+    rk_status s = bad ? rk_error_set(err, RK_E_NOMEM, "out of memory building metrics.json")
+                      : rk_json_write(fp, top, &ly, err);
+    json_decref(top);
+    return s;
+}
 
 /* ---- report.html and the commit --------------------------------------------- */
 
-static rk_status write_report(FILE *fp, const rk_job_opts *o, const rk_job_report *r, const rk_job_shown *sh,
-                              rk_error *err)
+static rk_status report_html(FILE *fp, const void *in, rk_error *err)
 {
+    const rk_job_result *res = in;
+    const rk_job_opts *o = res->o;
+    const rk_job_report *r = res->rep;
+    const rk_job_shown *sh = res->shown;
     char vals[8][64];
     const char *names[8], *values[8];
     int n = 0;
@@ -554,17 +460,30 @@ static rk_status write_report(FILE *fp, const rk_job_opts *o, const rk_job_repor
     return rk_report_write(fp, &d, err);
 }
 
+/* Every file a run writes, in the order a content's files are made. */
+static const rk_outset_row job_files[] = {
+    {RK_OUTSET_RECOMMENDATIONS, "recommendations.csv", NULL, rk_outset_recs_csv_open, rk_outset_recs_csv_put,
+     rk_outset_recs_csv_close},
+    {RK_OUTSET_NEIGHBORS, "neighbors.csv", rk_outset_neighbors_csv, NULL, NULL, NULL},
+    {RK_OUTSET_PREDICTIONS, "predictions.csv", rk_outset_predictions_csv, NULL, NULL, NULL},
+    {RK_OUTSET_METRICS, "metrics.json", rk_job_metrics_json, NULL, NULL, NULL},
+    {RK_OUTSET_REPORT, "report.html", report_html, NULL, NULL, NULL},
+};
+
+rk_status rk_job_files_open(rk_outset **set, const char *dir, rk_error *err)
+{
+    return rk_outset_open(set, dir, job_files, (int)(sizeof job_files / sizeof job_files[0]), err);
+}
+
 rk_status rk_job_finish(const rk_job_opts *o, rk_job_report *rep, const rk_data *d, const rk_model *m,
-                        const rk_knn_stats *st, rk_out *out, double t0, double t_engine_end,
+                        const rk_knn_stats *st, rk_outset *out, double t0, double t_engine_end,
                         const rk_job_shown *shown, rk_error *err)
 {
-    FILE *fp, *fr = NULL;
-    RK_FORWARD(rk_out_file(out, "metrics.json", &fp, err));
-    if (o->report) RK_FORWARD(rk_out_file(out, "report.html", &fr, err));
     double t = rk_omp_wtime();
     rep->t_write = t - t_engine_end;
     rep->t_total = t - t0;
-    rk_job_write_metrics(fp, o, rep, &d->ds, m, st);
-    if (fr != NULL) RK_FORWARD(write_report(fr, o, rep, shown, err));
-    return rk_out_commit(out, err);
+    const rk_job_result res = {o, rep, &d->ds, m, st, shown};
+    RK_FORWARD(rk_outset_write(out, RK_OUTSET_METRICS, 0, &res, err));
+    if (o->report) RK_FORWARD(rk_outset_write(out, RK_OUTSET_REPORT, 0, &res, err));
+    return rk_outset_commit(out, err);
 }

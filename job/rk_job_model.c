@@ -30,8 +30,8 @@ typedef struct model_job {
     int32_t *used;
     int32_t *users;         /* --users: today's users to serve */
     int64_t n_users;
-    rk_out *out;
-    rk_out_recs *recs;
+    rk_outset *out;         /* the run's files */
+    rk_outset_stream *recs;
 } model_job;
 
 static void model_job_free(model_job *j)
@@ -43,8 +43,8 @@ static void model_job_free(model_job *j)
     free(j->pred);
     free(j->used);
     free(j->users);
-    rk_out_recs_free(j->recs);
-    rk_out_free(j->out);
+    rk_outset_stream_free(j->recs);
+    rk_outset_free(j->out);
 }
 
 /* Today's ratings with the items renumbered as the model numbers them. */
@@ -110,18 +110,9 @@ static rk_status answer_queries(const rk_job_opts *o, model_job *j, rk_job_repor
     ko.progress_ud = o->ud;
     RK_FORWARD(rk_knn_cpu(&j->mf.model, &ko, NULL, &q, st, err));
 
-    FILE *fp;
-    RK_FORWARD(rk_out_file(j->out, "predictions.csv", &fp, err));
-    fputs("user,item,rating,prediction,neighbors_used\n", fp);
-    for (int64_t t = 0; t < p->n; t++) {
-        char b[40];
-        const char *r = p->raw + p->raw_off[2 * t];
-        int ul = (int)(p->raw_off[2 * t + 1] - p->raw_off[2 * t]);
-        int il = (int)(p->raw_off[2 * t + 2] - p->raw_off[2 * t + 1]);
-        rk_out_double(b, sizeof b, j->pred[t]);
-        fprintf(fp, "%.*s,%.*s,,%s,%d\n", ul, r, il, r + ul, b, j->used[t]);
-    }
-    if (ferror(fp)) return rk_error_set(err, RK_E_IO, "cannot write predictions.csv in %s", o->out_dir);
+    /* the pairs as the file names them, unknown ids too */
+    const rk_outset_preds pr = {p->n, NULL, NULL, NULL, j->pred, j->used, NULL, NULL, p->raw, p->raw_off};
+    RK_FORWARD(rk_outset_write(j->out, RK_OUTSET_PREDICTIONS, 0, &pr, err));
     if (rep->queries_unknown > 0 && o->note != NULL) {
         char buf[512];
         snprintf(buf, sizeof buf, "%s: %lld of %lld pairs name a user or an item the model does not know "
@@ -171,7 +162,7 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
         o->note(o->ud, buf);
     }
 
-    s = rk_out_open(&j.out, o->out_dir, err);
+    s = rk_job_files_open(&j.out, o->out_dir, err);
     if (s != RK_OK) goto fail;
     if (o->queries_path != NULL) {
         s = answer_queries(o, &j, rep, &st, err);
@@ -203,16 +194,15 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
                 o->note(o->ud, buf);
             }
         }
-        FILE *fp;
-        s = rk_out_file(j.out, "recommendations.csv", &fp, err);
-        if (s == RK_OK) s = rk_out_recs_open(&j.recs, fp, j.data.ds.users, j.mf.items, err);
+        const rk_outset_ids ids = {j.data.ds.users, j.mf.items};
+        s = rk_outset_stream_open(j.out, RK_OUTSET_RECOMMENDATIONS, 0, &ids, &j.recs, err);
         if (s != RK_OK) goto fail;
         rk_topn_opts to;
         memset(&to, 0, sizeof to);
         to.n = rep->top_n;
         to.users = o->users_path != NULL ? j.users : NULL;
         to.n_users = j.n_users;
-        to.sink = rk_out_recs_write;
+        to.sink = rk_outset_put;
         to.sink_ud = j.recs;
         to.threads = o->knn.threads;
         to.progress = o->progress;

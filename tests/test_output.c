@@ -1,4 +1,4 @@
-/* Tests of rk_output: number and JSON formatting, atomic files, row writers
+/* Tests of rk_output: number formatting, atomic files, row writers
  * (pending files and write errors: test_out_pending.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "test_output_util.h"
@@ -87,32 +87,6 @@ static void test_double_matches_printf(void)
     for (int i = 0; i <= 100; i++) check_g9(i * 0.05);
     check_g9(NAN);
     check_g9(INFINITY);
-}
-
-/* ---- JSON ---------------------------------------------------------------------- */
-
-static void test_json_string(void)
-{
-    FILE *fp = tmpfile();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
-    rk_out_json_string(fp, "plain");
-    fputc(' ', fp);
-    rk_out_json_string(fp, "a\"b\\c/d");
-    fputc(' ', fp);
-    rk_out_json_string(fp, "tab\there\nnl\r\x01\x1f");
-    fputc(' ', fp);
-    rk_out_json_string(fp, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
-    fputc(' ', fp);
-    rk_out_json_string(fp, "bad\xff\xc3");
-    fputc(' ', fp);
-    rk_out_json_string(fp, "");
-    fputc(' ', fp);
-    rk_out_json_string(fp, NULL);
-    char *t = stream_text(fp);
-    CU_ASSERT_STRING_EQUAL(t, "\"plain\" \"a\\\"b\\\\c/d\" \"tab\\u0009here\\u000anl\\u000d\\u0001\\u001f\" "
-                              "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\" \"bad\\ufffd\\ufffd\" \"\" null");
-    free(t);
-    fclose(fp);
 }
 
 /* ---- atomic files --------------------------------------------------------------- */
@@ -478,7 +452,6 @@ int main(void)
     static const rk_test_case cases[] = {
         {"double: examples", test_double_examples},
         {"double: matches %.9g", test_double_matches_printf},
-        {"json string escaping", test_json_string},
         {"open: creates parents, abort removes them", test_open_creates_parents},
         {"open: not a directory", test_open_not_a_directory},
         {"commit and abort", test_commit_and_abort},

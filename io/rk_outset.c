@@ -1,0 +1,187 @@
+/* The registry of a run's output files (rk_outset.h) on rk_output's atomic
+ * files. */
+#define _POSIX_C_SOURCE 200809L
+#include "rk_outset.h"
+#include "rk_output.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct rk_outset {
+    rk_out *out;
+    char *dir;                  /* as given, for messages */
+    const rk_outset_row *rows;
+    int n_rows;
+};
+
+typedef struct stream_file {
+    const rk_outset_row *row;
+    FILE *fp;                   /* rk_out's: closed by the commit */
+    void *w;                    /* the row's writer, NULL when closed */
+} stream_file;
+
+struct rk_outset_stream {
+    rk_outset *set;
+    rk_outset_ids ids;
+    int n;
+    stream_file f[];
+};
+
+static int streamed(rk_outset_content c)
+{
+    return c == RK_OUTSET_RECOMMENDATIONS;
+}
+
+rk_status rk_outset_check(const rk_outset_row *rows, int n_rows, rk_error *err)
+{
+    if (n_rows < 0 || (n_rows > 0 && rows == NULL)) return rk_error_set(err, RK_E_ARG, "output table: no rows");
+    for (int i = 0; i < n_rows; i++) {
+        const rk_outset_row *r = &rows[i];
+        if (r->name == NULL || r->name[0] == '\0' || strchr(r->name, '/') != NULL)
+            return rk_error_set(err, RK_E_ARG, "output table row %d: bad file name \"%s\"", i,
+                                r->name != NULL ? r->name : "");
+        if ((unsigned)r->content >= RK_OUTSET_CONTENTS)
+            return rk_error_set(err, RK_E_ARG, "output table: %s has an unknown content %d", r->name, (int)r->content);
+        const int whole_ok = r->write != NULL && r->open == NULL && r->put == NULL && r->close == NULL;
+        const int stream_ok = r->write == NULL && r->open != NULL && r->put != NULL && r->close != NULL;
+        if (streamed(r->content) ? !stream_ok : !whole_ok)
+            return rk_error_set(err, RK_E_ARG, "output table: %s needs %s", r->name,
+                                streamed(r->content) ? "open, put and close (a streamed content), not write"
+                                                     : "write (a whole content), not open, put or close");
+        for (int j = 0; j < i; j++)
+            if (strcmp(rows[j].name, r->name) == 0)
+                return rk_error_set(err, RK_E_ARG, "output table: %s appears twice", r->name);
+    }
+    return RK_OK;
+}
+
+rk_status rk_outset_open(rk_outset **setp, const char *dir, const rk_outset_row *rows, int n_rows, rk_error *err)
+{
+    *setp = NULL;
+    RK_FORWARD(rk_outset_check(rows, n_rows, err));
+    rk_outset *set = calloc(1, sizeof *set);
+    char *d = dir != NULL ? strdup(dir) : NULL;
+    if (set == NULL || (dir != NULL && d == NULL)) {
+        free(set);
+        free(d);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory opening %s", dir != NULL ? dir : "");
+    }
+    rk_status s = rk_out_open(&set->out, dir, err);
+    if (s != RK_OK) {
+        free(set);
+        free(d);
+        return s;
+    }
+    set->dir = d;
+    set->rows = rows;
+    set->n_rows = n_rows;
+    *setp = set;
+    return RK_OK;
+}
+
+int rk_outset_name(char *buf, size_t cap, const char *name, int fold)
+{
+    if (fold <= 0) return snprintf(buf, cap, "%s", name);
+    /* the fold before the extension, so that tools still know the format */
+    const char *dot = strrchr(name, '.');
+    if (dot == NULL || dot == name) return snprintf(buf, cap, "%s.fold%d", name, fold);
+    return snprintf(buf, cap, "%.*s.fold%d%s", (int)(dot - name), name, fold, dot);
+}
+
+/* The temporary file of row r for fold (rk_out_file). */
+static rk_status open_file(rk_outset *set, const rk_outset_row *r, int fold, FILE **fp, rk_error *err)
+{
+    const size_t cap = strlen(r->name) + 24;
+    char *name = malloc(cap);
+    if (name == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory opening %s", r->name);
+    rk_outset_name(name, cap, r->name, fold);
+    rk_status s = rk_out_file(set->out, name, fp, err);
+    free(name);
+    return s;
+}
+
+rk_status rk_outset_write(rk_outset *set, rk_outset_content c, int fold, const void *in, rk_error *err)
+{
+    if (streamed(c)) return rk_error_set(err, RK_E_ARG, "output content %d is streamed, not written whole", (int)c);
+    for (int i = 0; i < set->n_rows; i++) {
+        const rk_outset_row *r = &set->rows[i];
+        if (r->content != c) continue;
+        FILE *fp;
+        RK_FORWARD(open_file(set, r, fold, &fp, err));
+        RK_FORWARD(r->write(fp, in, err));
+    }
+    return RK_OK;
+}
+
+rk_status rk_outset_stream_open(rk_outset *set, rk_outset_content c, int fold, const rk_outset_ids *ids,
+                                rk_outset_stream **stp, rk_error *err)
+{
+    *stp = NULL;
+    if (!streamed(c)) return rk_error_set(err, RK_E_ARG, "output content %d is written whole, not streamed", (int)c);
+    int n = 0;
+    for (int i = 0; i < set->n_rows; i++) n += set->rows[i].content == c;
+    rk_outset_stream *st = calloc(1, sizeof *st + (size_t)n * sizeof st->f[0]);
+    RK_CHECK_ALLOC(st, err);
+    st->set = set;
+    st->ids = *ids;
+    rk_status s = RK_OK;
+    for (int i = 0; i < set->n_rows && s == RK_OK; i++) {
+        const rk_outset_row *r = &set->rows[i];
+        if (r->content != c) continue;
+        stream_file *f = &st->f[st->n];
+        f->row = r;
+        s = open_file(set, r, fold, &f->fp, err);
+        if (s == RK_OK) {
+            st->n++;
+            s = r->open(&f->w, f->fp, &st->ids, err);
+        }
+    }
+    if (s != RK_OK) { /* the files stay with the set, which the failure aborts */
+        rk_outset_stream_free(st);
+        return s;
+    }
+    *stp = st;
+    return RK_OK;
+}
+
+rk_status rk_outset_put(void *vst, const rk_topn_batch *b, rk_error *err)
+{
+    rk_outset_stream *st = vst;
+    for (int i = 0; i < st->n; i++) RK_FORWARD(st->f[i].row->put(st->f[i].w, b, err));
+    return RK_OK;
+}
+
+rk_status rk_outset_restart(rk_outset_stream *st, rk_error *err)
+{
+    for (int i = 0; i < st->n; i++) {
+        stream_file *f = &st->f[i];
+        f->row->close(f->w);
+        f->w = NULL;
+        if (fflush(f->fp) != 0 || ftruncate(fileno(f->fp), 0) != 0 || fseek(f->fp, 0, SEEK_SET) != 0)
+            return rk_error_set(err, RK_E_IO, "cannot start %s over in %s", f->row->name, st->set->dir);
+        RK_FORWARD(f->row->open(&f->w, f->fp, &st->ids, err));
+    }
+    return RK_OK;
+}
+
+void rk_outset_stream_free(rk_outset_stream *st)
+{
+    if (st == NULL) return;
+    for (int i = 0; i < st->n; i++)
+        if (st->f[i].w != NULL) st->f[i].row->close(st->f[i].w);
+    free(st);
+}
+
+rk_status rk_outset_commit(rk_outset *set, rk_error *err)
+{
+    return rk_out_commit(set->out, err);
+}
+
+void rk_outset_free(rk_outset *set)
+{
+    if (set == NULL) return;
+    rk_out_free(set->out);
+    free(set->dir);
+    free(set);
+}
