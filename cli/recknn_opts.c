@@ -410,9 +410,11 @@ int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
             break;
         case OPT_SKIP_BAD: o->load.skip_bad_lines = 1; break;
         case OPT_METRIC:
-            if (rk_metric_parse(a, &o->knn.sim.metric) != RK_OK)
-                usage_error("--metric: unknown metric '%s' (pearson, pearson-baseline, cosine, msd, euclidean, "
-                            "cosine-full, euclidean-full, jaccard)", a);
+            if (rk_metric_parse(a, &o->knn.sim.metric) != RK_OK) {
+                char names[256];
+                rk_metric_names(names, sizeof names, -1); /* the metric table's rows */
+                usage_error("--metric: unknown metric '%s' (%s)", a, names);
+            }
             break;
         case 'k':
         case OPT_K: o->knn.k = (int32_t)parse_ll("-k", a, 1, INT32_MAX); break;

@@ -402,6 +402,7 @@ static void similarities(const knn_ctx *c, knn_ws *w, int32_t i, int dense, int 
         break;
     case RK_METRIC_EUCLIDEAN_FULL: SIM_LOOP(RK_METRIC_EUCLIDEAN_FULL, FULL_FIX, 0, 0); break;
     case RK_METRIC_JACCARD: SIM_LOOP(RK_METRIC_JACCARD, FULL_FIX, 0, 0); break;
+    case RK_METRIC_COUNT: break; /* refused by rk_knn_check_args */
     }
 }
 
@@ -567,14 +568,14 @@ static rk_status prepare_values(knn_ctx *c, rk_knn_stats *st, rk_error *err)
 {
     const rk_model *m = c->m;
     const rk_csr *U = &m->by_user, *I = &m->by_item;
-    double s = c->sp.metric == RK_METRIC_PEARSON_BASELINE ? 0.0 : rk_knn_grid_scale(m, NULL);
+    double s = rk_metric_on_residuals(c->sp.metric) ? 0.0 : rk_knn_grid_scale(m, NULL);
     if (s == 0.0) {
         c->path = PATH_DOUBLE;
         c->uv = malloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *c->uv);
         c->iv = malloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *c->iv);
         if (c->uv == NULL || c->iv == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for double values");
         c->sp.unit = 1.0;
-        if (c->sp.metric == RK_METRIC_PEARSON_BASELINE) {
+        if (rk_metric_on_residuals(c->sp.metric)) {
             rk_model_residuals(m, c->uv, c->iv);
             snprintf(st->path, sizeof st->path, "double residuals");
         } else {

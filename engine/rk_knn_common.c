@@ -23,12 +23,14 @@ void rk_knn_opts_default(rk_knn_opts *o)
 
 int rk_knn_needs_baselines(const rk_knn_opts *o)
 {
-    return o->mode == RK_PREDICT_BASELINE || o->sim.metric == RK_METRIC_PEARSON_BASELINE;
+    return o->mode == RK_PREDICT_BASELINE || rk_metric_on_residuals(o->sim.metric);
 }
 
 rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_lists *lists, const rk_queries *q,
                             rk_error *err)
 {
+    if (rk_metric_row_of(o->sim.metric) == NULL)
+        return rk_error_set(err, RK_E_ARG, "metric %d is not in the metric table", (int)o->sim.metric);
     if (o->rows != NULL) {
         const int32_t n_items = m->by_item.n_rows;
         if (o->n_rows < 0 || o->n_rows > n_items)

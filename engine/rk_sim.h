@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdint.h>
 #include "rk_status.h"
+#include "rk_metric.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,24 +28,6 @@ extern "C" {
 #else
 #define RK_HD
 #endif
-
-typedef enum rk_metric {
-    RK_METRIC_PEARSON = 0,
-    RK_METRIC_PEARSON_BASELINE,
-    RK_METRIC_COSINE,
-    RK_METRIC_MSD,
-    RK_METRIC_EUCLIDEAN,
-    /* full-vector metrics (SPEC §6b): unrated cells count as 0 */
-    RK_METRIC_COSINE_FULL,
-    RK_METRIC_EUCLIDEAN_FULL,
-    RK_METRIC_JACCARD
-} rk_metric;
-
-/*! rk_metric_parse() : "pearson", "pearson-baseline", "cosine", "msd",
- *  "euclidean", "cosine-full", "euclidean-full", "jaccard" into *out.
- *  @return RK_OK or RK_E_ARG. */
-rk_status rk_metric_parse(const char *name, rk_metric *out);
-const char *rk_metric_name(rk_metric m);
 
 typedef struct rk_sim_params {
     rk_metric metric;
@@ -58,12 +41,21 @@ typedef struct rk_sim_params {
  * not a variance.  Exact integer sums never come near it. */
 #define RK_SIM_VAR_EPS 1e-12
 
-/*! rk_metric_is_full() : 1 for the full-vector metrics (cosine-full,
- *  euclidean-full, jaccard), whose formulas read each item's whole vector
- *  (its rater count and squared norm) besides the co-rating sums. */
-static inline RK_HD int rk_metric_is_full(rk_metric m)
+/*! rk_metric_is_full() : 1 for the full-vector metrics (the table's `full`
+ *  column), whose formulas read each item's whole vector (its rater count
+ *  and squared norm) besides the co-rating sums. */
+static inline int rk_metric_is_full(rk_metric m)
 {
-    return m == RK_METRIC_COSINE_FULL || m == RK_METRIC_EUCLIDEAN_FULL || m == RK_METRIC_JACCARD;
+    const rk_metric_row *r = rk_metric_row_of(m);
+    return r != NULL && r->full;
+}
+
+/*! rk_metric_on_residuals() : 1 for the metrics computed on the baseline
+ *  residuals (the table's `residuals` column: pearson-baseline). */
+static inline int rk_metric_on_residuals(rk_metric m)
+{
+    const rk_metric_row *r = rk_metric_row_of(m);
+    return r != NULL && r->residuals;
 }
 
 /*! rk_sim_value() : the similarity of SPEC §2 from the six sums (in units).
@@ -125,6 +117,7 @@ static inline RK_HD double rk_sim_value(const rk_sim_params *p, double n,
         s = n / uni;
         break;
     }
+    case RK_METRIC_COUNT: return 0.0; /* not a metric */
     }
     if (p->shrinkage > 0.0) s = s * ((n - 1.0) / (n - 1.0 + p->shrinkage));
     if (s > 1.0) s = 1.0;
@@ -132,10 +125,12 @@ static inline RK_HD double rk_sim_value(const rk_sim_params *p, double n,
     return s;
 }
 
-/*! rk_sim_default_shrinkage() : 100 for pearson-baseline, else 0 (SPEC §2). */
+/*! rk_sim_default_shrinkage() : the table's default shrinkage of m (100
+ *  for pearson-baseline, else 0; CONTRACT.md §2). */
 static inline double rk_sim_default_shrinkage(rk_metric m)
 {
-    return m == RK_METRIC_PEARSON_BASELINE ? 100.0 : 0.0;
+    const rk_metric_row *r = rk_metric_row_of(m);
+    return r != NULL ? r->shrinkage : 0.0;
 }
 
 #ifdef __cplusplus

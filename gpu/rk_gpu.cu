@@ -160,17 +160,12 @@ rk_status upload_csr(const rk_csr *h, rk_dev_csr *d, dev_mem &mem, stager &sg, c
     return RK_OK;
 }
 
-int sums_kind(rk_metric m)
+// The co-rating sums of metric m, from the metric table (RK_SUMS_NONE for a
+// row without them, which the engine refuses before any work).
+static int sums_kind(rk_metric m)
 {
-    switch (m) {
-    case RK_METRIC_PEARSON: return RK_SUMS_PEARSON;
-    case RK_METRIC_COSINE:
-    case RK_METRIC_PEARSON_BASELINE: return RK_SUMS_PRODUCTS;
-    case RK_METRIC_COSINE_FULL:
-    case RK_METRIC_EUCLIDEAN_FULL:
-    case RK_METRIC_JACCARD: return RK_SUMS_DOT;
-    default: return RK_SUMS_DIFF;
-    }
+    const rk_metric_row *r = rk_metric_row_of(m);
+    return r != NULL ? (int)r->sums : (int)RK_SUMS_NONE;
 }
 
 struct host_queries {
@@ -256,9 +251,13 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     const int32_t n_items = m->by_item.n_rows, n_users = m->by_user.n_rows;
     const int32_t k = o->k;
     rk_sim_params sp = o->sim;
+    const int kind = sums_kind(sp.metric);
+    if (kind == RK_SUMS_NONE)
+        return rk_error_set(err, RK_E_INTERNAL, "metric %s has no co-rating sums in the metric table",
+                            rk_metric_name(sp.metric));
 
     // values: exact grid units, float values, or baseline residuals
-    const int pb = sp.metric == RK_METRIC_PEARSON_BASELINE;
+    const int pb = rk_metric_on_residuals(sp.metric);
     double scale = pb ? 0.0 : rk_knn_grid_scale(m, NULL);
     const int grid = scale > 0.0;
     sp.unit = grid ? 1.0 / scale : 1.0;
@@ -303,7 +302,6 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     const rk_dev_csr &acc_user = by_user;
 
     // the full-vector metrics' whole-vector counts and norms, in the sums' units
-    const int kind = sums_kind(sp.metric);
     double *d_ncnt = NULL, *d_nsq = NULL;
     if (kind == RK_SUMS_DOT) {
         std::vector<double> ncnt((size_t)(n_items > 0 ? n_items : 1)), nsq(ncnt.size());
@@ -456,6 +454,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     // -44%/-47%), not for the two of msd and euclidean (+12%/+23%), whose
     // rows stay full.
     const int sym = n_tiles == 1 && n_run == n_items && n_items > 1 && kind != RK_SUMS_DIFF && kind != RK_SUMS_DOT &&
+                    rk_metric_row_of(sp.metric)->symmetric &&
                     !one_per_kernel && !host_select && !(g != NULL && g->full_rows);
     std::vector<int32_t> row_of;
     if (sym) {

@@ -181,13 +181,8 @@ struct rk_dev_csr {
     float *v;
 };
 
-// Which sums an accumulation keeps (see rk_gpu_sims.cu).
-enum rk_sums_kind {
-    RK_SUMS_PEARSON = 6,  // n, Σx, Σy, Σx², Σy², Σxy
-    RK_SUMS_PRODUCTS = 4, // n, Σx², Σy², Σxy (cosine, pearson-baseline)
-    RK_SUMS_DIFF = 2,     // n, Σ(x−y)² (msd, euclidean)
-    RK_SUMS_DOT = 3       // n, Σxy (the full-vector metrics, with the items' norms)
-};
+// Which sums an accumulation keeps: the metric table's rk_metric_sums
+// (rk_metric.h), whose values are the accumulators' counts.
 // Accumulators a column of each kind keeps.
 static inline __host__ __device__ constexpr int rk_sums_count(int kind) { return kind == RK_SUMS_DOT ? 2 : kind; }
 

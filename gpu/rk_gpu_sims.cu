@@ -350,6 +350,12 @@ rk_status launch(const rk_sims_args *a, const V *ival, const V *uval, size_t sme
 
 } // namespace
 
+// A sums kind without a kernel: a metric-table row the GPU does not know.
+static rk_status no_kind(int kind, rk_error *err)
+{
+    return rk_error_set(err, RK_E_INTERNAL, "the GPU has no co-rating kernel for sums kind %d (metric table)", kind);
+}
+
 size_t rk_gpu_sims_col_bytes(int kind, int grid)
 {
     return (size_t)rk_sums_count(kind) * (grid ? sizeof(int32_t) : sizeof(double));
@@ -364,7 +370,8 @@ rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t s
         case RK_SUMS_PEARSON: return launch<int32_t, int32_t, RK_SUMS_PEARSON>(a, iq, uq, smem, st, err);
         case RK_SUMS_PRODUCTS: return launch<int32_t, int32_t, RK_SUMS_PRODUCTS>(a, iq, uq, smem, st, err);
         case RK_SUMS_DOT: return launch<int32_t, int32_t, RK_SUMS_DOT>(a, iq, uq, smem, st, err);
-        default: return launch<int32_t, int32_t, RK_SUMS_DIFF>(a, iq, uq, smem, st, err);
+        case RK_SUMS_DIFF: return launch<int32_t, int32_t, RK_SUMS_DIFF>(a, iq, uq, smem, st, err);
+        default: return no_kind(kind, err);
         }
     }
     const double *iv = a->by_item.d, *uv = a->by_user.d;
@@ -372,7 +379,8 @@ rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t s
     case RK_SUMS_PEARSON: return launch<double, double, RK_SUMS_PEARSON>(a, iv, uv, smem, st, err);
     case RK_SUMS_PRODUCTS: return launch<double, double, RK_SUMS_PRODUCTS>(a, iv, uv, smem, st, err);
     case RK_SUMS_DOT: return launch<double, double, RK_SUMS_DOT>(a, iv, uv, smem, st, err);
-    default: return launch<double, double, RK_SUMS_DIFF>(a, iv, uv, smem, st, err);
+    case RK_SUMS_DIFF: return launch<double, double, RK_SUMS_DIFF>(a, iv, uv, smem, st, err);
+    default: return no_kind(kind, err);
     }
 }
 
@@ -393,7 +401,8 @@ rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void
         case RK_SUMS_PEARSON: return launch_one<int32_t, int32_t, RK_SUMS_PEARSON>(a, iq, uq, acc, batch, smem, sm_count, st, err);
         case RK_SUMS_PRODUCTS: return launch_one<int32_t, int32_t, RK_SUMS_PRODUCTS>(a, iq, uq, acc, batch, smem, sm_count, st, err);
         case RK_SUMS_DOT: return launch_one<int32_t, int32_t, RK_SUMS_DOT>(a, iq, uq, acc, batch, smem, sm_count, st, err);
-        default: return launch_one<int32_t, int32_t, RK_SUMS_DIFF>(a, iq, uq, acc, batch, smem, sm_count, st, err);
+        case RK_SUMS_DIFF: return launch_one<int32_t, int32_t, RK_SUMS_DIFF>(a, iq, uq, acc, batch, smem, sm_count, st, err);
+        default: return no_kind(kind, err);
         }
     }
     const double *iv = a->by_item.d, *uv = a->by_user.d;
@@ -401,7 +410,8 @@ rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void
     case RK_SUMS_PEARSON: return launch_one<double, double, RK_SUMS_PEARSON>(a, iv, uv, acc, batch, smem, sm_count, st, err);
     case RK_SUMS_PRODUCTS: return launch_one<double, double, RK_SUMS_PRODUCTS>(a, iv, uv, acc, batch, smem, sm_count, st, err);
     case RK_SUMS_DOT: return launch_one<double, double, RK_SUMS_DOT>(a, iv, uv, acc, batch, smem, sm_count, st, err);
-    default: return launch_one<double, double, RK_SUMS_DIFF>(a, iv, uv, acc, batch, smem, sm_count, st, err);
+    case RK_SUMS_DIFF: return launch_one<double, double, RK_SUMS_DIFF>(a, iv, uv, acc, batch, smem, sm_count, st, err);
+    default: return no_kind(kind, err);
     }
 }
 

@@ -79,26 +79,12 @@ static inline void swap_elems(void *a, size_t n, size_t elem)
 /* Stable codes in the file, whatever the enums become. */
 static inline uint32_t metric_code(rk_metric m)
 {
-    switch (m) {
-    case RK_METRIC_PEARSON: return 1;
-    case RK_METRIC_PEARSON_BASELINE: return 2;
-    case RK_METRIC_COSINE: return 3;
-    case RK_METRIC_MSD: return 4;
-    case RK_METRIC_EUCLIDEAN: return 5;
-    case RK_METRIC_COSINE_FULL: return 6;
-    case RK_METRIC_EUCLIDEAN_FULL: return 7;
-    case RK_METRIC_JACCARD: return 8;
-    }
-    return 0;
+    const rk_metric_row *r = rk_metric_row_of(m);
+    return r != NULL ? r->file_code : 0; /* the metric table's stable code */
 }
 static inline int metric_from_code(uint32_t c, rk_metric *m)
 {
-    static const rk_metric by_code[] = {RK_METRIC_PEARSON, RK_METRIC_PEARSON_BASELINE, RK_METRIC_COSINE,
-                                        RK_METRIC_MSD, RK_METRIC_EUCLIDEAN, RK_METRIC_COSINE_FULL,
-                                        RK_METRIC_EUCLIDEAN_FULL, RK_METRIC_JACCARD};
-    if (c < 1 || c > 8) return -1;
-    *m = by_code[c - 1];
-    return 0;
+    return rk_metric_from_code(c, m) == RK_OK ? 0 : -1;
 }
 static inline uint32_t mode_code(rk_predict_mode m)
 {

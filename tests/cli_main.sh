@@ -155,6 +155,18 @@ for o in --format --delimiter --header --no-header --columns --rating-scale --du
          --no-progress --quiet --help --version; do
     grep -q -e "$o" "$tmp/stdout" || fail "--help does not mention $o"
 done
+# every metric of the metric table (the list --metric's error names) is in
+# --help, runs, and is named in metrics.json
+cp "$tmp/stdout" "$tmp/help"
+expect_status 2 "$RECKNN" "$train" --metric no-such-metric
+names=$(sed -n "s/.*unknown metric 'no-such-metric' (\(.*\))$/\1/p" "$tmp/stderr" | tr -d ',')
+[ "$(echo "$names" | wc -w)" -ge 8 ] || fail "--metric's error lists no metric table: $(cat "$tmp/stderr")"
+for metric in $names; do
+    grep -q -e "$metric" "$tmp/help" || fail "--help does not mention the metric $metric"
+    expect_status 0 "$RECKNN" "$train" --test "$test" --metric "$metric" --out "$tmp/metric-$metric" --quiet
+    grep -q "\"metric\": \"$metric\"" "$tmp/metric-$metric/metrics.json" || fail "--metric $metric: metrics.json names another"
+    [ -s "$tmp/metric-$metric/neighbors.csv" ] || fail "--metric $metric: no neighbors.csv"
+done
 expect_status 0 "$RECKNN" -h
 expect_status 0 "$RECKNN" --version
 grep -q '^recknn [0-9][0-9.]*' "$tmp/stdout" || fail "--version: $(cat "$tmp/stdout")"

@@ -116,15 +116,16 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
     rk_triples_free(&t);
 }
 
-static const rk_metric metrics[] = {RK_METRIC_PEARSON, RK_METRIC_PEARSON_BASELINE, RK_METRIC_COSINE,
-                                    RK_METRIC_MSD, RK_METRIC_EUCLIDEAN};
+/* the co-rater metrics of the metric table */
+static rk_metric metrics[RK_METRIC_COUNT];
+#define N_METRICS rk_test_metrics(0, metrics)
 static const rk_predict_mode modes[] = {RK_PREDICT_BASIC, RK_PREDICT_MEANS, RK_PREDICT_BASELINE};
 
 static void test_every_metric_and_mode(void)
 {
-    for (int m = 0; m < 5; m++)
+    for (int m = 0; m < N_METRICS; m++)
         for (int p = 0; p < 3; p++) {
-            double sh = metrics[m] == RK_METRIC_PEARSON_BASELINE ? 100.0 : 0.0;
+            double sh = rk_sim_default_shrinkage(metrics[m]);
             compare(120, 90, 0.2, VAL_HALF, metrics[m], 10, modes[p], 1, sh, 1, 0, 100 + 10 * m + p);
             compare(80, 60, 0.25, VAL_REAL, metrics[m], 7, modes[p], 2, 0.0, 2, 0, 200 + 10 * m + p);
         }
@@ -132,7 +133,7 @@ static void test_every_metric_and_mode(void)
 
 static void test_tiles_smaller_than_data(void)
 {
-    for (int m = 0; m < 5; m++) {
+    for (int m = 0; m < N_METRICS; m++) {
         compare(150, 70, 0.2, VAL_INT, metrics[m], 5, RK_PREDICT_MEANS, 1, 0.0, 1, 1, 300 + m);
         compare(150, 70, 0.2, VAL_HALF, metrics[m], 5, RK_PREDICT_BASELINE, 1, 0.0, 1, 16, 310 + m);
     }
@@ -142,7 +143,7 @@ static void test_edges(void)
 {
     compare(30, 1, 0.8, VAL_HALF, RK_METRIC_PEARSON, 5, RK_PREDICT_MEANS, 1, 0.0, 1, 0, 400); /* one item */
     compare(40, 8, 0.6, VAL_HALF, RK_METRIC_COSINE, 50, RK_PREDICT_BASIC, 1, 0.0, 1, 0, 401);  /* k > items */
-    for (int m = 0; m < 5; m++) /* many exact ties */
+    for (int m = 0; m < N_METRICS; m++) /* many exact ties */
         compare(60, 50, 0.4, VAL_TIES, metrics[m], 4, RK_PREDICT_BASIC, 1, 0.0, 1, 7, 410 + m);
     compare(50, 40, 0.3, VAL_HALF, RK_METRIC_PEARSON, 1, RK_PREDICT_MEANS, 3, 5.0, 3, 0, 420);   /* k = 1 */
     compare(300, 40, 0.5, VAL_HALF, RK_METRIC_MSD, 1024, RK_PREDICT_MEANS, 1, 0.0, 1, 0, 421);  /* big k */
@@ -153,7 +154,7 @@ static void test_random_shapes(void)
     unsigned long long s = 99;
     for (int rep = 0; rep < 20; rep++) {
         int nu = 2 + (int)(rk_test_rand(&s) % 200), ni = 1 + (int)(rk_test_rand(&s) % 150);
-        compare(nu, ni, 0.02 + 0.5 * rk_test_uniform(&s), (value_kind)(rep % 4), metrics[rep % 5],
+        compare(nu, ni, 0.02 + 0.5 * rk_test_uniform(&s), (value_kind)(rep % 4), metrics[rep % N_METRICS],
                 1 + (int)(rk_test_rand(&s) % 40), modes[rep % 3], 1 + rep % 3, rep % 4 == 0 ? 10.0 : 0.0,
                 1 + rep % 2, rep % 3 == 0 ? 1 + (int)(rk_test_rand(&s) % 20) : 0, 500 + rep);
     }
@@ -201,7 +202,7 @@ static void sym_vs_full(int nu, int ni, double density, value_kind vk, rk_metric
     CU_ASSERT_FATAL(rk_gpu_knn(&m, &o, &ga, &a, &qa, NULL, NULL, &sa, &err) == RK_OK);
     CU_ASSERT_FATAL(rk_gpu_knn(&m, &o, &gb, &b, &qb, NULL, NULL, &sb, &err) == RK_OK);
     /* msd and euclidean (two sums) keep full rows: symmetry did not pay there */
-    const int sym = metric != RK_METRIC_MSD && metric != RK_METRIC_EUCLIDEAN;
+    const int sym = rk_metric_row_of(metric)->sums != RK_SUMS_DIFF && rk_metric_row_of(metric)->symmetric;
     CU_ASSERT_EQUAL(strstr(sa.path, "symmetric") != NULL, sym);
     CU_ASSERT(strstr(sb.path, "symmetric") == NULL);
     CU_ASSERT(sym ? sa.pair_updates < sb.pair_updates : sa.pair_updates == sb.pair_updates);
@@ -231,7 +232,7 @@ static void sym_vs_full(int nu, int ni, double density, value_kind vk, rk_metric
 
 static void test_symmetric_tile(void)
 {
-    for (int m = 0; m < 5; m++) {
+    for (int m = 0; m < N_METRICS; m++) {
         sym_vs_full(200, 150, 0.1, VAL_HALF, metrics[m], 700 + m);
         sym_vs_full(120, 90, 0.2, VAL_REAL, metrics[m], 710 + m);
     }

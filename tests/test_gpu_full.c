@@ -239,14 +239,16 @@ static void compare(const shape *sh, rk_metric metric, int k, rk_predict_mode mo
     compare_routes(sh, metric, k, mode, min_support, shrink, min_k, NULL, 0, 0, seed);
 }
 
-static const rk_metric metrics[] = {RK_METRIC_COSINE_FULL, RK_METRIC_EUCLIDEAN_FULL, RK_METRIC_JACCARD};
+/* the full-vector metrics of the metric table */
+static rk_metric metrics[RK_METRIC_COUNT];
+#define N_METRICS rk_test_metrics(1, metrics)
 static const rk_predict_mode modes[] = {RK_PREDICT_BASIC, RK_PREDICT_MEANS, RK_PREDICT_BASELINE};
 
 static void test_every_metric_and_mode(void)
 {
     const shape half = {120, 90, 0.2, VAL_HALF, 0}, real = {80, 60, 0.25, VAL_REAL, 0},
                 ones = {100, 70, 0.2, VAL_ONES, 0};
-    for (int m = 0; m < 3; m++)
+    for (int m = 0; m < N_METRICS; m++)
         for (int p = 0; p < 3; p++) {
             compare(&half, metrics[m], 10, modes[p], 1, 0.0, 1, 100 + 10 * m + p);
             compare(&real, metrics[m], 7, modes[p], 2, 0.0, 2, 200 + 10 * m + p);
@@ -264,7 +266,7 @@ static void test_tiles_and_products(void)
     };
     const shape half = {150, 70, 0.2, VAL_HALF, 0}, real = {150, 70, 0.2, VAL_REAL, 0},
                 ones = {150, 70, 0.15, VAL_ONES, 1};
-    for (int m = 0; m < 3; m++) {
+    for (int m = 0; m < N_METRICS; m++) {
         compare_routes(&half, metrics[m], 5, RK_PREDICT_MEANS, 1, 0.0, 1, ro, 6, 0, 400 + m);
         compare_routes(&real, metrics[m], 5, RK_PREDICT_BASELINE, 1, 0.0, 1, ro, 6, 0, 410 + m);
         compare_routes(&ones, metrics[m], 6, RK_PREDICT_BASIC, 1, 0.0, 1, ro, 6, 0, 420 + m);
@@ -276,7 +278,7 @@ static void test_edges(void)
 {
     static const route_opts ro[] = {{RK_GPU_SIMS_KERNEL, 0, 0, 0}, {RK_GPU_SIMS_SPGEMM, 0, 0, 0},
                                     {RK_GPU_SIMS_KERNEL, 7, 0, 0}, {RK_GPU_SIMS_SPGEMM, 7, 2, 0}};
-    for (int m = 0; m < 3; m++) {
+    for (int m = 0; m < N_METRICS; m++) {
         const rk_metric mt = metrics[m];
         const shape one_item = {30, 1, 0.8, VAL_HALF, 0}, few = {40, 8, 0.6, VAL_HALF, 0},
                     everyone = {60, 40, 0.15, VAL_HALF, 1}, everyone_real = {60, 40, 0.15, VAL_REAL, 1},
@@ -312,7 +314,7 @@ static void test_random_shapes(void)
         }
         if (rep % 3) ro[1].rows = (int32_t)(rk_test_rand(&s) % 9);
         const int k = 1 + (int)(rk_test_rand(&s) % 40);
-        compare_routes(&sh, metrics[rep % 3], k, modes[(rep / 3) % 3], 1 + rep % 3, rep % 4 == 0 ? 10.0 : 0.0,
+        compare_routes(&sh, metrics[rep % N_METRICS], k, modes[(rep / 3) % 3], 1 + rep % 3, rep % 4 == 0 ? 10.0 : 0.0,
                        1 + rep % 2, ro, 2, 0, 600 + rep);
     }
     CU_ASSERT(g_compared > 80);
@@ -394,10 +396,10 @@ static void test_route_arguments(void)
     answers a;
     CU_ASSERT_FATAL(answers_alloc(&a, sh.ni, o.k, 1));
     const int32_t zero = 0;
-    static const rk_metric corating[] = {RK_METRIC_PEARSON, RK_METRIC_PEARSON_BASELINE, RK_METRIC_COSINE,
-                                         RK_METRIC_MSD, RK_METRIC_EUCLIDEAN};
+    rk_metric corating[RK_METRIC_COUNT];
+    const int n_corating = rk_test_metrics(0, corating);
     route_opts ro = {RK_GPU_SIMS_SPGEMM, 0, 0, 0};
-    for (int c = 0; c < 5; c++) {
+    for (int c = 0; c < n_corating; c++) {
         o.sim.metric = corating[c];
         ro.route = RK_GPU_SIMS_SPGEMM;
         CU_ASSERT(run_gpu(&m, &o, &ro, 1, &zero, &zero, &a, &err) == RK_E_ARG);

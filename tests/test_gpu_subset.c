@@ -6,10 +6,9 @@
 #include "rk_gpu.h"
 #include "test_subset_util.h"
 
-static const rk_metric all_metrics[] = {RK_METRIC_PEARSON, RK_METRIC_PEARSON_BASELINE, RK_METRIC_COSINE,
-                                        RK_METRIC_MSD, RK_METRIC_EUCLIDEAN, RK_METRIC_COSINE_FULL,
-                                        RK_METRIC_EUCLIDEAN_FULL, RK_METRIC_JACCARD};
-#define N_METRICS (sizeof all_metrics / sizeof all_metrics[0])
+/* every metric of the metric table */
+static rk_metric all_metrics[RK_METRIC_COUNT];
+#define N_METRICS ((size_t)rk_test_metrics(-1, all_metrics))
 
 /* The CPU's whole run against the GPU's run of n_rows random items (n_rows
  * = ni: every item, rows = NULL) with the given route and selection. */

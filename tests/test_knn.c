@@ -119,8 +119,10 @@ static void ref_build(ref *r, int nu, int ni, const rk_triples *t, rk_metric met
                     s = 1.0 / (1.0 + sqrt(fd2));
                 } else if (metric == RK_METRIC_JACCARD) {
                     s = n / (ca + cb - n); /* |x ∧ y| / |x ∨ y| of the rating patterns */
-                } else {
+                } else if (metric == RK_METRIC_EUCLIDEAN) {
                     s = 1.0 / (1.0 + sqrt(d2));
+                } else {
+                    CU_FAIL("a metric of the table without a brute-force formula here");
                 }
                 if (shrink > 0) s *= (n - 1) / (n - 1 + shrink);
                 if (fabs(s) < 1e-12) s = 0.0; /* a rounding residue of an exact 0 */
@@ -307,28 +309,31 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
     rk_triples_free(&t);
 }
 
-static const rk_metric all_metrics[] = {RK_METRIC_PEARSON, RK_METRIC_PEARSON_BASELINE, RK_METRIC_COSINE,
-                                        RK_METRIC_MSD, RK_METRIC_EUCLIDEAN};
+/* The metrics over co-raters (full: 0) or whole vectors (full: 1), from the
+ * metric table, so that a new row is tested without touching this file. */
+static rk_metric all_metrics[RK_METRIC_COUNT]; /* the co-rater metrics, filled by main */
+static int n_metrics;
 static const rk_predict_mode all_modes[] = {RK_PREDICT_BASIC, RK_PREDICT_MEANS, RK_PREDICT_BASELINE};
 
 static void test_random_half_stars(void)
 {
-    for (int m = 0; m < 5; m++)
+    CU_ASSERT(n_metrics >= 5);
+    for (int m = 0; m < n_metrics; m++)
         for (int p = 0; p < 3; p++)
             compare(40, 30, 0.3, VAL_HALF, all_metrics[m], 5, all_modes[p], 1,
-                    all_metrics[m] == RK_METRIC_PEARSON_BASELINE ? 100.0 : 0.0, 1, 1000 + 10 * m + p);
+                    rk_sim_default_shrinkage(all_metrics[m]), 1, 1000 + 10 * m + p);
 }
 
 static void test_random_real_values(void)
 {
-    for (int m = 0; m < 5; m++)
+    for (int m = 0; m < n_metrics; m++)
         for (int p = 0; p < 3; p++)
             compare(35, 25, 0.35, VAL_REAL, all_metrics[m], 4, all_modes[p], 1, 0.0, 1, 2000 + 10 * m + p);
 }
 
 static void test_support_shrinkage_min_k(void)
 {
-    for (int m = 0; m < 5; m++) {
+    for (int m = 0; m < n_metrics; m++) {
         compare(50, 20, 0.4, VAL_HALF, all_metrics[m], 6, RK_PREDICT_MEANS, 4, 10.0, 3, 3000 + m);
         compare(50, 20, 0.4, VAL_REAL, all_metrics[m], 3, RK_PREDICT_BASELINE, 2, 2.5, 2, 3100 + m);
     }
@@ -336,7 +341,7 @@ static void test_support_shrinkage_min_k(void)
 
 static void test_many_ties(void)
 {
-    for (int m = 0; m < 5; m++)
+    for (int m = 0; m < n_metrics; m++)
         compare(30, 25, 0.5, VAL_TIES, all_metrics[m], 3, RK_PREDICT_BASIC, 1, 0.0, 1, 4000 + m);
 }
 
@@ -359,7 +364,7 @@ static void test_shapes(void)
         int nu = 2 + (int)(rk_test_rand(&s) % 40), ni = 1 + (int)(rk_test_rand(&s) % 40);
         double dens = 0.05 + 0.9 * rk_test_uniform(&s);
         int k = 1 + (int)(rk_test_rand(&s) % 12);
-        compare(nu, ni, dens, (value_kind)(rep % 3), all_metrics[rep % 5], k, all_modes[rep % 3],
+        compare(nu, ni, dens, (value_kind)(rep % 3), all_metrics[rep % n_metrics], k, all_modes[rep % 3],
                 1 + (int)(rk_test_rand(&s) % 3), (rep % 4 == 0) ? 5.0 : 0.0, 1 + rep % 2, 7000 + rep);
     }
     /* everything was actually compared */
@@ -401,11 +406,11 @@ static void test_forced_chunks(void)
     int before = g_checked_lists;
     for (int c = 0; c < 4; c++) {
         g_chunk = chunks[c];
-        for (int m = 0; m < 5; m++)
+        for (int m = 0; m < n_metrics; m++)
             for (int p = 0; p < 3; p++) {
                 /* half stars: packed sums; real values: double sums */
                 compare(30, 23, 0.35, VAL_HALF, all_metrics[m], 4, all_modes[p], 1,
-                        all_metrics[m] == RK_METRIC_PEARSON_BASELINE ? 100.0 : 0.0, 1, 9100 + 10 * m + p);
+                        rk_sim_default_shrinkage(all_metrics[m]), 1, 9100 + 10 * m + p);
                 compare(25, 19, 0.4, VAL_REAL, all_metrics[m], 3, all_modes[p], 2, 0.0, 1, 9200 + 10 * m + p);
             }
         /* dense rows (every item touched) and a single item */
@@ -521,12 +526,13 @@ static void test_sparse_catalogue(void)
  * data under every prediction mode, support, shrinkage and min-k, an item
  * rated by every user, one item, k above the item count, column chunks and
  * random shapes. */
-static const rk_metric full_metrics[] = {RK_METRIC_COSINE_FULL, RK_METRIC_EUCLIDEAN_FULL, RK_METRIC_JACCARD};
-
 static void test_full_vector_metrics(void)
 {
     const int before = g_checked_lists, before_p = g_checked_preds;
-    for (int m = 0; m < 3; m++) {
+    rk_metric full_metrics[RK_METRIC_COUNT];
+    const int n_full = rk_test_metrics(1, full_metrics);
+    CU_ASSERT(n_full >= 3);
+    for (int m = 0; m < n_full; m++) {
         const rk_metric mt = full_metrics[m];
         for (int p = 0; p < 3; p++) {
             compare(40, 30, 0.3, VAL_HALF, mt, 5, all_modes[p], 1, 0.0, 1, 11000 + 10 * m + p);
@@ -584,6 +590,7 @@ static void test_bad_arguments(void)
 
 int main(void)
 {
+    n_metrics = rk_test_metrics(0, all_metrics);
     static const rk_test_case cases[] = {
         {"every metric and mode, half-star ratings", test_random_half_stars},
         {"every metric and mode, real-valued ratings", test_random_real_values},

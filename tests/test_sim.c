@@ -410,6 +410,72 @@ static void test_metric_names(void)
     CU_ASSERT_STRING_EQUAL(rk_metric_name((rk_metric)99), "unknown");
 }
 
+/* Every row of the metric table is complete and consistent: one row per
+ * enum value, in enum order; a name that parses back to it; a model-file
+ * code that is nonzero, unique and maps back; co-rating sums the engines
+ * know (never RK_SUMS_NONE: the GPU would have no kernel for it); the full
+ * flag as the full-vector sums need; the default shrinkage that the engine
+ * applies; and a value from rk_sim_value for a pair with support, so that a
+ * row without a formula (case RK_METRIC_COUNT) is caught here too. */
+static void test_metric_table(void)
+{
+    CU_ASSERT_EQUAL(rk_metric_count(), RK_METRIC_COUNT);
+    int seen_code[256] = {0};
+    for (int m = 0; m < rk_metric_count(); m++) {
+        const rk_metric_row *r = rk_metric_row_of((rk_metric)m);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        CU_ASSERT_EQUAL(r->metric, (rk_metric)m);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r->name);
+        CU_ASSERT(r->name[0] != '\0');
+        rk_metric back = RK_METRIC_COUNT;
+        CU_ASSERT_EQUAL(rk_metric_parse(r->name, &back), RK_OK);
+        CU_ASSERT_EQUAL(back, (rk_metric)m);
+        CU_ASSERT(r->file_code >= 1 && r->file_code < 256);
+        if (r->file_code < 256) {
+            CU_ASSERT_EQUAL(seen_code[r->file_code], 0);
+            seen_code[r->file_code] = 1;
+        }
+        back = RK_METRIC_COUNT;
+        CU_ASSERT_EQUAL(rk_metric_from_code(r->file_code, &back), RK_OK);
+        CU_ASSERT_EQUAL(back, (rk_metric)m);
+        CU_ASSERT(r->sums == RK_SUMS_PEARSON || r->sums == RK_SUMS_PRODUCTS || r->sums == RK_SUMS_DIFF ||
+                  r->sums == RK_SUMS_DOT);
+        CU_ASSERT_EQUAL(r->full, r->sums == RK_SUMS_DOT);
+        CU_ASSERT_EQUAL(rk_metric_is_full((rk_metric)m), r->full);
+        CU_ASSERT(r->shrinkage >= 0.0);
+        CU_ASSERT_EQUAL(rk_sim_default_shrinkage((rk_metric)m), r->shrinkage);
+        CU_ASSERT(r->residuals == 0 || r->residuals == 1);
+        CU_ASSERT(r->symmetric == 0 || r->symmetric == 1);
+        /* two co-raters with different ratings: every metric gives a value in [-1, 1] */
+        rk_sim_params p = {(rk_metric)m, 1, 0.0, 1.0};
+        double v = rk_sim_value(&p, 2, 3, r->full ? 4 : 5, 5, 13, 8);
+        CU_ASSERT(v >= -1.0 && v <= 1.0 && v != 0.0);
+    }
+    CU_ASSERT_PTR_NULL(rk_metric_row_of(RK_METRIC_COUNT));
+    CU_ASSERT_PTR_NULL(rk_metric_row_of((rk_metric)-1));
+    rk_metric out = RK_METRIC_COUNT;
+    CU_ASSERT_EQUAL(rk_metric_from_code(0, &out), RK_E_MODEL);
+    CU_ASSERT_EQUAL(rk_metric_from_code(RK_METRIC_COUNT + 1000, &out), RK_E_MODEL);
+    CU_ASSERT_EQUAL(out, RK_METRIC_COUNT);
+    /* the message list of --metric: every name once, in table order */
+    char names[512];
+    const int len = rk_metric_names(names, sizeof names, -1);
+    CU_ASSERT(len > 0 && (size_t)len < sizeof names);
+    const char *at = names;
+    for (int m = 0; m < rk_metric_count(); m++) {
+        const char *hit = strstr(at, rk_metric_name((rk_metric)m));
+        CU_ASSERT_PTR_NOT_NULL(hit);
+        if (hit != NULL) at = hit + strlen(rk_metric_name((rk_metric)m));
+    }
+    char small[8];
+    CU_ASSERT_EQUAL(rk_metric_names(small, sizeof small, -1), len); /* cut, terminated, full length */
+    CU_ASSERT_EQUAL(strlen(small), sizeof small - 1);
+    char full[256], corater[256];
+    rk_metric_names(full, sizeof full, 1);
+    rk_metric_names(corater, sizeof corater, 0);
+    CU_ASSERT_EQUAL(strlen(full) + strlen(corater) + 2, (size_t)len);
+}
+
 int main(void)
 {
     static const rk_test_case cases[] = {
@@ -427,6 +493,7 @@ int main(void)
         {"clipping to [-1, 1]", test_clipping},
         {"random vectors against direct formulas", test_random_against_direct},
         {"metric parse/name", test_metric_names},
+        {"the metric table: every row complete", test_metric_table},
         {NULL, NULL},
     };
     return rk_test_main("rk_sim", cases);

@@ -6,9 +6,8 @@
  * subset are refused. */
 #include "test_subset_util.h"
 
-static const rk_metric all_metrics[] = {RK_METRIC_PEARSON, RK_METRIC_PEARSON_BASELINE, RK_METRIC_COSINE,
-                                        RK_METRIC_MSD, RK_METRIC_EUCLIDEAN, RK_METRIC_COSINE_FULL,
-                                        RK_METRIC_EUCLIDEAN_FULL, RK_METRIC_JACCARD};
+/* every metric of the metric table */
+static rk_metric all_metrics[RK_METRIC_COUNT];
 
 static void subset_vs_full(int nu, int ni, double density, int real, rk_metric metric, int k, int n_rows,
                            unsigned long long seed)
@@ -57,7 +56,7 @@ static void subset_vs_full(int nu, int ni, double density, int real, rk_metric m
 
 static void test_every_metric(void)
 {
-    for (size_t x = 0; x < sizeof all_metrics / sizeof all_metrics[0]; x++) {
+    for (size_t x = 0; x < (size_t)rk_test_metrics(-1, all_metrics); x++) {
         subset_vs_full(80, 60, 0.15, 0, all_metrics[x], 10, 7, 100 + x);
         subset_vs_full(60, 40, 0.2, 1, all_metrics[x], 5, 1, 200 + x);
         subset_vs_full(50, 30, 0.3, 0, all_metrics[x], 50, 29, 300 + x); /* k above the item count */

@@ -5,6 +5,19 @@
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "rk_metric.h"
+
+/* The metrics of the metric table whose full-vector flag is `full` (-1:
+ * every row), in table order, into out[RK_METRIC_COUNT]: the tests loop
+ * over the table, so that a new row is covered without editing them.
+ * @return their number. */
+static inline int rk_test_metrics(int full, rk_metric *out)
+{
+    int n = 0;
+    for (int m = 0; m < rk_metric_count(); m++)
+        if (full < 0 || rk_metric_row_of((rk_metric)m)->full == full) out[n++] = (rk_metric)m;
+    return n;
+}
 
 /* Run every registered suite; exit status 0 only when all tests passed.
  * A suite array ends with {NULL, NULL}. */
