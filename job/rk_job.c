@@ -24,24 +24,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *const device_names[] = {"auto", "cpu", "gpu"};
-
-rk_status rk_device_parse(const char *name, rk_device *out)
-{
-    for (int d = 0; d < 3; d++) {
-        if (name != NULL && strcmp(name, device_names[d]) == 0) {
-            *out = (rk_device)d;
-            return RK_OK;
-        }
-    }
-    return RK_E_ARG;
-}
-
-const char *rk_device_name(rk_device d)
-{
-    return (unsigned)d < 3 ? device_names[d] : "unknown";
-}
-
 void rk_job_opts_default(rk_job_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -56,14 +38,6 @@ void rk_job_opts_default(rk_job_opts *o)
     o->gpu_topn = RK_GPU_TOPN_AUTO;
     o->split = RK_SPLIT_RATINGS;
     o->relevance = RK_RANK_RELEVANCE_DEFAULT;
-}
-
-static void note(const rk_job_opts *o, const char *fmt, const char *a)
-{
-    char buf[1024];
-    if (o->note == NULL) return;
-    snprintf(buf, sizeof buf, fmt, a);
-    o->note(o->ud, buf);
 }
 
 /* ---- the job ---------------------------------------------------------------- */
@@ -94,44 +68,10 @@ typedef struct job_state {
                                over when the GPU fails and the CPU runs) */
     rk_rank *rank;          /* the fold's ranking metrics and recommendation counts */
     rk_rank *base;          /* the popularity baseline's */
-    pthread_t warm;         /* asks for the GPU and starts its context while the data load */
-    int warming;
-    int probe_gpu;          /* the thread asks whether a GPU is usable (--device auto) */
-    int gpu_ok;             /* its answer */
-    char gpu_why[256];
-    const rk_job_opts *o;   /* for the thread: --gpus and the ranks */
-    int32_t devices[RK_GPUS_MAX]; /* the CUDA ordinals of this process's parts */
-    int n_devices;
-    rk_status dev_status;   /* resolving them (a --gpus ordinal beyond the devices) */
-    rk_error dev_err;
+    const rk_job_opts *o;   /* for the seam's callbacks: --gpus, the ranks, --items */
+    const rk_knn_opts *ko;
+    rk_backend_seam seam;   /* the engines' device: chosen, warmed, given up for the CPU */
 } job_state;
-
-/* The CUDA driver and context take a few tenths of a second to start: a
- * thread does it while the ratings load. */
-static void *warm_gpu(void *arg)
-{
-    job_state *j = arg;
-    if (j->probe_gpu) j->gpu_ok = rk_gpu_available(j->gpu_why, sizeof j->gpu_why);
-    if (j->gpu_ok) j->dev_status = rk_job_dist_devices(j->o, j->devices, &j->n_devices, &j->dev_err);
-    for (int d = 0; j->gpu_ok && j->dev_status == RK_OK && d < j->n_devices; d++) {
-        int seen = 0;
-        for (int e = 0; e < d; e++) seen |= j->devices[e] == j->devices[d];
-        if (!seen) rk_gpu_warmup(j->devices[d]);
-    }
-    return NULL;
-}
-
-static void warm_start(job_state *j)
-{
-    j->warming = pthread_create(&j->warm, NULL, warm_gpu, j) == 0;
-    if (!j->warming) warm_gpu(j);
-}
-
-static void warm_join(job_state *j)
-{
-    if (j->warming) pthread_join(j->warm, NULL);
-    j->warming = 0;
-}
 
 /* What one fold made (the last fold's stays for the files written at the end). */
 static void fold_free(job_state *j)
@@ -158,7 +98,7 @@ static void fold_free(job_state *j)
 
 static void job_free(job_state *j)
 {
-    warm_join(j);
+    rk_backend_free(&j->seam);
     fold_free(j);
     free(j->part);
     free(j->users_asked);
@@ -167,21 +107,45 @@ static void job_free(job_state *j)
     rk_outset_free(j->out);
 }
 
-/* Asking the driver whether a GPU is usable starts it (about 0.1 s), so a
- * thread asks, and starts the context, while the data load; decide_device
- * reads the answer.  --device gpu fails at once only for what needs no
- * driver (options the GPU engine does not take, a build without CUDA). */
+/* The seam's callbacks: the devices of this process's parts (asked in its
+ * warm-up thread), and whether the GPU pays for this data's shape. */
+static rk_status resolve_devices(void *ud, int32_t *ids, int *n, rk_error *err)
+{
+    const job_state *j = ud;
+    return rk_job_dist_devices(j->o, ids, n, err);
+}
+
+static int shape_pays(void *ud, char *why, size_t cap);
+
+/* The seam's notes go to the job's callback (its ud is the job state). */
+static void seam_note(void *ud, const char *msg)
+{
+    const job_state *j = ud;
+    j->o->note(j->o->ud, msg);
+}
+
+/* The seam's options from the job's; a thread asks the driver for the GPU,
+ * and starts its context, while the data load (rk_backend_start). */
 static rk_status start_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_error *err)
 {
-    if (o->device == RK_DEVICE_CPU) return RK_OK;
-    if (o->device == RK_DEVICE_GPU) {
-        char why[256];
-        if (!rk_gpu_supports(ko, why, sizeof why)) return rk_error_set(err, RK_E_GPU, "--device gpu: %s", why);
-    }
-    j->probe_gpu = 1;
-    warm_start(j);
-    return RK_OK;
+    rk_backend_opts bo;
+    memset(&bo, 0, sizeof bo);
+    bo.device = o->device;
+    bo.gpus_given = rk_gpus_given(&o->gpus);
+    bo.gpu.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
+    bo.gpu.topn_route = o->gpu_topn;
+    bo.gpu.query_route = o->gpu_query;
+    bo.gpu.sims_route = o->gpu_sims;
+    bo.exact = o->approx == RK_APPROX_NONE;
+    bo.resolve = resolve_devices;
+    bo.shape_pays = shape_pays;
+    bo.note = o->note != NULL ? seam_note : NULL;
+    bo.ud = j;
+    j->o = o;
+    j->ko = ko;
+    return rk_backend_start(&j->seam, &bo, ko, err);
 }
+
 
 /* Rates of the engines on the H100 machine (BENCHMARKS.md, sparse catalogues
  * and ML-20M): the GPU writes and scans a dense row of n_items cells for every
@@ -194,8 +158,11 @@ static rk_status start_device(const rk_job_opts *o, const rk_knn_opts *ko, job_s
 /* --device auto: 0 when the GPU's dense rows would make it much slower than
  * the CPU (millions of items with a few ratings each), with the estimates in
  * why. */
-static int gpu_shape_pays(const rk_job_opts *o, const job_state *j, const rk_knn_opts *ko, char *why, size_t cap)
+static int shape_pays(void *ud, char *why, size_t cap)
 {
+    const job_state *j = ud;
+    const rk_job_opts *o = j->o;
+    const rk_knn_opts *ko = j->ko;
     const int by_user = j->by_user;
     /* the engine's rows are items (users with --by user); its pairs come from the other side */
     const double items = (double)rk_ids_count(by_user ? j->data.ds.users : j->data.ds.items);
@@ -232,40 +199,6 @@ static int gpu_shape_pays(const rk_job_opts *o, const job_state *j, const rk_knn
     return 1;
 }
 
-/* @return 1 for the GPU, 0 for the CPU, -1 when --device gpu finds none (err set). */
-static int decide_device(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_error *err)
-{
-    char why[256];
-    warm_join(j);
-    if (o->device == RK_DEVICE_CPU) return 0;
-    if (j->gpu_ok && j->dev_status != RK_OK) { /* --gpus names devices that are not there */
-        *err = j->dev_err;
-        return -1;
-    }
-    if (o->device == RK_DEVICE_GPU) {
-        if (j->gpu_ok) return 1;
-        rk_error_set(err, RK_E_GPU, "--device gpu: %s", j->gpu_why);
-        return -1;
-    }
-    if (!j->gpu_ok) {
-        if (rk_gpus_given(&o->gpus)) { /* --gpus asks for GPUs: none is no fallback */
-            rk_error_set(err, RK_E_GPU, "--gpus: %s", j->gpu_why);
-            return -1;
-        }
-        note(o, "no usable GPU (%s): running on the CPU", j->gpu_why);
-        return 0;
-    }
-    if (!rk_gpu_supports(ko, why, sizeof why)) {
-        note(o, "the GPU engine does not take these options (%s): running on the CPU", why);
-        return 0;
-    }
-    if (o->approx == RK_APPROX_NONE && !gpu_shape_pays(o, j, ko, why, sizeof why)) { /* the exact engines' estimate */
-        note(o, "%s: running on the CPU", why);
-        return 0;
-    }
-    return 1;
-}
-
 /* --users FILE: the ids of the file that name users, in file order; unknown
  * ids are counted (and noted with the users unknown to training, per fold). */
 static rk_status read_users(const rk_job_opts *o, job_state *j, rk_job_report *rep, rk_error *err)
@@ -288,13 +221,10 @@ static rk_status read_items(const rk_job_opts *o, job_state *j, rk_job_report *r
     rep->items_file_ids = ir.ids;
     rep->items_unknown = ir.unknown;
     rep->items_repeated = ir.repeated;
-    if (ir.unknown > 0) {
-        char buf[600];
-        snprintf(buf, sizeof buf, "%.300s: %lld id%s that no rating names (the first, '%.64s', on line %lld) get no "
-                 "list", o->items_path, (long long)ir.unknown, ir.unknown == 1 ? "" : "s", ir.first_unknown,
-                 (long long)ir.first_unknown_line);
-        note(o, "%s", buf);
-    }
+    if (ir.unknown > 0)
+        rk_note(o->note, o->ud, "%.300s: %lld id%s that no rating names (the first, '%.64s', on line %lld) get no "
+                "list", o->items_path, (long long)ir.unknown, ir.unknown == 1 ? "" : "s", ir.first_unknown,
+                (long long)ir.first_unknown_line);
     return RK_OK;
 }
 
@@ -316,14 +246,13 @@ static rk_status fold_users(const rk_job_opts *o, job_state *j, rk_job_report *r
     j->n_topn_users = kept;
     if (!last) return RK_OK;
     rep->users_unknown += untrained;
-    if (rep->users_unknown > 0 && o->note != NULL) {
-        char buf[512], where[64] = "";
+    if (rep->users_unknown > 0) {
+        char where[64] = "";
         if (rep->users_first_unknown_line > 0)
             snprintf(where, sizeof where, " at line %lld", (long long)rep->users_first_unknown_line);
-        snprintf(buf, sizeof buf, "%s: %lld of %lld ids are not users of the training data (first: %s%s); "
-                 "they get no recommendations", o->users_path, (long long)rep->users_unknown,
-                 (long long)rep->users_file_ids, rep->users_first_unknown, where);
-        o->note(o->ud, buf);
+        rk_note(o->note, o->ud, "%.*s: %lld of %lld ids are not users of the training data (first: %s%s); "
+                "they get no recommendations", 300, o->users_path, (long long)rep->users_unknown,
+                (long long)rep->users_file_ids, rep->users_first_unknown, where);
     }
     return RK_OK;
 }
@@ -362,18 +291,14 @@ static rk_status fold_data(const rk_job_opts *o, const rk_knn_opts *ko, job_stat
     return RK_OK;
 }
 
-/* The GPU engine failed under --device auto: note it once, start the
- * fold's recommendations over (the GPU may have sent some batches) and let
- * the CPU engine run; later folds run on the CPU too. */
-static rk_status gpu_fallback(const rk_job_opts *o, job_state *j, rk_job_report *rep, tee_sink *tee,
-                              const rk_topn_opts *to, int *topn_done, int want_topn, rk_error *err)
+/* The GPU engine failed under --device auto and the seam gave the run to
+ * the CPU: start the fold's recommendations over (the GPU may have sent some
+ * batches); later folds run on the CPU too. */
+static rk_status restart_topn(const rk_job_opts *o, job_state *j, rk_job_report *rep, tee_sink *tee,
+                              const rk_topn_opts *to, rk_error *err)
 {
-    rk_error why = *err;
     rep->gpu_fallback = 1;
-    snprintf(rep->gpu_fallback_why, sizeof rep->gpu_fallback_why, "%s", why.msg);
-    note(o, "the GPU engine failed (%s): running on the CPU", rep->gpu_fallback_why);
-    rk_error_clear(err);
-    *topn_done = !want_topn;
+    snprintf(rep->gpu_fallback_why, sizeof rep->gpu_fallback_why, "%s", j->seam.fell_back_why);
     if (tee->rank != NULL) {
         const rk_dataset *ds = &j->data.ds;
         rk_rank_free(j->rank);
@@ -400,140 +325,138 @@ static void subset_rows(const rk_job_opts *o, const job_state *j, int64_t n_test
     }
 }
 
-/* One fold: its data, the engine, top-N (into the file when written and into
- * the ranking metrics), the baseline, the metrics, and its files. */
-static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_job_report *rep,
-                          int f, int use_gpu, rk_knn_stats *st, rk_error *err)
+/* What the engine stage of a fold reads and fills. */
+typedef struct fold_engine {
+    const rk_model *em;  /* the engine's model (--by user: the transposed view; lists per user, queries (i, u)) */
+    rk_knn_opts eko;     /* the engine's options, with the subset of rows, if any */
+    rk_queries q;        /* the test set's (n 0: none) */
+    rk_topn_opts to;     /* top-N into tee */
+    tee_sink tee;        /* the file being written and the ranking metrics */
+    int want_topn;       /* top-N is computed when it is written or measured */
+    rk_topn_stats ts;
+} fold_engine;
+
+/* The fold's top-N request, its sinks (the recommendations' file when the
+ * fold is written, the ranking metrics when measured) and its queries. */
+static rk_status fold_engine_setup(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_job_report *rep,
+                                   int write, int file_fold, fold_engine *e, rk_error *err)
 {
-    const int last = f == rep->n_folds - 1;
-    const int suffixed = o->write_folds && rep->n_folds > 1;
-    const int write = last || o->write_folds;
     const rk_dataset *ds = &j->data.ds;
-    rk_job_fold *fr = &rep->fold[f];
-    const int file_fold = suffixed ? f + 1 : 0; /* its files: NAME.foldF.EXT, or NAME */
-    rk_status s;
-
-    fold_free(j);
-    RK_FORWARD(fold_data(o, ko, j, f, err));
     const rk_triples *test = j->te;
-    fr->train_ratings = j->tr->n;
-    fr->test_ratings = test->n;
-    if (rep->top_n > 0 && o->users_path != NULL) RK_FORWARD(fold_users(o, j, rep, last, err));
-
-    /* top-N is computed when it is written or measured */
-    const int want_topn = rep->top_n > 0 && (write || test->n > 0);
     const int root = rk_dist_rank(o->dist) == 0; /* under mpirun only rank 0 writes and measures */
-    tee_sink tee = {NULL, NULL};
-    if (want_topn && root) {
+    e->want_topn = rep->top_n > 0 && (write || test->n > 0);
+    if (e->want_topn && root) {
         RK_FORWARD(rk_rank_new(&j->rank, test, rk_ids_count(ds->users), rk_ids_count(ds->items), rep->top_n,
                                o->relevance, err));
-        tee.rank = j->rank;
+        e->tee.rank = j->rank;
     }
-    if (want_topn && write && root) {
+    if (e->want_topn && write && root) {
         const rk_outset_ids ids = {ds->users, ds->items};
         RK_FORWARD(rk_outset_stream_open(j->out, RK_OUTSET_RECOMMENDATIONS, file_fold, &ids, &j->recs, err));
-        tee.recs = j->recs;
+        e->tee.recs = j->recs;
     }
-    rk_topn_opts to;
-    memset(&to, 0, sizeof to);
-    to.n = rep->top_n;
-    to.users = o->users_path != NULL ? j->topn_users : NULL;
-    to.n_users = j->n_topn_users;
-    to.sink = tee_write;
-    to.sink_ud = &tee;
-    to.threads = ko->threads;
-    to.progress = o->progress;
-    to.progress_ud = o->ud;
+    e->to.n = rep->top_n;
+    e->to.users = o->users_path != NULL ? j->topn_users : NULL;
+    e->to.n_users = j->n_topn_users;
+    e->to.sink = tee_write;
+    e->to.sink_ud = &e->tee;
+    e->to.threads = ko->threads;
+    e->to.progress = o->progress;
+    e->to.progress_ud = o->ud;
 
-    /* engine: lists, predictions, and on the GPU the top-N while the lists are there */
-    /* --by user: the engines read the transposed view; lists are per user, queries (i, u) */
-    const int by_user = o->by_user;
-    const rk_model *em = j->m;
-    if (by_user) {
+    e->em = j->m;
+    if (o->by_user) {
         RK_FORWARD(rk_byuser_view(j->m, &j->uview, err));
-        em = &j->uview.model;
+        e->em = &j->uview.model;
     }
-    RK_FORWARD(rk_lists_alloc(&j->lists, (int32_t)(by_user ? rep->users : rep->items), ko->k, err));
-    rk_knn_opts eko = *ko; /* the engine's: with the subset of rows, if any */
-    subset_rows(o, j, test->n, &eko);
-    rep->list_rows = eko.rows != NULL ? eko.n_rows : j->lists.n_items;
-    rk_queries q = {0};
+    RK_FORWARD(rk_lists_alloc(&j->lists, (int32_t)(o->by_user ? rep->users : rep->items), ko->k, err));
+    e->eko = *ko;
+    subset_rows(o, j, test->n, &e->eko);
+    rep->list_rows = e->eko.rows != NULL ? e->eko.n_rows : j->lists.n_items;
     if (test->n > 0) {
         j->pred = malloc((size_t)test->n * sizeof *j->pred);
         j->used = malloc((size_t)test->n * sizeof *j->used);
         if (j->pred == NULL || j->used == NULL)
             return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld predictions", (long long)test->n);
-        q.n = test->n;
-        q.user = by_user ? test->item : test->user;
-        q.item = by_user ? test->user : test->item;
-        q.pred = j->pred;
-        q.used = j->used;
+        e->q.n = test->n;
+        e->q.user = o->by_user ? test->item : test->user;
+        e->q.item = o->by_user ? test->user : test->item;
+        e->q.pred = j->pred;
+        e->q.used = j->used;
     }
-    rk_topn_stats ts;
-    memset(&ts, 0, sizeof ts);
-    memset(st, 0, sizeof *st);
-    int topn_done = !want_topn;
-    s = RK_OK;
-    const int approx = o->approx != RK_APPROX_NONE; /* --approx: lists only, top-N from them on the CPU */
-    if (approx)
-        s = rk_job_approx_lists(o, ko, em, use_gpu, j->n_devices > 0 ? j->devices[0] : 0, &j->lists, rep, st, err);
-    use_gpu = use_gpu && !rep->gpu_fallback && !approx;
-    rk_gpu_opts g = {0};
-    g.device = j->n_devices > 0 ? j->devices[0] : 0;
-    g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
-    g.topn_route = o->gpu_topn;
-    g.query_route = o->gpu_query;
-    g.sims_route = o->gpu_sims;
-    /* several ranks or GPUs: the stage shared out (rk_job_spread.c) */
-    int spread = 0;
-    if (!approx && (rk_dist_size(o->dist) > 1 || (use_gpu && j->n_devices > 1))) {
-        rk_job_spread_in in = {o, o->dist, &eko, em, j->m, by_user, j->devices, use_gpu ? j->n_devices : 0, &g,
-                               o->device == RK_DEVICE_AUTO, &j->lists, q.n > 0 ? &q : NULL, want_topn ? &to : NULL,
-                               &ts, st, rep};
-        s = rk_job_spread(&in, err);
-        topn_done = spread = 1;
-        use_gpu = 0;
-    }
-    if (use_gpu) {
-        int gpu_topn = !topn_done && rep->top_n <= RK_GPU_MAX_TOPN && !by_user; /* user top-N: the CPU's */
-        if (!topn_done && !gpu_topn && f == 0 && !by_user) {
-            char n[32];
-            snprintf(n, sizeof n, "%d", rep->top_n);
-            note(o, "top-%s is above the GPU's limit: the CPU computes the recommendations", n);
-        }
-        s = rk_gpu_knn(em, &eko, &g, &j->lists, q.n > 0 ? &q : NULL, gpu_topn ? &to : NULL, gpu_topn ? &ts : NULL,
-                       st, err);
-        topn_done = topn_done || gpu_topn;
-        if (s == RK_E_GPU && o->device == RK_DEVICE_AUTO) {
-            /* --device auto: the CPU gives the same results; what the GPU sent is dropped */
-            RK_FORWARD(gpu_fallback(o, j, rep, &tee, &to, &topn_done, want_topn, err));
-            memset(&ts, 0, sizeof ts);
-            s = RK_OK;
-        }
-    }
-    if (s == RK_OK && !approx && !spread && (!use_gpu || rep->gpu_fallback))
-        s = rk_knn_cpu(em, &eko, &j->lists, q.n > 0 ? &q : NULL, st, err);
-    if (s == RK_OK && !topn_done)
-        s = by_user ? rk_utopn_cpu(j->m, &j->lists, &to, &ts, err) : rk_topn_cpu(j->m, &j->lists, &to, &ts, err);
-    if (s != RK_OK) return s;
-    if (last) rep->topn = ts;
-    fr->t_similarity = st->sim_s;
-    fr->t_select = st->select_s;
-    fr->t_predict = st->predict_s;
-    fr->t_recommend = ts.wall_s;
-    if (!root) return RK_OK; /* the rest is rank 0's: metrics and files */
+    return RK_OK;
+}
 
-    /* the floor of every ranking number: the most popular unseen items */
+/* One process's exact engine on the seam's current backend: lists,
+ * predictions, and top-N while the lists are in its memory when it takes
+ * this N; a GPU failure under --device auto redoes the call on the CPU. */
+static rk_status engine_lists(const rk_job_opts *o, job_state *j, rk_job_report *rep, int f, fold_engine *e,
+                              int *topn_done, rk_knn_stats *st, rk_error *err)
+{
+    const rk_backend *be = rk_backend_current(&j->seam);
+    const rk_gpu_opts g = rk_backend_call_opts(&j->seam);
+    rk_queries *qp = e->q.n > 0 ? &e->q : NULL;
+    const int fused = !*topn_done && be->fused_topn && rep->top_n <= be->max_topn && !o->by_user; /* user top-N: the CPU's */
+    if (be->fused_topn && !*topn_done && !fused && f == 0 && !o->by_user)
+        rk_note(o->note, o->ud, "top-%d is above the GPU's limit: the CPU computes the recommendations", rep->top_n);
+    rk_status s = be->knn(e->em, &e->eko, &g, &j->lists, qp, fused ? &e->to : NULL, fused ? &e->ts : NULL, st, err);
+    *topn_done = *topn_done || fused;
+    if (be->gpu && rk_backend_fall_back(&j->seam, s, "the GPU engine", err)) {
+        /* the CPU gives the same results; what the GPU sent is dropped */
+        RK_FORWARD(restart_topn(o, j, rep, &e->tee, &e->to, err));
+        *topn_done = !e->want_topn;
+        memset(&e->ts, 0, sizeof e->ts);
+        s = rk_backend_current(&j->seam)->knn(e->em, &e->eko, &g, &j->lists, qp, NULL, NULL, st, err);
+    }
+    return s;
+}
+
+/* The engine stage: the lists by the ball cover (--approx), shared out among
+ * ranks and GPUs, or one engine call; then top-N on the CPU if no engine
+ * ranked it. */
+static rk_status fold_engine_run(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_job_report *rep,
+                                 int f, fold_engine *e, rk_knn_stats *st, rk_error *err)
+{
+    memset(st, 0, sizeof *st);
+    int topn_done = !e->want_topn;
+    const int gpu = rk_backend_current(&j->seam)->gpu;
+    if (o->approx != RK_APPROX_NONE) { /* lists only; top-N from them on the CPU */
+        RK_FORWARD(rk_job_approx_lists(o, ko, e->em, &j->seam, &j->lists, rep, st, err));
+    } else if (rk_dist_size(o->dist) > 1 || (gpu && j->seam.n_devices > 1)) {
+        /* several ranks or GPUs: the stage shared out (rk_job_spread.c) */
+        const rk_gpu_opts g = rk_backend_call_opts(&j->seam);
+        rk_job_spread_in in = {o, o->dist, &e->eko, e->em, j->m, o->by_user, j->seam.devices,
+                               gpu ? j->seam.n_devices : 0, &g, &j->seam, &j->lists, e->q.n > 0 ? &e->q : NULL,
+                               e->want_topn ? &e->to : NULL, &e->ts, st, rep};
+        RK_FORWARD(rk_job_spread(&in, err));
+        topn_done = 1;
+    } else {
+        RK_FORWARD(engine_lists(o, j, rep, f, e, &topn_done, st, err));
+    }
+    if (topn_done) return RK_OK;
+    const rk_backend *cpu = rk_backend_get(RK_BACKEND_CPU);
+    return o->by_user ? cpu->user_topn(j->m, &j->lists, &e->to, NULL, &e->ts, err)
+                      : cpu->topn(j->m, &j->lists, &e->to, NULL, &e->ts, err);
+}
+
+/* The fold's measures: the popularity baseline (the floor of every ranking
+ * number), the ranking metrics and the rating metrics. */
+static rk_status fold_measure(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_job_report *rep,
+                              rk_job_fold *fr, fold_engine *e, rk_error *err)
+{
+    const rk_dataset *ds = &j->data.ds;
+    const rk_triples *test = j->te;
     /* --by user, means: a pair whose item has no training rating gets μ, as
      * Surprise's KNNWithMeans answers any unknown pair (the swapped roles would
      * give the user's mean); basic and baseline already agree with it */
-    if (by_user && ko->mode == RK_PREDICT_MEANS)
+    if (o->by_user && ko->mode == RK_PREDICT_MEANS)
         for (int64_t t = 0; t < test->n; t++)
             if (!rk_model_item_known(j->m, test->item[t])) j->pred[t] = rk_predict_clip(j->m, j->m->mu);
-    if (want_topn && test->n > 0 && o->baseline_popular) {
+    if (e->want_topn && test->n > 0 && o->baseline_popular) {
         double t0 = rk_omp_wtime();
         RK_FORWARD(rk_rank_new(&j->base, test, rk_ids_count(ds->users), rk_ids_count(ds->items), rep->top_n,
                                o->relevance, err));
+        rk_topn_opts to = e->to;
         to.sink = rk_rank_sink;
         to.sink_ud = j->base;
         to.progress = NULL;
@@ -550,16 +473,22 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
         rk_eval_ratings(j->m, test->n, test->user, test->item, test->rating, j->pred, j->used, &fr->eval);
         fr->have_eval = 1;
     }
-    if (!write) return RK_OK;
+    return RK_OK;
+}
 
-    /* the fold's other files (progress in rows, a file at a time) */
+/* The fold's other files (progress in rows, a file at a time). */
+static rk_status fold_write(const rk_job_opts *o, job_state *j, rk_job_report *rep, int last, int file_fold,
+                            rk_error *err)
+{
+    const rk_dataset *ds = &j->data.ds;
+    const rk_triples *test = j->te;
     int64_t entries = 0;
     for (int32_t i = 0; i < j->lists.n_items; i++) entries += j->lists.len[i];
     if (last) rep->list_entries = entries;
     const int64_t w_rows = (o->write_neighbors ? entries : 0) + test->n;
     RK_PROGRESS(o->progress, o->ud, "write", 0, w_rows, "rows");
     if (o->write_neighbors) {
-        const rk_outset_lists nl = {&j->lists, by_user ? ds->users : ds->items};
+        const rk_outset_lists nl = {&j->lists, o->by_user ? ds->users : ds->items};
         RK_FORWARD(rk_outset_write(j->out, RK_OUTSET_NEIGHBORS, file_fold, &nl, err));
         RK_PROGRESS(o->progress, o->ud, "write", entries, w_rows, "rows");
     }
@@ -570,6 +499,36 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
         RK_PROGRESS(o->progress, o->ud, "write", w_rows, w_rows, "rows");
     }
     return RK_OK;
+}
+
+/* One fold: its data, the engine, top-N (into the file when written and into
+ * the ranking metrics), the baseline, the metrics, and its files. */
+static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_job_report *rep, int f,
+                          rk_knn_stats *st, rk_error *err)
+{
+    const int last = f == rep->n_folds - 1;
+    const int suffixed = o->write_folds && rep->n_folds > 1;
+    const int write = last || o->write_folds;
+    const int file_fold = suffixed ? f + 1 : 0; /* its files: NAME.foldF.EXT, or NAME */
+    rk_job_fold *fr = &rep->fold[f];
+
+    fold_free(j);
+    RK_FORWARD(fold_data(o, ko, j, f, err));
+    fr->train_ratings = j->tr->n;
+    fr->test_ratings = j->te->n;
+    if (rep->top_n > 0 && o->users_path != NULL) RK_FORWARD(fold_users(o, j, rep, last, err));
+    fold_engine e;
+    memset(&e, 0, sizeof e);
+    RK_FORWARD(fold_engine_setup(o, ko, j, rep, write, file_fold, &e, err));
+    RK_FORWARD(fold_engine_run(o, ko, j, rep, f, &e, st, err));
+    if (last) rep->topn = e.ts;
+    fr->t_similarity = st->sim_s;
+    fr->t_select = st->select_s;
+    fr->t_predict = st->predict_s;
+    fr->t_recommend = e.ts.wall_s;
+    if (rk_dist_rank(o->dist) != 0) return RK_OK; /* the rest is rank 0's: metrics and files */
+    RK_FORWARD(fold_measure(o, ko, j, rep, fr, &e, err));
+    return write ? fold_write(o, j, rep, last, file_fold, err) : RK_OK;
 }
 
 /* The data stage's options from the job's. */
@@ -654,7 +613,6 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     if (o->model_path != NULL) return rk_job_run_model(o, rep, err);
     const int root = rk_dist_rank(o->dist) == 0;
     rep->ranks = rk_dist_size(o->dist);
-    j.o = o;
     if (!o->shrinkage_given) ko.sim.shrinkage = rk_sim_default_shrinkage(ko.sim.metric);
     if (ko.threads > 0) rk_omp_set_threads(ko.threads);
     ko.progress = o->progress;
@@ -703,17 +661,14 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
         s = rk_job_files_open(&j.out, o->out_dir, err);
         if (s != RK_OK) goto fail;
     }
-    int use_gpu = decide_device(o, &ko, &j, err);
-    if (use_gpu < 0) {
-        s = RK_E_GPU;
-        goto fail;
-    }
+    s = rk_backend_choose(&j.seam, &ko, err);
+    if (s != RK_OK) goto fail;
 
     /* the folds: K with --folds, else one */
     rep->n_folds = o->folds > 0 ? o->folds : 1;
     for (int f = 0; f < rep->n_folds; f++) {
         if (rep->n_folds > 1 && o->progress != NULL) o->progress(o->ud, "fold", f, rep->n_folds, "folds");
-        s = run_fold(o, &ko, &j, rep, f, use_gpu, &st, err);
+        s = run_fold(o, &ko, &j, rep, f, &st, err);
         if (s != RK_OK) goto fail;
         rep->t_similarity += rep->fold[f].t_similarity;
         rep->t_select += rep->fold[f].t_select;

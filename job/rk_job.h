@@ -25,16 +25,12 @@
 #include "rk_rbc.h"
 #include "rk_dist.h"
 #include "rk_gpus.h"
+#include "rk_backend.h"
+#include "rk_note.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum rk_device { RK_DEVICE_AUTO = 0, RK_DEVICE_CPU, RK_DEVICE_GPU } rk_device;
-
-/*! rk_device_parse() : "auto", "cpu", "gpu". @return RK_OK or RK_E_ARG. */
-rk_status rk_device_parse(const char *name, rk_device *out);
-const char *rk_device_name(rk_device d);
 
 /* --approx: how the neighbour lists are made. */
 typedef enum rk_approx {
@@ -92,7 +88,7 @@ typedef struct rk_job_opts {
     const char *model_path;     /* --model FILE: lists from it, no similarity computed */
     const char *queries_path;   /* --queries FILE: user,item pairs to predict (with --model) */
     /* callbacks (may be NULL) */
-    void (*note)(void *ud, const char *msg);  /* one-line notes, e.g. device fallback */
+    rk_note_fn note;            /* one-line notes, e.g. device fallback (rk_note.h) */
     rk_progress_fn progress;
     void *ud;
 } rk_job_opts;

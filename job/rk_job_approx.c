@@ -48,15 +48,7 @@ rk_status rk_job_approx_check_opts(const rk_job_opts *o, const rk_knn_opts *ko, 
     return RK_OK;
 }
 
-static void note(const rk_job_opts *o, const char *fmt, const char *a)
-{
-    char buf[1024];
-    if (o->note == NULL) return;
-    snprintf(buf, sizeof buf, fmt, a);
-    o->note(o->ud, buf);
-}
-
-rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const rk_model *em, int use_gpu, int device,
+rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const rk_model *em, rk_backend_seam *seam,
                               rk_lists *lists, rk_job_report *rep, rk_knn_stats *st, rk_error *err)
 {
     rk_rbc_opts r;
@@ -66,24 +58,12 @@ rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const
     r.seed = o->seed;
     r.threads = ko->threads;
     rk_rbc_stats *as = &rep->approx;
-    rk_status s = RK_OK;
     int on_gpu = 0;
-    if (use_gpu && !rep->gpu_fallback) {
-        rk_gpu_opts g;
-        memset(&g, 0, sizeof g);
-        g.device = device; /* the first of --gpus: the ball cover runs on one */
-        g.memory_cap = (size_t)(o->gpu_memory_gb * 1073741824.0);
-        s = rk_gpu_rbc(em, ko, &r, &g, lists, as, err);
-        on_gpu = s == RK_OK;
-        if (s == RK_E_GPU && o->device == RK_DEVICE_AUTO) { /* the CPU gives the same lists */
-            rep->gpu_fallback = 1;
-            snprintf(rep->gpu_fallback_why, sizeof rep->gpu_fallback_why, "%s", err->msg);
-            note(o, "the GPU's random ball cover failed (%s): running on the CPU", rep->gpu_fallback_why);
-            rk_error_clear(err);
-            s = RK_OK;
-        }
+    const rk_status s = rk_backend_rbc(seam, em, ko, &r, lists, as, &on_gpu, err);
+    if (seam->fell_back && !rep->gpu_fallback) {
+        rep->gpu_fallback = 1;
+        snprintf(rep->gpu_fallback_why, sizeof rep->gpu_fallback_why, "%s", seam->fell_back_why);
     }
-    if (s == RK_OK && !on_gpu) s = rk_rbc_cpu(em, ko, &r, lists, as, err);
     if (s != RK_OK) return s;
     rep->have_approx = 1;
     memset(st, 0, sizeof *st);

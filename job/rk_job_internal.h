@@ -58,11 +58,11 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
 rk_status rk_job_approx_check_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_error *err);
 
 /*! rk_job_approx_lists() : the lists of the model em by the random ball
- *  cover, on the GPU when use_gpu (CUDA ordinal device, the first of
- *  --gpus; the CPU after a GPU failure under
- *  --device auto), then the recall check of --approx-check; rep->approx and
- *  approx_check, and st's device, path and times, are filled. */
-rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const rk_model *em, int use_gpu, int device,
+ *  cover on the seam's current backend (the first of --gpus; the CPU after
+ *  a GPU failure under --device auto), then the recall check of
+ *  --approx-check; rep->approx and approx_check, and st's device, path and
+ *  times, are filled. */
+rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const rk_model *em, rk_backend_seam *seam,
                               rk_lists *lists, rk_job_report *rep, rk_knn_stats *st, rk_error *err);
 
 /*! rk_job_approx_json() : the "approx" member of metrics.json: null
@@ -80,7 +80,7 @@ typedef struct rk_job_spread_in {
     const int32_t *devices;     /* CUDA ordinals of this rank's parts */
     int n_devices;              /* 0: one part, the CPU engine */
     const rk_gpu_opts *gpu;     /* the GPU options (device set per part) */
-    int gpu_fallback;           /* --device auto: a part whose GPU fails runs on the CPU */
+    const rk_backend_seam *seam; /* the engines: a part whose GPU fails may run on the CPU */
     rk_lists *lists;            /* the job's, every item's shape; every rank gets every list
                                    when top-N reads them, else rank 0 */
     rk_queries *q;              /* may be NULL; rank 0 gets every answer */

@@ -108,18 +108,17 @@ static rk_status answer_queries(const rk_job_opts *o, model_job *j, rk_job_repor
     ko.threads = o->knn.threads;
     ko.progress = o->progress;
     ko.progress_ud = o->ud;
-    RK_FORWARD(rk_knn_cpu(&j->mf.model, &ko, NULL, &q, st, err));
+    /* a saved model's predictions and top-N run on the CPU backend: they read
+     * its lists and a few rows, no similarity worth a device */
+    RK_FORWARD(rk_backend_get(RK_BACKEND_CPU)->knn(&j->mf.model, &ko, NULL, NULL, &q, NULL, NULL, st, err));
 
     /* the pairs as the file names them, unknown ids too */
     const rk_outset_preds pr = {p->n, NULL, NULL, NULL, j->pred, j->used, NULL, NULL, p->raw, p->raw_off};
     RK_FORWARD(rk_outset_write(j->out, RK_OUTSET_PREDICTIONS, 0, &pr, err));
-    if (rep->queries_unknown > 0 && o->note != NULL) {
-        char buf[512];
-        snprintf(buf, sizeof buf, "%s: %lld of %lld pairs name a user or an item the model does not know "
-                 "(first at line %lld); they get the fallback estimate", o->queries_path,
-                 (long long)rep->queries_unknown, (long long)p->n, (long long)p->first_unknown_line);
-        o->note(o->ud, buf);
-    }
+    if (rep->queries_unknown > 0)
+        rk_note(o->note, o->ud, "%.300s: %lld of %lld pairs name a user or an item the model does not know "
+                "(first at line %lld); they get the fallback estimate", o->queries_path,
+                (long long)rep->queries_unknown, (long long)p->n, (long long)p->first_unknown_line);
     return RK_OK;
 }
 
@@ -155,12 +154,9 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
     rk_job_report_counts(rep, o, &j.data);
     rep->items = j.mf.lists.n_items;
     rep->t_load = rk_omp_wtime() - t0 - rep->t_model_io;
-    if (rep->ratings_unknown_items > 0 && o->note != NULL) {
-        char buf[256];
-        snprintf(buf, sizeof buf, "%lld ratings name items the model does not know: they are not used",
-                 (long long)rep->ratings_unknown_items);
-        o->note(o->ud, buf);
-    }
+    if (rep->ratings_unknown_items > 0)
+        rk_note(o->note, o->ud, "%lld ratings name items the model does not know: they are not used",
+                (long long)rep->ratings_unknown_items);
 
     s = rk_job_files_open(&j.out, o->out_dir, err);
     if (s != RK_OK) goto fail;
@@ -186,13 +182,11 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
             rep->users_unknown = ir.unknown + (j.n_users - kept);
             rep->users_repeated = ir.repeated;
             j.n_users = kept;
-            if (rep->users_unknown > 0 && o->note != NULL) {
-                char buf[512];
-                snprintf(buf, sizeof buf, "%s: %lld of %lld ids are not users of %s with a rating of an item the "
-                         "model knows; they get no recommendations", o->users_path, (long long)rep->users_unknown,
-                         (long long)ir.ids, o->n_inputs == 1 ? o->inputs[0] : "RATINGS");
-                o->note(o->ud, buf);
-            }
+            if (rep->users_unknown > 0)
+                rk_note(o->note, o->ud, "%.200s: %lld of %lld ids are not users of %.200s with a rating of an "
+                        "item the model knows; they get no recommendations", o->users_path,
+                        (long long)rep->users_unknown, (long long)ir.ids,
+                        o->n_inputs == 1 ? o->inputs[0] : "RATINGS");
         }
         const rk_outset_ids ids = {j.data.ds.users, j.mf.items};
         s = rk_outset_stream_open(j.out, RK_OUTSET_RECOMMENDATIONS, 0, &ids, &j.recs, err);
@@ -207,7 +201,7 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
         to.threads = o->knn.threads;
         to.progress = o->progress;
         to.progress_ud = o->ud;
-        s = rk_topn_cpu(&j.today, &j.mf.lists, &to, &rep->topn, err);
+        s = rk_backend_get(RK_BACKEND_CPU)->topn(&j.today, &j.mf.lists, &to, NULL, &rep->topn, err);
         if (s != RK_OK) goto fail;
         rep->t_recommend = rep->topn.wall_s;
     }

@@ -53,14 +53,8 @@ rk_status rk_job_plan_run(const rk_job_opts *o, rk_knn_opts *ko, int64_t n_test,
     rep->threads_planned = plan.threads;
     if (s != RK_OK) return s;
     if (plan.threads < in.threads) {
-        char buf[64];
-        snprintf(buf, sizeof buf, "%d threads instead of %d", plan.threads, in.threads);
-        if (o->note != NULL) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "--memory-limit: the CPU stages run on %s (each holds rows over the whole "
-                     "catalogue)", buf);
-            o->note(o->ud, msg);
-        }
+        rk_note(o->note, o->ud, "--memory-limit: the CPU stages run on %d threads instead of %d (each holds rows "
+                "over the whole catalogue)", plan.threads, in.threads);
         ko->threads = plan.threads;
     }
     return RK_OK;

@@ -76,17 +76,15 @@ static void *engine_part(void *arg)
     if (p->w > 0 || rk_dist_rank(in->dist) > 0) eko.progress = NULL; /* rank 0's first part reports */
     rk_queries q = {p->nq, p->qu, p->qi, p->pred, p->used};
     rk_queries *qp = p->nq > 0 ? &q : NULL;
-    p->s = RK_E_GPU;
-    if (p->device >= 0) {
-        rk_gpu_opts g = *in->gpu;
-        g.device = p->device;
-        p->s = rk_gpu_knn(in->em, &eko, &g, p->lists, qp, NULL, NULL, &p->st, &p->err);
-        if (p->s == RK_E_GPU && in->gpu_fallback) p->fell_back = 1;
-    }
-    if (p->device < 0 || p->fell_back) {
+    const rk_backend *be = rk_backend_get(p->device >= 0 ? RK_BACKEND_CUDA : RK_BACKEND_CPU);
+    rk_gpu_opts g = *in->gpu;
+    g.device = p->device;
+    p->s = be->knn(in->em, &eko, &g, p->lists, qp, NULL, NULL, &p->st, &p->err);
+    if (be->gpu && rk_backend_can_fall_back(in->seam, p->s)) { /* the part is redone on the CPU */
+        p->fell_back = 1;
         rk_error why = p->err;
-        p->s = rk_knn_cpu(in->em, &eko, p->lists, qp, &p->st, &p->err);
-        if (p->fell_back && p->s == RK_OK) p->err = why; /* kept for the note */
+        p->s = rk_backend_get(RK_BACKEND_CPU)->knn(in->em, &eko, &g, p->lists, qp, NULL, NULL, &p->st, &p->err);
+        if (p->s == RK_OK) p->err = why; /* kept for the note */
     }
     p->engine_s = rk_omp_wtime() - t0;
     return NULL;
@@ -191,12 +189,9 @@ static rk_status parts_status(const rk_job_spread_in *in, part *parts, int n_par
             return parts[w].s;
         }
     for (int w = 0; w < n_parts; w++)
-        if (parts[w].fell_back && in->o->note != NULL) {
-            char buf[RK_ERROR_MSG_CAP + 128];
-            snprintf(buf, sizeof buf, "rank %d: the GPU engine failed on device %d (%.400s): its part ran on the CPU",
-                     rk_dist_rank(in->dist), parts[w].device, parts[w].err.msg);
-            in->o->note(in->o->ud, buf);
-        }
+        if (parts[w].fell_back)
+            rk_note(in->o->note, in->o->ud, "rank %d: the GPU engine failed on device %d (%.400s): its part ran on "
+                    "the CPU", rk_dist_rank(in->dist), parts[w].device, parts[w].err.msg);
     return RK_OK;
 }
 
@@ -344,21 +339,20 @@ static void *topn_part(void *arg)
     to.sink = shifted_sink;
     to.sink_ud = &sh;
     if (p->w > 0 || rk_dist_rank(in->dist) > 0) to.progress = NULL;
-    if (in->by_user) {
-        p->s = rk_utopn_cpu(in->m, in->lists, &to, &p->ts, &p->err);
+    const rk_backend *cpu = rk_backend_get(RK_BACKEND_CPU);
+    rk_gpu_opts g = *in->gpu;
+    g.device = p->device;
+    if (in->by_user) { /* user-mode top-N: the CPU's */
+        p->s = cpu->user_topn(in->m, in->lists, &to, &g, &p->ts, &p->err);
     } else {
-        p->s = RK_E_GPU;
-        if (p->device >= 0) {
-            rk_gpu_opts g = *in->gpu;
-            g.device = p->device;
-            p->s = rk_gpu_topn(in->m, in->lists, &to, &g, &p->ts, &p->err);
-            if (p->s == RK_E_GPU && in->gpu_fallback) {
-                p->fell_back = 1;
-                rk_recbuf_free(&p->recs); /* what the GPU sent is dropped */
-                rk_recbuf_init(&p->recs);
-            }
+        const rk_backend *be = p->device >= 0 ? rk_backend_get(RK_BACKEND_CUDA) : cpu;
+        p->s = be->topn(in->m, in->lists, &to, &g, &p->ts, &p->err);
+        if (be->gpu && rk_backend_can_fall_back(in->seam, p->s)) {
+            p->fell_back = 1;
+            rk_recbuf_free(&p->recs); /* what the GPU sent is dropped */
+            rk_recbuf_init(&p->recs);
+            p->s = cpu->topn(in->m, in->lists, &to, &g, &p->ts, &p->err);
         }
-        if (p->device < 0 || p->fell_back) p->s = rk_topn_cpu(in->m, in->lists, &to, &p->ts, &p->err);
     }
     p->topn_s = rk_omp_wtime() - t0;
     return NULL;

@@ -132,7 +132,7 @@ static void spread_vs_one(int nu, int ni, double density, rk_metric metric, int 
     rk_job_report *rep = calloc(1, sizeof *rep);
     CU_ASSERT_FATAL(rep != NULL);
     to.sink_ud = &f2;
-    rk_job_spread_in in = {&o, NULL, &ko, em, &m, by_user, devices, parts, &g, 0, &spread, nq > 0 ? &q2 : NULL,
+    rk_job_spread_in in = {&o, NULL, &ko, em, &m, by_user, devices, parts, &g, NULL, &spread, nq > 0 ? &q2 : NULL,
                            &to, &ts, &st, rep};
     CU_ASSERT_FATAL(rk_job_spread(&in, &err) == RK_OK);
 

@@ -1,0 +1,210 @@
+/* rk_backend.c — the engine seam (rk_backend.h): the backends' table, the
+ * device choice and warm-up, the GPU-to-CPU fallback. */
+#include "rk_backend.h"
+#include "rk_utopn.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const device_names[] = {"auto", "cpu", "gpu"};
+
+rk_status rk_device_parse(const char *name, rk_device *out)
+{
+    for (int d = 0; d < 3; d++) {
+        if (name != NULL && strcmp(name, device_names[d]) == 0) {
+            *out = (rk_device)d;
+            return RK_OK;
+        }
+    }
+    return RK_E_ARG;
+}
+
+const char *rk_device_name(rk_device d)
+{
+    return (unsigned)d < 3 ? device_names[d] : "unknown";
+}
+
+/* ---- the table -------------------------------------------------------------- */
+
+static int cpu_supports(const rk_knn_opts *ko, char *why, size_t cap)
+{
+    (void)ko, (void)why, (void)cap;
+    return 1;
+}
+
+static rk_status cpu_knn(const rk_model *m, const rk_knn_opts *ko, const rk_gpu_opts *g, rk_lists *lists,
+                         rk_queries *q, const rk_topn_opts *topn, rk_topn_stats *ts, rk_knn_stats *st, rk_error *err)
+{
+    (void)g, (void)topn, (void)ts; /* no fused top-N: fused_topn is 0 */
+    return rk_knn_cpu(m, ko, lists, q, st, err);
+}
+
+static rk_status cpu_topn(const rk_model *m, const rk_lists *l, const rk_topn_opts *to, const rk_gpu_opts *g,
+                          rk_topn_stats *ts, rk_error *err)
+{
+    (void)g;
+    return rk_topn_cpu(m, l, to, ts, err);
+}
+
+static rk_status cpu_user_topn(const rk_model *m, const rk_lists *ul, const rk_topn_opts *to, const rk_gpu_opts *g,
+                               rk_topn_stats *ts, rk_error *err)
+{
+    (void)g;
+    return rk_utopn_cpu(m, ul, to, ts, err);
+}
+
+static rk_status cpu_rbc(const rk_model *m, const rk_knn_opts *ko, const rk_rbc_opts *r, const rk_gpu_opts *g,
+                         rk_lists *lists, rk_rbc_stats *as, rk_error *err)
+{
+    (void)g;
+    return rk_rbc_cpu(m, ko, r, lists, as, err);
+}
+
+static rk_status cuda_topn(const rk_model *m, const rk_lists *l, const rk_topn_opts *to, const rk_gpu_opts *g,
+                           rk_topn_stats *ts, rk_error *err)
+{
+    return rk_gpu_topn(m, l, to, g, ts, err);
+}
+
+static const rk_backend backends[RK_BACKENDS] = {
+    [RK_BACKEND_CPU] = {RK_BACKEND_CPU, "cpu", 0, INT32_MAX, 0, cpu_supports, cpu_knn, cpu_topn, cpu_user_topn,
+                        cpu_rbc},
+    /* user-mode top-N stays on the CPU: its GPU route is not written */
+    [RK_BACKEND_CUDA] = {RK_BACKEND_CUDA, "cuda", 1, RK_GPU_MAX_TOPN, 1, rk_gpu_supports, rk_gpu_knn, cuda_topn,
+                         NULL, rk_gpu_rbc},
+};
+
+const rk_backend *rk_backend_get(rk_backend_id id)
+{
+    return (unsigned)id < RK_BACKENDS ? &backends[id] : NULL;
+}
+
+/* ---- the warm-up and the choice -------------------------------------------- */
+
+/* The CUDA driver and context take a few tenths of a second to start: a
+ * thread asks for them, and resolves the devices, while the ratings load. */
+static void *warm_gpu(void *arg)
+{
+    rk_backend_seam *s = arg;
+    if (s->probe) s->gpu_ok = rk_gpu_available(s->gpu_why, sizeof s->gpu_why);
+    if (s->gpu_ok) {
+        if (s->o.resolve != NULL) {
+            s->dev_status = s->o.resolve(s->o.ud, s->devices, &s->n_devices, &s->dev_err);
+        } else {
+            s->devices[0] = 0;
+            s->n_devices = 1;
+        }
+    }
+    for (int d = 0; s->gpu_ok && s->dev_status == RK_OK && d < s->n_devices; d++) {
+        int seen = 0;
+        for (int e = 0; e < d; e++) seen |= s->devices[e] == s->devices[d];
+        if (!seen) rk_gpu_warmup(s->devices[d]);
+    }
+    return NULL;
+}
+
+static void warm_join(rk_backend_seam *s)
+{
+    if (s->warming) pthread_join(s->warm, NULL);
+    s->warming = 0;
+}
+
+rk_status rk_backend_start(rk_backend_seam *s, const rk_backend_opts *o, const rk_knn_opts *ko, rk_error *err)
+{
+    s->o = *o;
+    s->chosen = &backends[RK_BACKEND_CPU];
+    if (o->device == RK_DEVICE_CPU) return RK_OK;
+    if (o->device == RK_DEVICE_GPU) {
+        char why[256];
+        if (!rk_gpu_supports(ko, why, sizeof why)) return rk_error_set(err, RK_E_GPU, "--device gpu: %s", why);
+    }
+    s->probe = 1;
+    s->warming = pthread_create(&s->warm, NULL, warm_gpu, s) == 0;
+    if (!s->warming) warm_gpu(s);
+    return RK_OK;
+}
+
+/* --device auto with a usable GPU: 1 when it takes the options and, for the
+ * exact engines, the data's shape pays; else 0 after a note saying why. */
+static int gpu_pays(const rk_backend_seam *s, const rk_knn_opts *ko)
+{
+    char why[256];
+    if (!rk_gpu_supports(ko, why, sizeof why)) {
+        rk_note(s->o.note, s->o.ud, "the GPU engine does not take these options (%s): running on the CPU", why);
+        return 0;
+    }
+    if (s->o.exact && s->o.shape_pays != NULL && !s->o.shape_pays(s->o.ud, why, sizeof why)) {
+        rk_note(s->o.note, s->o.ud, "%s: running on the CPU", why);
+        return 0;
+    }
+    return 1;
+}
+
+rk_status rk_backend_choose(rk_backend_seam *s, const rk_knn_opts *ko, rk_error *err)
+{
+    warm_join(s);
+    s->chosen = &backends[RK_BACKEND_CPU];
+    if (s->o.device == RK_DEVICE_CPU) return RK_OK;
+    if (s->gpu_ok && s->dev_status != RK_OK) { /* --gpus names devices that are not there */
+        *err = s->dev_err;
+        return RK_E_GPU;
+    }
+    if (s->o.device == RK_DEVICE_GPU) {
+        if (!s->gpu_ok) return rk_error_set(err, RK_E_GPU, "--device gpu: %s", s->gpu_why);
+        s->chosen = &backends[RK_BACKEND_CUDA];
+        return RK_OK;
+    }
+    if (!s->gpu_ok) {
+        if (s->o.gpus_given) return rk_error_set(err, RK_E_GPU, "--gpus: %s", s->gpu_why); /* no fallback */
+        rk_note(s->o.note, s->o.ud, "no usable GPU (%s): running on the CPU", s->gpu_why);
+        return RK_OK;
+    }
+    if (gpu_pays(s, ko)) s->chosen = &backends[RK_BACKEND_CUDA];
+    return RK_OK;
+}
+
+const rk_backend *rk_backend_current(const rk_backend_seam *s)
+{
+    return s->fell_back || s->chosen == NULL ? &backends[RK_BACKEND_CPU] : s->chosen;
+}
+
+rk_gpu_opts rk_backend_call_opts(const rk_backend_seam *s)
+{
+    rk_gpu_opts g = s->o.gpu;
+    g.device = s->n_devices > 0 ? s->devices[0] : 0;
+    return g;
+}
+
+/* ---- the fallback ------------------------------------------------------------- */
+
+int rk_backend_can_fall_back(const rk_backend_seam *s, rk_status st)
+{
+    return s != NULL && st == RK_E_GPU && s->o.device == RK_DEVICE_AUTO;
+}
+
+int rk_backend_fall_back(rk_backend_seam *s, rk_status st, const char *what, rk_error *err)
+{
+    if (!rk_backend_can_fall_back(s, st)) return 0;
+    s->fell_back = 1;
+    snprintf(s->fell_back_why, sizeof s->fell_back_why, "%s", err->msg);
+    rk_note(s->o.note, s->o.ud, "%s failed (%s): running on the CPU", what, s->fell_back_why);
+    rk_error_clear(err);
+    return 1;
+}
+
+rk_status rk_backend_rbc(rk_backend_seam *s, const rk_model *m, const rk_knn_opts *ko, const rk_rbc_opts *r,
+                         rk_lists *lists, rk_rbc_stats *as, int *on_gpu, rk_error *err)
+{
+    const rk_backend *be = rk_backend_current(s);
+    const rk_gpu_opts g = rk_backend_call_opts(s); /* the first of --gpus: the ball cover runs on one */
+    rk_status st = be->rbc(m, ko, r, &g, lists, as, err);
+    *on_gpu = be->gpu && st == RK_OK;
+    if (be->gpu && rk_backend_fall_back(s, st, "the GPU's random ball cover", err)) /* the CPU gives the same lists */
+        st = backends[RK_BACKEND_CPU].rbc(m, ko, r, &g, lists, as, err);
+    return st;
+}
+
+void rk_backend_free(rk_backend_seam *s)
+{
+    warm_join(s);
+}
