@@ -379,7 +379,7 @@ static void print_version(void)
 int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
 {
     rk_job_opts *o = &out->job;
-    int relevance_given = 0, top_n_given = 0, gpus_given = 0;
+    int relevance_given = 0, top_n_given = 0;
     rk_job_opts_default(o);
     out->quiet = 0;
     out->progress = -1;
@@ -475,7 +475,6 @@ int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
             if (a[0] == '\0') usage_error("--gpus: expected all, a count N >= 1 or a comma-separated list of device ordinals "
                             "(e.g. 0,1), got ''");
             if (rk_gpus_parse(a, &o->gpus, &e) != RK_OK) usage_error("--gpus: %s", e.msg);
-            gpus_given = 1;
             break;
         }
         case OPT_MPI_LOAD:
@@ -558,46 +557,11 @@ int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
     if (optind >= argc) usage_error("no RATINGS file given");
     for (int i = optind; i < argc; i++)
         if (argv[i][0] == '\0') usage_error("empty RATINGS file name");
-    if (o->test_path != NULL && o->holdout > 0.0)
-        usage_error("--test and --holdout cannot be used together");
-    if (o->users_path != NULL && o->top_n == 0) usage_error("--users needs recommendations (--top-n N with N >= 1)");
-    if (o->folds > 0 && (o->test_path != NULL || o->holdout > 0.0))
-        usage_error("--folds cannot be used with --test or --holdout");
-    if (o->split != RK_SPLIT_RATINGS && o->holdout <= 0.0)
-        usage_error("--split %s needs --holdout F", rk_split_kind_name(o->split));
-    if (o->write_folds && o->folds == 0) usage_error("--write-folds needs --folds K");
-    if (o->items_path != NULL) {
-        if (o->by_user) usage_error("--items is for item lists; with --by user, --users FILE picks the users");
-        if (top_n_given && o->top_n > 0) usage_error("--items computes lists only: it cannot be used with --top-n");
-        if (o->folds > 0 || o->test_path != NULL || o->holdout > 0.0)
-            usage_error("--items computes lists only: it cannot be used with --test, --holdout or --folds");
-        if (o->model_path != NULL || o->save_model != NULL)
-            usage_error("--items cannot be used with --model or --save-model");
-        if (o->approx != RK_APPROX_NONE) usage_error("--items computes exact lists: it cannot be used with --approx");
-        o->top_n = 0;
-    }
-    if (o->gpu_sims == RK_GPU_SIMS_SPGEMM && !rk_metric_is_full(o->knn.sim.metric))
-        usage_error("--gpu-sims spgemm computes the full-vector metrics (cosine-full, euclidean-full, jaccard) only");
-    if (o->implicit && relevance_given)
-        usage_error("--relevance cannot be used with --implicit: every held-out item is relevant there");
-    if (o->implicit) o->relevance = 1.0; /* every held-out rating is 1 */
-    if (o->queries_path != NULL && o->model_path == NULL) usage_error("--queries needs --model FILE");
-    if (o->by_user && (o->save_model != NULL || o->model_path != NULL))
-        usage_error("--by user cannot save or use a model file yet (its lists are per user)");
-    if (o->model_path != NULL && (o->folds > 0 || o->test_path != NULL || o->holdout > 0.0 || o->save_model != NULL))
-        usage_error("--model answers queries: it cannot be used with --folds, --test, --holdout or --save-model");
-    if (o->approx == RK_APPROX_NONE && (o->approx_reps > 0 || o->approx_probes > 0 || o->approx_check > 0))
-        usage_error("--reps, --probes and --approx-check need --approx rbc");
-    if (o->approx != RK_APPROX_NONE && !rk_metric_is_full(o->knn.sim.metric))
-        usage_error("--approx rbc needs a full-vector metric (--metric cosine-full, euclidean-full or jaccard), "
-                    "not %s", rk_metric_name(o->knn.sim.metric));
-    if (o->approx != RK_APPROX_NONE && (o->test_path != NULL || o->holdout > 0.0 || o->folds > 0))
-        usage_error("--approx makes neighbour lists only: predictions for --test, --holdout or --folds need "
-                    "whole similarity rows");
-    if (o->approx != RK_APPROX_NONE && (o->model_path != NULL || o->save_model != NULL))
-        usage_error("--approx cannot be used with --model or --save-model");
-    if (gpus_given && o->device == RK_DEVICE_CPU)
-        usage_error("--gpus needs the GPU engine: it cannot be used with --device cpu");
+    o->top_n_given = top_n_given;
+    o->relevance_given = relevance_given;
+    rk_error e;
+    rk_error_clear(&e);
+    if (rk_job_opts_check(o, &e) != RK_OK) usage_error("%s", e.msg); /* the combinations: the library's one check */
 
     char *command = out->command;
     size_t cl = 0;

@@ -556,30 +556,6 @@ static void data_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_data_opts 
     }
 }
 
-/* The options that do not depend on the data. */
-static rk_status check_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_error *err)
-{
-    if (ko->k < 1) return rk_error_set(err, RK_E_ARG, "-k must be at least 1");
-    if (o->folds != 0 && (o->folds < 2 || o->folds > RK_JOB_MAX_FOLDS))
-        return rk_error_set(err, RK_E_ARG, "--folds must be between 2 and %d", RK_JOB_MAX_FOLDS);
-    if (o->folds > 0 && (o->test_path != NULL || o->holdout > 0.0))
-        return rk_error_set(err, RK_E_ARG, "--folds cannot be used with --test or --holdout");
-    if (o->split != RK_SPLIT_RATINGS && o->holdout <= 0.0)
-        return rk_error_set(err, RK_E_ARG, "--split %s needs --holdout F", rk_split_kind_name(o->split));
-    if (!(o->relevance == o->relevance)) return rk_error_set(err, RK_E_ARG, "--relevance must be a number");
-    if (o->write_folds && o->folds == 0) return rk_error_set(err, RK_E_ARG, "--write-folds needs --folds K");
-    if (o->by_user && (o->save_model != NULL || o->model_path != NULL))
-        return rk_error_set(err, RK_E_ARG, "--by user cannot save or use a model file yet (its lists are per user)");
-    if (o->queries_path != NULL && o->model_path == NULL)
-        return rk_error_set(err, RK_E_ARG, "--queries needs --model FILE");
-    if (o->items_path != NULL &&
-        (o->by_user || o->top_n > 0 || o->folds > 0 || o->test_path != NULL || o->holdout > 0.0 || o->model_path != NULL ||
-         o->save_model != NULL || o->approx != RK_APPROX_NONE))
-        return rk_error_set(err, RK_E_ARG, "--items computes exact item lists only: not with --by user, --top-n, a "
-                            "test set, --folds, a model file or --approx");
-    return rk_job_approx_check_opts(o, ko, err);
-}
-
 /* The resampled split: a fold or a test mark for every rating. */
 static rk_status make_parts(const rk_job_opts *o, job_state *j, rk_error *err)
 {
@@ -596,11 +572,13 @@ static rk_status make_parts(const rk_job_opts *o, job_state *j, rk_error *err)
     return rk_split_temporal(all, n_users, o->holdout, j->part, NULL, err);
 }
 
-rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
+rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
 {
+    rk_job_opts checked = *opts; /* with the derived settings of the check */
+    const rk_job_opts *o = &checked;
     job_state j;
     rk_knn_stats st;
-    rk_knn_opts ko = o->knn;
+    rk_knn_opts ko;
     rk_status s;
     double t0 = rk_omp_wtime(), t;
 
@@ -608,8 +586,8 @@ rk_status rk_job_run(const rk_job_opts *o, rk_job_report *rep, rk_error *err)
     memset(rep, 0, sizeof *rep);
     memset(&st, 0, sizeof st);
     /* the inputs, --test and --holdout are checked by the data stage, first */
-    RK_FORWARD(check_opts(o, &ko, err));
-    RK_FORWARD(rk_job_dist_check_opts(o, err));
+    RK_FORWARD(rk_job_opts_check(&checked, err));
+    ko = o->knn;
     if (o->model_path != NULL) return rk_job_run_model(o, rep, err);
     const int root = rk_dist_rank(o->dist) == 0;
     rep->ranks = rk_dist_size(o->dist);

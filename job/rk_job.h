@@ -58,6 +58,7 @@ typedef struct rk_job_opts {
     const char *out_dir;        /* --out, default "recknn-out" */
     int write_neighbors;        /* write neighbors.csv (default 1) */
     int32_t top_n;              /* --top-n: recommendations per user (default 10; 0: none) */
+    int top_n_given;            /* --top-n was given (--items refuses it then) */
     int by_user;                /* --by user: user-based k-NN (SPEC §6b) */
     int implicit;               /* --implicit: every rating counts as 1 (click or play data);
                                    every held-out item is then relevant */
@@ -80,6 +81,7 @@ typedef struct rk_job_opts {
     rk_split_kind split;        /* --split: how --holdout draws (ratings, user, temporal) */
     int write_folds;            /* --write-folds: the files of every fold, not only the last */
     double relevance;           /* --relevance: a test rating this high is relevant (4.0) */
+    int relevance_given;        /* --relevance was given (--implicit refuses it then) */
     int baseline_popular;       /* --baseline popular: its ranking metrics beside the model's */
     int report;                 /* --report: report.html in the output folder */
     const char *command_line;   /* shown in the report (may be NULL) */
@@ -95,6 +97,16 @@ typedef struct rk_job_opts {
 
 /*! rk_job_opts_default() : the defaults of SPEC §8 (no inputs). */
 void rk_job_opts_default(rk_job_opts *o);
+
+/*! rk_job_opts_check() : the one check of the options' combinations, which
+ *  needs no data (the CLI calls it after parsing, rk_job_run again with the
+ *  ranks known): --test with --holdout, --folds with a test set, --split
+ *  without --holdout, --items, --model, --approx and --gpus with what they
+ *  exclude, the ranges a caller other than the CLI may break, and what a run
+ *  of several ranks refuses.  Then the derived settings: --items makes no
+ *  top-N; --implicit makes every held-out rating relevant (relevance 1).
+ *  Idempotent.  @return RK_OK, or RK_E_ARG with the message (exit 2). */
+rk_status rk_job_opts_check(rk_job_opts *o, rk_error *err);
 
 /* Folds a run may have (--folds at most this). */
 #define RK_JOB_MAX_FOLDS 50

@@ -27,27 +27,6 @@ const char *rk_approx_name(rk_approx a)
     return a == RK_APPROX_RBC ? "rbc" : a == RK_APPROX_NONE ? "none" : "unknown";
 }
 
-rk_status rk_job_approx_check_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_error *err)
-{
-    if (o->approx == RK_APPROX_NONE) {
-        if (o->approx_reps != 0 || o->approx_probes != 0 || o->approx_check != 0)
-            return rk_error_set(err, RK_E_ARG, "--reps, --probes and --approx-check need --approx rbc");
-        return RK_OK;
-    }
-    if (!rk_metric_is_full(ko->sim.metric))
-        return rk_error_set(err, RK_E_ARG, "--approx rbc needs a full-vector metric (--metric cosine-full, "
-                            "euclidean-full or jaccard), not %s", rk_metric_name(ko->sim.metric));
-    if (o->test_path != NULL || o->holdout > 0.0 || o->folds > 0)
-        return rk_error_set(err, RK_E_ARG, "--approx makes neighbour lists only: predictions for --test, "
-                            "--holdout or --folds need whole similarity rows, which it does not compute");
-    if (o->model_path != NULL || o->save_model != NULL)
-        return rk_error_set(err, RK_E_ARG, "--approx cannot be used with --model or --save-model (a saved "
-                            "model's lists are taken as exact)");
-    if (o->approx_reps < 0 || o->approx_probes < 0 || o->approx_check < 0)
-        return rk_error_set(err, RK_E_ARG, "--reps, --probes and --approx-check must be positive");
-    return RK_OK;
-}
-
 rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const rk_model *em, rk_backend_seam *seam,
                               rk_lists *lists, rk_job_report *rep, rk_knn_stats *st, rk_error *err)
 {

@@ -52,11 +52,6 @@ rk_status rk_job_metrics_json(FILE *fp, const void *in, rk_error *err);
  *  --queries from a saved model (rk_job_model.c). */
 rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *err);
 
-/*! rk_job_approx_check_opts() : --approx's refusals (rk_job_approx.c): a
- *  full-vector metric, no test set, folds or model files.  @return RK_OK or
- *  RK_E_ARG. */
-rk_status rk_job_approx_check_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_error *err);
-
 /*! rk_job_approx_lists() : the lists of the model em by the random ball
  *  cover on the seam's current backend (the first of --gpus; the CPU after
  *  a GPU failure under --device auto), then the recall check of

@@ -1,0 +1,103 @@
+/* rk_job_check.c — the one check of the job's option combinations
+ * (rk_job_opts_check, rk_job.h).  Each refusal names the options; the CLI
+ * prints it as a usage error (exit 2).  The order is the order of the
+ * checks a user meets first. */
+#include "rk_job.h"
+#include "rk_job_internal.h"
+
+#include <math.h>
+
+/* A message with the full-vector metrics of the metric table. */
+static rk_status needs_full(rk_error *err, const char *fmt, const char *other)
+{
+    char names[128];
+    rk_metric_names(names, sizeof names, 1);
+    return rk_error_set(err, RK_E_ARG, fmt, names, other);
+}
+
+/* The held-out data: a test file, a holdout or folds, one at a time. */
+static rk_status check_evaluation(const rk_job_opts *o, rk_error *err)
+{
+    if (o->test_path != NULL && o->holdout > 0.0)
+        return rk_error_set(err, RK_E_ARG, "--test and --holdout cannot be used together");
+    if (o->users_path != NULL && o->top_n == 0)
+        return rk_error_set(err, RK_E_ARG, "--users needs recommendations (--top-n N with N >= 1)");
+    if (o->folds > 0 && (o->test_path != NULL || o->holdout > 0.0))
+        return rk_error_set(err, RK_E_ARG, "--folds cannot be used with --test or --holdout");
+    if (o->split != RK_SPLIT_RATINGS && o->holdout <= 0.0)
+        return rk_error_set(err, RK_E_ARG, "--split %s needs --holdout F", rk_split_kind_name(o->split));
+    if (o->write_folds && o->folds == 0) return rk_error_set(err, RK_E_ARG, "--write-folds needs --folds K");
+    return RK_OK;
+}
+
+/* --items: exact item lists only. */
+static rk_status check_items(const rk_job_opts *o, rk_error *err)
+{
+    if (o->items_path == NULL) return RK_OK;
+    if (o->by_user)
+        return rk_error_set(err, RK_E_ARG, "--items is for item lists; with --by user, --users FILE picks the users");
+    if (o->top_n_given && o->top_n > 0)
+        return rk_error_set(err, RK_E_ARG, "--items computes lists only: it cannot be used with --top-n");
+    if (o->folds > 0 || o->test_path != NULL || o->holdout > 0.0)
+        return rk_error_set(err, RK_E_ARG, "--items computes lists only: it cannot be used with --test, --holdout "
+                            "or --folds");
+    if (o->model_path != NULL || o->save_model != NULL)
+        return rk_error_set(err, RK_E_ARG, "--items cannot be used with --model or --save-model");
+    if (o->approx != RK_APPROX_NONE)
+        return rk_error_set(err, RK_E_ARG, "--items computes exact lists: it cannot be used with --approx");
+    return RK_OK;
+}
+
+/* Saved models and the --approx ball cover. */
+static rk_status check_model_approx(const rk_job_opts *o, rk_error *err)
+{
+    const rk_metric metric = o->knn.sim.metric;
+    if (o->queries_path != NULL && o->model_path == NULL)
+        return rk_error_set(err, RK_E_ARG, "--queries needs --model FILE");
+    if (o->by_user && (o->save_model != NULL || o->model_path != NULL))
+        return rk_error_set(err, RK_E_ARG, "--by user cannot save or use a model file yet (its lists are per user)");
+    if (o->model_path != NULL && (o->folds > 0 || o->test_path != NULL || o->holdout > 0.0 || o->save_model != NULL))
+        return rk_error_set(err, RK_E_ARG, "--model answers queries: it cannot be used with --folds, --test, "
+                            "--holdout or --save-model");
+    if (o->approx == RK_APPROX_NONE && (o->approx_reps != 0 || o->approx_probes != 0 || o->approx_check != 0))
+        return rk_error_set(err, RK_E_ARG, "--reps, --probes and --approx-check need --approx rbc");
+    if (o->approx == RK_APPROX_NONE) return RK_OK;
+    if (!rk_metric_is_full(metric))
+        return needs_full(err, "--approx rbc needs a full-vector metric (--metric %s), not %s", rk_metric_name(metric));
+    if (o->test_path != NULL || o->holdout > 0.0 || o->folds > 0)
+        return rk_error_set(err, RK_E_ARG, "--approx makes neighbour lists only: predictions for --test, --holdout "
+                            "or --folds need whole similarity rows");
+    if (o->model_path != NULL || o->save_model != NULL)
+        return rk_error_set(err, RK_E_ARG, "--approx cannot be used with --model or --save-model");
+    if (o->approx_reps < 0 || o->approx_probes < 0 || o->approx_check < 0)
+        return rk_error_set(err, RK_E_ARG, "--reps, --probes and --approx-check must be positive");
+    return RK_OK;
+}
+
+/* What the command line's ranges already keep out, for other callers. */
+static rk_status check_ranges(const rk_job_opts *o, rk_error *err)
+{
+    if (o->knn.k < 1) return rk_error_set(err, RK_E_ARG, "-k must be at least 1");
+    if (o->folds != 0 && (o->folds < 2 || o->folds > RK_JOB_MAX_FOLDS))
+        return rk_error_set(err, RK_E_ARG, "--folds must be between 2 and %d", RK_JOB_MAX_FOLDS);
+    if (isnan(o->relevance)) return rk_error_set(err, RK_E_ARG, "--relevance must be a number");
+    return RK_OK;
+}
+
+rk_status rk_job_opts_check(rk_job_opts *o, rk_error *err)
+{
+    RK_FORWARD(check_evaluation(o, err));
+    RK_FORWARD(check_items(o, err));
+    if (o->items_path != NULL) o->top_n = 0;
+    if (o->gpu_sims == RK_GPU_SIMS_SPGEMM && !rk_metric_is_full(o->knn.sim.metric))
+        return needs_full(err, "--gpu-sims spgemm computes the full-vector metrics (%s) only%s", "");
+    if (o->implicit && o->relevance_given)
+        return rk_error_set(err, RK_E_ARG, "--relevance cannot be used with --implicit: every held-out item is "
+                            "relevant there");
+    if (o->implicit) o->relevance = 1.0; /* every held-out rating is 1 */
+    RK_FORWARD(check_model_approx(o, err));
+    if (rk_gpus_given(&o->gpus) && o->device == RK_DEVICE_CPU)
+        return rk_error_set(err, RK_E_ARG, "--gpus needs the GPU engine: it cannot be used with --device cpu");
+    RK_FORWARD(check_ranges(o, err));
+    return rk_job_dist_check_opts(o, err);
+}
