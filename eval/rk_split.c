@@ -1,4 +1,4 @@
-#include "rk_split.h"
+#include "rk_split_internal.h"
 #include "rk_omp.h"
 
 #include <math.h>
@@ -27,30 +27,8 @@ const char *rk_split_kind_name(rk_split_kind k)
     return (unsigned)k < 3 ? kind_names[k] : "unknown";
 }
 
-/* The key of rk_eval.c (a copy: that one is static there), so that a seed
- * means the same draw order in both modules. */
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
 
-static uint64_t seed_key(uint64_t seed) { return mix64(seed ^ 0x243F6A8885A308D3ULL); }
 
-static uint64_t row_key(uint64_t sk, int64_t t)
-{
-    return mix64(sk + 0x9E3779B97F4A7C15ULL * (uint64_t)(t + 1));
-}
-
-typedef struct keyed { uint64_t key; int64_t t; } keyed;
-
-static int keyed_cmp(const void *a, const void *b)
-{
-    const keyed *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    return (x->t > y->t) - (x->t < y->t);
-}
 
 /* What to order by: group = user[t] when user != NULL, else the key's top
  * `bits` bits (monotone in the key, so the groups in turn are one sorted
@@ -66,7 +44,7 @@ typedef struct order_src {
 
 static inline uint64_t key_of(const order_src *s, int64_t t)
 {
-    return s->time != NULL ? (uint64_t)s->time[t] ^ 0x8000000000000000ULL : row_key(s->sk, t);
+    return s->time != NULL ? (uint64_t)s->time[t] ^ 0x8000000000000000ULL : rk_split_row_key(s->sk, t);
 }
 
 static inline int64_t group_of(const order_src *s, uint64_t key, int64_t t)
@@ -78,11 +56,11 @@ static inline int64_t group_of(const order_src *s, uint64_t key, int64_t t)
 /* *ord (n entries) = the ratings grouped, each group in (key, t) order;
  * *ptr (n_groups + 1) = the groups' offsets.  Both malloc'ed, NULL on failure.
  * Memory: 16 bytes per rating plus 8 per group. */
-static rk_status order_ratings(const order_src *s, int64_t n, keyed **ord, int64_t **ptr, rk_error *err)
+static rk_status order_ratings(const order_src *s, int64_t n, rk_split_keyed **ord, int64_t **ptr, rk_error *err)
 {
     *ord = NULL;
     *ptr = NULL;
-    keyed *o = malloc((size_t)(n > 0 ? n : 1) * sizeof *o);
+    rk_split_keyed *o = malloc((size_t)(n > 0 ? n : 1) * sizeof *o);
     int64_t *p = calloc((size_t)s->n_groups + 1, sizeof *p);
     if (o == NULL || p == NULL) {
         free(o);
@@ -104,13 +82,13 @@ static rk_status order_ratings(const order_src *s, int64_t n, keyed **ord, int64
      * then is shifted back) */
     for (int64_t t = 0; t < n; t++) {
         uint64_t k = key_of(s, t);
-        o[p[group_of(s, k, t)]++] = (keyed){k, t};
+        o[p[group_of(s, k, t)]++] = (rk_split_keyed){k, t};
     }
     for (int64_t g = s->n_groups; g > 0; g--) p[g] = p[g - 1];
     p[0] = 0;
 #pragma omp parallel for schedule(dynamic, 256) if (n > 65536)
     for (int64_t g = 0; g < s->n_groups; g++)
-        if (p[g + 1] - p[g] > 1) qsort(o + p[g], (size_t)(p[g + 1] - p[g]), sizeof *o, keyed_cmp);
+        if (p[g + 1] - p[g] > 1) qsort(o + p[g], (size_t)(p[g + 1] - p[g]), sizeof *o, rk_split_keyed_cmp);
     *ord = o;
     *ptr = p;
     return RK_OK;
@@ -122,10 +100,10 @@ rk_status rk_split_folds(int64_t n, int32_t k, uint64_t seed, int32_t *fold, rk_
     if (k < 2 || k > n)
         return rk_error_set(err, RK_E_ARG, "--folds %d must be between 2 and the number of ratings (%lld)", (int)k,
                             (long long)n);
-    order_src s = {NULL, 1, 0, seed_key(seed), NULL};
+    order_src s = {NULL, 1, 0, rk_split_seed_key(seed), NULL};
     while (s.bits < 16 && ((int64_t)32 << s.bits) < n) s.bits++; /* about 32 ratings a group, at most 2^16 groups */
     s.n_groups = (int64_t)1 << s.bits;
-    keyed *ord;
+    rk_split_keyed *ord;
     int64_t *ptr;
     RK_FORWARD(order_ratings(&s, n, &ord, &ptr, err));
     /* rank r in (key, t) order: the first n % k folds take q + 1 ranks each */
@@ -158,7 +136,7 @@ static rk_status per_user(const rk_triples *all, int32_t n_users, double frac, o
         return rk_error_set(err, RK_E_ARG, "a negative number of ratings or users");
     s->user = all->user;
     s->n_groups = n_users;
-    keyed *ord;
+    rk_split_keyed *ord;
     int64_t *ptr;
     RK_FORWARD(order_ratings(s, all->n, &ord, &ptr, err));
     int64_t total = 0;
@@ -178,7 +156,7 @@ static rk_status per_user(const rk_triples *all, int32_t n_users, double frac, o
 rk_status rk_split_user(const rk_triples *all, int32_t n_users, double frac, uint64_t seed, int32_t *part,
                         int64_t *n_test, rk_error *err)
 {
-    order_src s = {NULL, 0, 0, seed_key(seed), NULL};
+    order_src s = {NULL, 0, 0, rk_split_seed_key(seed), NULL};
     return per_user(all, n_users, frac, &s, 0, part, n_test, err);
 }
 

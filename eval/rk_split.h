@@ -21,7 +21,7 @@ extern "C" {
 #endif
 
 typedef enum rk_split_kind {
-    RK_SPLIT_RATINGS = 0, /* --holdout F over all ratings (rk_eval_holdout) */
+    RK_SPLIT_RATINGS = 0, /* --holdout F over all ratings (rk_split_holdout) */
     RK_SPLIT_USER,        /* --split user: about F of each user's ratings */
     RK_SPLIT_TEMPORAL     /* --split temporal: each user's latest F by timestamp */
 } rk_split_kind;
@@ -34,7 +34,7 @@ const char *rk_split_kind_name(rk_split_kind k);
  *  array of n).  The ratings are put in a seeded random order (the key of
  *  rating t is splitmix64(seed, t), ties by t) and dealt into k parts of
  *  sizes n/k or n/k + 1, the larger parts first: every rating is in exactly
- *  one fold.  The seed's keys are those of rk_eval_holdout, so fold 0 is
+ *  one fold.  The seed's keys are those of rk_split_holdout, so fold 0 is
  *  the holdout of the same seed and size.  2 <= k <= n, else RK_E_ARG
  *  ("--folds K must be between 2 and the number of ratings (N)").
  *  Cost: O(n log n) time (a bucket sort, then small sorts in parallel),
@@ -68,6 +68,56 @@ rk_status rk_split_temporal(const rk_triples *all, int32_t n_users, double frac,
  *  test set.  On failure both are empty.  @return RK_OK, RK_E_NOMEM. */
 rk_status rk_split_apply(const rk_triples *all, const int32_t *part, int32_t which, rk_triples *train,
                          rk_triples *test, rk_error *err);
+
+/* ---- the random holdout (rk_split_holdout.c) ---- */
+
+/*! rk_split_holdout() : move round(frac × all->n) ratings (at least one stays),
+ *  chosen uniformly at random with `seed`, from `all` into *test; the rest go
+ *  to *train.  Both keep the order of `all`.  Rating t is held out when its
+ *  key splitmix64(seed, t) is among the smallest: the split depends on the
+ *  seed and the ratings' order only, not on the threads.
+ *  frac must be in (0, 1).  @return RK_OK, RK_E_ARG, RK_E_NOMEM. */
+rk_status rk_split_holdout(const rk_triples *all, double frac, uint64_t seed,
+                          rk_triples *train, rk_triples *test, rk_error *err);
+
+/* A holdout draw over n ratings, as rk_split_holdout makes it, kept as its
+ * threshold: rating t (its position among the n) is held out when
+ * (splitmix64(seed, t), t) is at most (key, t) — the want-th smallest pair —
+ * so that any pass over the ratings, in any order, can tell which are held
+ * out without a table: the data stage uses it to drop them from a matrix
+ * that was sorted already. */
+typedef struct rk_split_draw {
+    uint64_t seed_key;  /* derived from the seed */
+    int64_t n;          /* ratings drawn from */
+    int64_t want;       /* ratings held out: round(frac × n), at most n − 1 */
+    uint64_t key;       /* the threshold pair (key, t), the want-th smallest; */
+    int64_t t;          /* unused when want == 0 */
+} rk_split_draw;
+
+/*! rk_split_holdout_plan() : the draw of rk_split_holdout over n ratings.
+ *  Parallel: two passes of a hash over 0..n−1, no memory per rating.
+ *  @return RK_OK, RK_E_ARG (frac outside (0, 1), n < 0), RK_E_NOMEM. */
+rk_status rk_split_holdout_plan(int64_t n, double frac, uint64_t seed,
+                               rk_split_draw *h, rk_error *err);
+
+/*! rk_split_holdout_held() : 1 when rating t (0 <= t < h->n) is held out. */
+int rk_split_holdout_held(const rk_split_draw *h, int64_t t);
+
+/*! rk_split_holdout_apply() : rk_split_holdout with the draw h (all->n must
+ *  be h->n): the same train and test, in the order of `all`.
+ *  @return RK_OK, RK_E_ARG (sizes differ), RK_E_NOMEM (then both are empty). */
+rk_status rk_split_holdout_apply(const rk_split_draw *h, const rk_triples *all,
+                                rk_triples *train, rk_triples *test,
+                                rk_error *err);
+
+/*! rk_split_holdout_csr() : drop the held-out ratings from a matrix in place:
+ *  pos[p] (entries of a) is the position among the h->n ratings of the
+ *  rating stored at entry p (rk_triples_dedupe_csr gives it).  The rows stay
+ *  sorted; a's ptr is replaced, idx and val are packed in place (their
+ *  capacity stays) or, when too much goes, replaced.  @return RK_OK or
+ *  RK_E_NOMEM (a is then unchanged). */
+rk_status rk_split_holdout_csr(const rk_split_draw *h, rk_csr *a, const int64_t *pos,
+                              rk_error *err);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
  * split → model (rk_data.h). */
 #include "rk_data.h"
 #include "rk_eval.h"
+#include "rk_split.h"
 #include "rk_omp.h"
 
 #include <stdio.h>
@@ -17,6 +18,7 @@ void rk_data_free(rk_data *d)
     }
     rk_dataset_free(&d->ds);
     rk_model_free(&d->model);
+    free(d->part);
     memset(d, 0, sizeof *d);
 }
 
@@ -37,6 +39,23 @@ static rk_status dedupe(const rk_data_opts *o, rk_triples *t, const rk_dataset *
     }
     if (s == RK_OK) *removed += rep.n_removed;
     return s;
+}
+
+rk_status rk_data_split(const rk_data_opts *o, rk_data *d, rk_error *err)
+{
+    const rk_triples *all = &d->train;
+    if (!o->no_model || (o->folds <= 0 && o->split == RK_SPLIT_RATINGS)) return RK_OK;
+    free(d->part);
+    d->resampled = 1;
+    d->part = malloc((size_t)(all->n > 0 ? all->n : 1) * sizeof *d->part);
+    RK_CHECK_ALLOC(d->part, err);
+    const int32_t n_users = rk_ids_count(d->ds.users);
+    if (o->folds > 0) return rk_split_folds(all->n, o->folds, o->seed, d->part, err);
+    if (o->split == RK_SPLIT_USER) return rk_split_user(all, n_users, o->split_frac, o->seed, d->part, NULL, err);
+    if (all->time == NULL || !d->ds.train_report.has_time)
+        return rk_error_set(err, RK_E_ARG, "--split temporal needs timestamps, and %s has none",
+                            o->n_inputs == 1 ? o->inputs[0] : "the input");
+    return rk_split_temporal(all, n_users, o->split_frac, d->part, NULL, err);
 }
 
 rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
@@ -82,11 +101,11 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     double t_split = rk_omp_wtime();
     d->t_dedupe = t_split - t_dd;
     if (o->holdout > 0.0) {
-        rk_holdout h;
-        s = rk_eval_holdout_plan(d->ds.train.n, o->holdout, o->seed, &h, err);
-        if (s == RK_OK) s = rk_eval_holdout_apply(&h, &d->ds.train, &d->train, &d->test, err);
+        rk_split_draw h;
+        s = rk_split_holdout_plan(d->ds.train.n, o->holdout, o->seed, &h, err);
+        if (s == RK_OK) s = rk_split_holdout_apply(&h, &d->ds.train, &d->train, &d->test, err);
         d->own_split_ = 1;
-        if (s == RK_OK) s = rk_eval_holdout_csr(&h, &by_user, pos, err);
+        if (s == RK_OK) s = rk_split_holdout_csr(&h, &by_user, pos, err);
         free(pos);
         pos = NULL;
         if (s != RK_OK) goto fail;
@@ -98,7 +117,11 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     RK_PROGRESS(o->progress, o->progress_ud, "CSR", 2 * n_all, 3 * n_all, "ratings");
     double t_model = rk_omp_wtime();
     d->t_split = t_model - t_split;
-    if (o->no_model) goto done;
+    if (o->no_model) {
+        s = rk_data_split(o, d, err);
+        if (s != RK_OK) goto fail;
+        goto done;
+    }
     s = rk_model_from_csr(&d->model, &by_user, o->load.have_scale, o->load.scale_min, o->load.scale_max,
                           o->with_baselines, err);
     if (s != RK_OK) goto fail;

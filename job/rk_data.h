@@ -16,6 +16,7 @@
 #include "rk_progress.h"
 #include "rk_load.h"
 #include "rk_model.h"
+#include "rk_split.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,7 +33,11 @@ typedef struct rk_data_opts {
     int implicit;               /* --implicit: every rating (training and test) becomes 1 */
     int with_baselines;         /* compute the ALS baselines (pearson-baseline, --predict baseline) */
     int no_model;               /* resampling (--folds, --split user|temporal): train = every
-                                   rating without duplicates, no split and no model here */
+                                   rating without duplicates, no model here (one per fold) */
+    /* the split stage of a resampled run (rk_data_split) */
+    int32_t folds;              /* --folds K: every rating gets its fold */
+    rk_split_kind split;        /* --split user|temporal: every rating gets its part... */
+    double split_frac;          /* ...of about this fraction held out (--holdout F) */
     rk_progress_fn progress;    /* may be NULL */
     void *progress_ud;
 } rk_data_opts;
@@ -46,6 +51,8 @@ typedef struct rk_data {
      * user-major matrix: one sort gives both), split, model (the item-major
      * matrix, means, baselines) */
     double t_read_parse, t_ids, t_dedupe, t_split, t_model, t_total;
+    int resampled;              /* the split stage marked every training rating: */
+    int32_t *part;              /* its fold (0..K-1), or 1 for a held-out rating (rk_split.h) */
     int own_split_;             /* internal: train/test were allocated by the split */
 } rk_data;
 
@@ -55,6 +62,15 @@ typedef struct rk_data {
  *  RK_E_NOMEM) with err naming the file and line where there is one; *d then
  *  holds nothing. */
 rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err);
+
+/*! rk_data_split() : the split stage of a resampled run (o->no_model with
+ *  o->folds, or o->split user or temporal): d->part marks every training
+ *  rating with its fold or its held-out part, once for the run (each fold
+ *  then takes its ratings with rk_split_apply).  rk_data_load runs it; a
+ *  process that rebuilt d from a pack runs it itself.  Nothing for other
+ *  runs (their split is the --test file or the random holdout of the load).
+ *  @return RK_OK, RK_E_ARG (temporal without timestamps), RK_E_NOMEM. */
+rk_status rk_data_split(const rk_data_opts *o, rk_data *d, rk_error *err);
 
 /*! rk_data_pack() : everything of *d that the engines and the later stages
  *  read, in one flat buffer (*buf, *bytes; malloc'ed, the caller frees), so

@@ -44,11 +44,9 @@ void rk_job_opts_default(rk_job_opts *o)
 
 typedef struct job_state {
     rk_data data;           /* ids, training and test ratings, model */
-    /* resampled runs (--folds, --split user|temporal): every rating, its part,
-     * and the fold's own training and test ratings and model */
-    int resampled;
     int by_user;            /* --by user (for the device choice) */
-    int32_t *part;
+    /* resampled runs (--folds, --split user|temporal; data.part marks every
+     * rating): the fold's own training and test ratings and model */
     rk_triples train, test;
     rk_model model;
     const rk_model *m;      /* the fold's model */
@@ -89,7 +87,7 @@ static void fold_free(job_state *j)
     rk_rank_free(j->rank);
     rk_rank_free(j->base);
     j->rank = j->base = NULL;
-    if (j->resampled) {
+    if (j->data.resampled) {
         rk_triples_free(&j->train);
         rk_triples_free(&j->test);
         rk_model_free(&j->model);
@@ -100,7 +98,6 @@ static void job_free(job_state *j)
 {
     rk_backend_free(&j->seam);
     fold_free(j);
-    free(j->part);
     free(j->users_asked);
     free(j->items_asked);
     rk_data_free(&j->data);
@@ -167,7 +164,7 @@ static int shape_pays(void *ud, char *why, size_t cap)
     /* the engine's rows are items (users with --by user); its pairs come from the other side */
     const double items = (double)rk_ids_count(by_user ? j->data.ds.users : j->data.ds.items);
     double pairs = 0.0;
-    if (!j->resampled) { /* the model's rows hold the counts: no pass over the ratings */
+    if (!j->data.resampled) { /* the model's rows hold the counts: no pass over the ratings */
         const rk_csr *side = by_user ? &j->data.model.by_item : &j->data.model.by_user;
         for (int32_t r = 0; r < side->n_rows; r++) {
             const double c = (double)(side->ptr[r + 1] - side->ptr[r]);
@@ -186,7 +183,7 @@ static int shape_pays(void *ud, char *why, size_t cap)
     /* a subset's rows take their share (as if of average weight) */
     double rows = items;
     if (o->items_path != NULL && !by_user) rows = (double)j->n_items_asked;
-    else if (by_user && o->users_path != NULL && !j->resampled && j->data.test.n == 0) rows = (double)j->n_users_asked;
+    else if (by_user && o->users_path != NULL && !j->data.resampled && j->data.test.n == 0) rows = (double)j->n_users_asked;
     if (items > 0.0) pairs *= rows / items;
     const int threads = ko->threads > 0 ? ko->threads : rk_omp_max_threads();
     const double gpu = rows * items / GPU_CELLS_PER_S + pairs / GPU_PAIRS_PER_S;
@@ -274,14 +271,14 @@ static rk_status tee_write(void *ud, const rk_topn_batch *b, rk_error *err)
 /* The fold's training and test ratings and model. */
 static rk_status fold_data(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, int f, rk_error *err)
 {
-    if (!j->resampled) {
+    if (!j->data.resampled) {
         j->m = &j->data.model;
         j->tr = &j->data.train;
         j->te = &j->data.test;
         return RK_OK;
     }
     const rk_dataset *ds = &j->data.ds;
-    RK_FORWARD(rk_split_apply(&j->data.train, j->part, o->folds > 0 ? f : 1, &j->train, &j->test, err));
+    RK_FORWARD(rk_split_apply(&j->data.train, j->data.part, o->folds > 0 ? f : 1, &j->train, &j->test, err));
     RK_FORWARD(rk_model_build(&j->model, &j->train, rk_ids_count(ds->users), rk_ids_count(ds->items),
                               o->load.have_scale, o->load.scale_min, o->load.scale_max,
                               rk_knn_needs_baselines(ko), err));
@@ -549,27 +546,14 @@ static void data_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_data_opts 
     dop->progress = o->progress;
     dop->progress_ud = o->ud;
     if (o->folds > 0 || (o->holdout > 0.0 && o->split != RK_SPLIT_RATINGS)) {
-        dop->no_model = 1; /* the split comes after, one model per fold */
+        dop->no_model = 1; /* the split stage marks the ratings; one model per fold */
+        dop->folds = o->folds;
+        dop->split = o->split;
+        dop->split_frac = o->holdout;
         dop->load.want_time = dop->load.want_time || o->split == RK_SPLIT_TEMPORAL;
     } else {
         dop->holdout = o->holdout;
     }
-}
-
-/* The resampled split: a fold or a test mark for every rating. */
-static rk_status make_parts(const rk_job_opts *o, job_state *j, rk_error *err)
-{
-    const rk_triples *all = &j->data.train;
-    j->resampled = 1;
-    j->part = malloc((size_t)(all->n > 0 ? all->n : 1) * sizeof *j->part);
-    RK_CHECK_ALLOC(j->part, err);
-    int32_t n_users = rk_ids_count(j->data.ds.users);
-    if (o->folds > 0) return rk_split_folds(all->n, o->folds, o->seed, j->part, err);
-    if (o->split == RK_SPLIT_USER) return rk_split_user(all, n_users, o->holdout, o->seed, j->part, NULL, err);
-    if (all->time == NULL || !j->data.ds.train_report.has_time)
-        return rk_error_set(err, RK_E_ARG, "--split temporal needs timestamps, and %s has none",
-                            o->n_inputs == 1 ? o->inputs[0] : "the input");
-    return rk_split_temporal(all, n_users, o->holdout, j->part, NULL, err);
 }
 
 rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
@@ -609,10 +593,6 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
     data_opts(o, &ko, &dop);
     s = rk_job_dist_load(o, &dop, &j.data, rep, err); /* under mpirun: every rank's */
     if (s != RK_OK) goto fail;
-    if (dop.no_model) {
-        s = make_parts(o, &j, err);
-        if (s != RK_OK) goto fail;
-    }
     const rk_dataset *ds = &j.data.ds;
     rk_job_report_counts(rep, o, &j.data);
     t = rk_omp_wtime();

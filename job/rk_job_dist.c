@@ -83,6 +83,7 @@ rk_status rk_job_dist_load(const rk_job_opts *o, const rk_data_opts *dop, rk_dat
     s = rk_dist_agree(dist, s, err);
     if (s == RK_OK) s = rk_dist_bcast_alloc(dist, &buf, &bytes, 0, err);
     if (s == RK_OK && !root) s = rk_data_unpack(buf, bytes, d, err);
+    if (s == RK_OK && !root) s = rk_data_split(dop, d, err); /* the pack holds no split */
     free(buf);
     s = rk_dist_agree(dist, s, err);
     if (root) rep->t_dist_load += rk_omp_wtime() - t1;

@@ -3,6 +3,7 @@
  * from a matrix: the data stage's chain against the reference chain) and the
  * rating metrics of SPEC §6 on hand values. */
 #include "rk_eval.h"
+#include "rk_split.h"
 #include "rk_csr.h"
 #include "test_util.h"
 #include "rk_omp.h"
@@ -73,7 +74,7 @@ static void test_holdout_counts(void)
         rk_triples all = make_rows(tab[k].n, 0), train, test;
         rk_error err;
         rk_error_clear(&err);
-        rk_status s = rk_eval_holdout(&all, tab[k].frac, 42, &train, &test, &err);
+        rk_status s = rk_split_holdout(&all, tab[k].frac, 42, &train, &test, &err);
         CU_ASSERT_EQUAL(s, RK_OK);
         if (s == RK_OK) {
             CU_ASSERT_EQUAL(test.n, tab[k].want);
@@ -89,7 +90,7 @@ static void test_holdout_counts(void)
 static void test_holdout_partition_with_time(void)
 {
     rk_triples all = make_rows(1000, 1), train, test;
-    CU_ASSERT_EQUAL_FATAL(rk_eval_holdout(&all, 0.25, 7, &train, &test, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_split_holdout(&all, 0.25, 7, &train, &test, NULL), RK_OK);
     CU_ASSERT_EQUAL(test.n, 250);
     CU_ASSERT_EQUAL(train.n, 750);
     CU_ASSERT_PTR_NOT_NULL(test.time);
@@ -112,7 +113,7 @@ static void test_holdout_partition_with_time(void)
 
     /* without timestamps, none come out */
     all = make_rows(100, 0);
-    CU_ASSERT_EQUAL_FATAL(rk_eval_holdout(&all, 0.5, 7, &train, &test, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_split_holdout(&all, 0.5, 7, &train, &test, NULL), RK_OK);
     CU_ASSERT_PTR_NULL(test.time);
     CU_ASSERT_PTR_NULL(train.time);
     CU_ASSERT_TRUE(is_ordered_partition(&all, &train, &test));
@@ -134,18 +135,18 @@ static void test_holdout_seeds(void)
     rk_triples all = make_rows(N, 1);
     unsigned char m1[N], m2[N], m3[N];
     rk_triples tr, te;
-    CU_ASSERT_EQUAL_FATAL(rk_eval_holdout(&all, 0.2, 1, &tr, &te, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_split_holdout(&all, 0.2, 1, &tr, &te, NULL), RK_OK);
     test_mask(&te, N, m1);
     rk_triples_free(&tr);
     rk_triples_free(&te);
-    CU_ASSERT_EQUAL_FATAL(rk_eval_holdout(&all, 0.2, 1, &tr, &te, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_split_holdout(&all, 0.2, 1, &tr, &te, NULL), RK_OK);
     test_mask(&te, N, m2);
     rk_triples_free(&tr);
     rk_triples_free(&te);
     CU_ASSERT_EQUAL(memcmp(m1, m2, N), 0); /* same seed, same split */
     static const uint64_t seeds[] = {2, 0, 42, 0xFFFFFFFFFFFFFFFFULL, 1ULL << 32};
     for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++) {
-        CU_ASSERT_EQUAL_FATAL(rk_eval_holdout(&all, 0.2, seeds[s], &tr, &te, NULL), RK_OK);
+        CU_ASSERT_EQUAL_FATAL(rk_split_holdout(&all, 0.2, seeds[s], &tr, &te, NULL), RK_OK);
         CU_ASSERT_EQUAL(te.n, 200);
         test_mask(&te, N, m3);
         CU_ASSERT_NOT_EQUAL(memcmp(m1, m3, N), 0); /* a different seed, a different split */
@@ -163,9 +164,9 @@ static void test_holdout_threads(void)
     rk_triples all = make_rows(N, 0), a_tr, a_te, b_tr, b_te;
     int before = rk_omp_max_threads();
     rk_omp_set_threads(1);
-    CU_ASSERT_EQUAL_FATAL(rk_eval_holdout(&all, 0.37, 5, &a_tr, &a_te, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_split_holdout(&all, 0.37, 5, &a_tr, &a_te, NULL), RK_OK);
     rk_omp_set_threads(3);
-    CU_ASSERT_EQUAL_FATAL(rk_eval_holdout(&all, 0.37, 5, &b_tr, &b_te, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_split_holdout(&all, 0.37, 5, &b_tr, &b_te, NULL), RK_OK);
     rk_omp_set_threads(before);
     CU_ASSERT_EQUAL(a_te.n, 111000);
     CU_ASSERT_EQUAL(b_te.n, a_te.n);
@@ -189,7 +190,7 @@ static void test_holdout_uniform(void)
     int count[N] = {0};
     int first_half = 0, second_half = 0;
     for (uint64_t s = 0; s < SEEDS; s++) {
-        CU_ASSERT_EQUAL_FATAL(rk_eval_holdout(&all, 0.3, 1000 + s, &tr, &te, NULL), RK_OK);
+        CU_ASSERT_EQUAL_FATAL(rk_split_holdout(&all, 0.3, 1000 + s, &tr, &te, NULL), RK_OK);
         for (int64_t k = 0; k < te.n; k++) {
             count[te.user[k]]++;
             if (te.user[k] < N / 2) first_half++;
@@ -222,7 +223,7 @@ static void test_holdout_bad_frac(void)
         memset(&te, 0x5A, sizeof te);
         rk_error err;
         rk_error_clear(&err);
-        CU_ASSERT_EQUAL(rk_eval_holdout(&all, bad[k], 1, &tr, &te, &err), RK_E_ARG);
+        CU_ASSERT_EQUAL(rk_split_holdout(&all, bad[k], 1, &tr, &te, &err), RK_E_ARG);
         CU_ASSERT_EQUAL(err.status, RK_E_ARG);
         CU_ASSERT(strlen(err.msg) > 0);
         /* nothing is held on failure: freeing must be safe */
@@ -232,7 +233,7 @@ static void test_holdout_bad_frac(void)
         CU_ASSERT_PTR_NULL(te.user);
         rk_triples_free(&tr);
         rk_triples_free(&te);
-        CU_ASSERT_EQUAL(rk_eval_holdout(&all, bad[k], 1, &tr, &te, NULL), RK_E_ARG);
+        CU_ASSERT_EQUAL(rk_split_holdout(&all, bad[k], 1, &tr, &te, NULL), RK_E_ARG);
     }
     free_rows(&all);
 }
@@ -354,7 +355,7 @@ static int triples_same(const rk_triples *a, const rk_triples *b)
     return 1;
 }
 
-/* plan + apply make rk_eval_holdout's split; held() names exactly its test rows */
+/* plan + apply make rk_split_holdout's split; held() names exactly its test rows */
 static void test_holdout_parts(void)
 {
     static const struct { int64_t n; double frac; uint64_t seed; } tab[] = {
@@ -363,35 +364,35 @@ static void test_holdout_parts(void)
     };
     for (size_t q = 0; q < sizeof tab / sizeof tab[0]; q++) {
         rk_triples all = make_rows(tab[q].n, q % 2), tr, te, tr2, te2;
-        rk_holdout h;
-        CU_ASSERT_EQUAL_FATAL(rk_eval_holdout(&all, tab[q].frac, tab[q].seed, &tr, &te, NULL), RK_OK);
-        CU_ASSERT_EQUAL_FATAL(rk_eval_holdout_plan(all.n, tab[q].frac, tab[q].seed, &h, NULL), RK_OK);
+        rk_split_draw h;
+        CU_ASSERT_EQUAL_FATAL(rk_split_holdout(&all, tab[q].frac, tab[q].seed, &tr, &te, NULL), RK_OK);
+        CU_ASSERT_EQUAL_FATAL(rk_split_holdout_plan(all.n, tab[q].frac, tab[q].seed, &h, NULL), RK_OK);
         CU_ASSERT_EQUAL(h.want, te.n);
-        CU_ASSERT_EQUAL_FATAL(rk_eval_holdout_apply(&h, &all, &tr2, &te2, NULL), RK_OK);
+        CU_ASSERT_EQUAL_FATAL(rk_split_holdout_apply(&h, &all, &tr2, &te2, NULL), RK_OK);
         CU_ASSERT_TRUE(triples_same(&tr, &tr2));
         CU_ASSERT_TRUE(triples_same(&te, &te2));
         int64_t held = 0, agree = 1;
         for (int64_t k = 0, j = 0; k < all.n; k++) { /* row k is test row j when held */
-            int hk = rk_eval_holdout_held(&h, k);
+            int hk = rk_split_holdout_held(&h, k);
             held += hk;
             if (hk) agree &= j < te.n && same_row(&all, k, &te, j++);
         }
         CU_ASSERT_EQUAL(held, te.n);
         CU_ASSERT_TRUE(agree);
-        CU_ASSERT_EQUAL(rk_eval_holdout_held(&h, -1), 0);
-        CU_ASSERT_EQUAL(rk_eval_holdout_held(&h, all.n), 0);
+        CU_ASSERT_EQUAL(rk_split_holdout_held(&h, -1), 0);
+        CU_ASSERT_EQUAL(rk_split_holdout_held(&h, all.n), 0);
         rk_triples_free(&tr);
         rk_triples_free(&te);
         rk_triples_free(&tr2);
         rk_triples_free(&te2);
         free_rows(&all);
     }
-    rk_holdout h;
+    rk_split_draw h;
     rk_triples all = make_rows(10, 0), tr, te;
-    CU_ASSERT_EQUAL(rk_eval_holdout_plan(10, 1.0, 1, &h, NULL), RK_E_ARG);
-    CU_ASSERT_EQUAL(rk_eval_holdout_plan(-1, 0.5, 1, &h, NULL), RK_E_ARG);
-    CU_ASSERT_EQUAL_FATAL(rk_eval_holdout_plan(11, 0.5, 1, &h, NULL), RK_OK);
-    CU_ASSERT_EQUAL(rk_eval_holdout_apply(&h, &all, &tr, &te, NULL), RK_E_ARG); /* 10 ratings, not 11 */
+    CU_ASSERT_EQUAL(rk_split_holdout_plan(10, 1.0, 1, &h, NULL), RK_E_ARG);
+    CU_ASSERT_EQUAL(rk_split_holdout_plan(-1, 0.5, 1, &h, NULL), RK_E_ARG);
+    CU_ASSERT_EQUAL_FATAL(rk_split_holdout_plan(11, 0.5, 1, &h, NULL), RK_OK);
+    CU_ASSERT_EQUAL(rk_split_holdout_apply(&h, &all, &tr, &te, NULL), RK_E_ARG); /* 10 ratings, not 11 */
     CU_ASSERT_PTR_NULL(tr.user);
     free_rows(&all);
 }
@@ -429,7 +430,7 @@ static int csr_same(const rk_csr *a, const rk_csr *b)
 /* The data stage's chain — one sort (duplicates and the matrix), the draw,
  * the split of the triples, the held-out entries dropped from the matrix,
  * the model from it — against the reference chain: rk_triples_dedupe,
- * rk_eval_holdout, rk_model_build (rk_csr_build, rk_csr_transpose). */
+ * rk_split_holdout, rk_model_build (rk_csr_build, rk_csr_transpose). */
 static void chain_case(int32_t nu, int32_t ni, int64_t n, int64_t pairs, double frac, unsigned long long seed)
 {
     for (int pol = RK_DUP_LAST; pol <= RK_DUP_MEAN; pol++) {
@@ -438,15 +439,15 @@ static void chain_case(int32_t nu, int32_t ni, int64_t n, int64_t pairs, double 
         rk_model rm, nm;
         rk_csr by_user;
         int64_t *pos = NULL;
-        rk_holdout h;
+        rk_split_draw h;
         CU_ASSERT_EQUAL_FATAL(rk_triples_dedupe(&a, nu, ni, (rk_dup_policy)pol, NULL, NULL), RK_OK);
         CU_ASSERT_EQUAL_FATAL(rk_triples_dedupe_csr(&b, nu, ni, (rk_dup_policy)pol, NULL, &by_user,
                                                     frac > 0 ? &pos : NULL, NULL, NULL), RK_OK);
         if (frac > 0) {
-            CU_ASSERT_EQUAL_FATAL(rk_eval_holdout(&a, frac, seed, &rtr, &rte, NULL), RK_OK);
-            CU_ASSERT_EQUAL_FATAL(rk_eval_holdout_plan(b.n, frac, seed, &h, NULL), RK_OK);
-            CU_ASSERT_EQUAL_FATAL(rk_eval_holdout_apply(&h, &b, &ntr, &nte, NULL), RK_OK);
-            CU_ASSERT_EQUAL_FATAL(rk_eval_holdout_csr(&h, &by_user, pos, NULL), RK_OK);
+            CU_ASSERT_EQUAL_FATAL(rk_split_holdout(&a, frac, seed, &rtr, &rte, NULL), RK_OK);
+            CU_ASSERT_EQUAL_FATAL(rk_split_holdout_plan(b.n, frac, seed, &h, NULL), RK_OK);
+            CU_ASSERT_EQUAL_FATAL(rk_split_holdout_apply(&h, &b, &ntr, &nte, NULL), RK_OK);
+            CU_ASSERT_EQUAL_FATAL(rk_split_holdout_csr(&h, &by_user, pos, NULL), RK_OK);
             CU_ASSERT(rte.n > 0 || a.n == 1); /* one rating left: it stays for training */
         } else {
             rtr = a, ntr = b;
@@ -502,7 +503,7 @@ static void test_chain_vs_reference(void)
 int main(void)
 {
     static const rk_test_case cases[] = {
-        {"holdout in parts: plan, held, apply as rk_eval_holdout", test_holdout_parts},
+        {"holdout in parts: plan, held, apply as rk_split_holdout", test_holdout_parts},
         {"data chain: one sort, split, filter, model = reference", test_chain_vs_reference},
         {"holdout: count round(frac*n), partition", test_holdout_counts},
         {"holdout: order and timestamps preserved", test_holdout_partition_with_time},

@@ -143,11 +143,11 @@ static void test_folds_match_holdout(void)
     const int32_t k = 4; /* fold 0: 5001 = round(0.25 · 20003 = 5000.75) */
     int32_t *fold = new_parts(n);
     CU_ASSERT_EQUAL_FATAL(rk_split_folds(n, k, 1234, fold, NULL), RK_OK);
-    rk_holdout h;
-    CU_ASSERT_EQUAL_FATAL(rk_eval_holdout_plan(n, 0.25, 1234, &h, NULL), RK_OK);
+    rk_split_draw h;
+    CU_ASSERT_EQUAL_FATAL(rk_split_holdout_plan(n, 0.25, 1234, &h, NULL), RK_OK);
     int64_t diff = 0, in0 = 0;
     for (int64_t t = 0; t < n; t++) {
-        diff += (fold[t] == 0) != (rk_eval_holdout_held(&h, t) != 0);
+        diff += (fold[t] == 0) != (rk_split_holdout_held(&h, t) != 0);
         in0 += fold[t] == 0;
     }
     CU_ASSERT_EQUAL(in0, 5001);
