@@ -376,10 +376,188 @@ static void print_version(void)
 
 /* ---- argv ---------------------------------------------------------------------------- */
 
+/* The "Input" options: 1 when ch is one of them (its value checked and set), else 0. */
+static int input_option(int ch, const char *a, rk_job_opts *o)
+{
+    switch (ch) {
+    case OPT_FORMAT:
+        if (rk_format_parse(a, &o->load.format) != RK_OK)
+            usage_error("--format: unknown format '%s' (auto, movielens, dat, tsv, netflix, csv)", a);
+        break;
+    case OPT_DELIMITER: o->load.delimiter = parse_delimiter(a); break;
+    case OPT_HEADER: o->load.header = 1; break;
+    case OPT_NO_HEADER: o->load.header = 0; break;
+    case OPT_COLUMNS:
+        check_columns(a);
+        o->load.columns = a;
+        break;
+    case OPT_RATING_SCALE:
+        parse_scale(a, &o->load.scale_min, &o->load.scale_max);
+        o->load.have_scale = 1;
+        break;
+    case OPT_DUPLICATES:
+        if (rk_dup_policy_parse(a, &o->duplicates) != RK_OK)
+            usage_error("--duplicates: unknown policy '%s' (last, first, mean, error)", a);
+        break;
+    case OPT_SKIP_BAD: o->load.skip_bad_lines = 1; break;
+    default: return 0;
+    }
+    return 1;
+}
+
+/* The "Similarity" and "Prediction" options: 1 when ch is one of them (its value checked and set), else 0. */
+static int similarity_option(int ch, const char *a, rk_job_opts *o)
+{
+    switch (ch) {
+    case OPT_METRIC:
+        if (rk_metric_parse(a, &o->knn.sim.metric) != RK_OK) {
+            char names[256];
+            rk_metric_names(names, sizeof names, -1); /* the metric table's rows */
+            usage_error("--metric: unknown metric '%s' (%s)", a, names);
+        }
+        break;
+    case 'k':
+    case OPT_K: o->knn.k = (int32_t)parse_ll("-k", a, 1, INT32_MAX); break;
+    case OPT_MIN_SUPPORT: o->knn.sim.min_support = (int32_t)parse_ll("--min-support", a, 1, INT32_MAX); break;
+    case OPT_SHRINKAGE:
+        o->knn.sim.shrinkage = parse_double("--shrinkage", a);
+        if (!(o->knn.sim.shrinkage >= 0.0)) usage_error("--shrinkage: must be at least 0, got '%s'", a);
+        o->shrinkage_given = 1;
+        break;
+    case OPT_PREDICT:
+        if (rk_predict_mode_parse(a, &o->knn.mode) != RK_OK)
+            usage_error("--predict: unknown mode '%s' (basic, means, baseline)", a);
+        break;
+    case OPT_MIN_K: o->knn.min_k = (int32_t)parse_ll("--min-k", a, 1, INT32_MAX); break;
+    case OPT_IMPLICIT: o->implicit = 1; break;
+    case OPT_APPROX:
+        if (rk_approx_parse(a, &o->approx) != RK_OK) usage_error("--approx: unknown method '%s' (rbc)", a);
+        break;
+    case OPT_REPS: o->approx_reps = (int32_t)parse_ll("--reps", a, 1, INT32_MAX); break;
+    case OPT_PROBES: o->approx_probes = (int32_t)parse_ll("--probes", a, 1, INT32_MAX); break;
+    case OPT_APPROX_CHECK: o->approx_check = (int64_t)parse_ll("--approx-check", a, 1, INT32_MAX); break;
+    case OPT_BY:
+        if (strcmp(a, "user") == 0) o->by_user = 1;
+        else if (strcmp(a, "item") == 0) o->by_user = 0;
+        else usage_error("--by: unknown mode '%s' (item, user)", a);
+        break;
+    case OPT_ITEMS:
+        if (a[0] == '\0') usage_error("--items: empty file name");
+        o->items_path = a;
+        break;
+    default: return 0;
+    }
+    return 1;
+}
+
+/* The "Recommendation", "Evaluation", "Saved models" and "Output" options: 1 when ch is one of them (its value checked and set), else 0. */
+static int evaluation_option(int ch, const char *a, rk_job_opts *o)
+{
+    switch (ch) {
+    case OPT_TEST:
+        if (a[0] == '\0') usage_error("--test: empty file name");
+        o->test_path = a;
+        break;
+    case OPT_HOLDOUT:
+        o->holdout = parse_double("--holdout", a);
+        if (!(o->holdout > 0.0 && o->holdout < 1.0))
+            usage_error("--holdout: must be a fraction strictly between 0 and 1, got '%s'", a);
+        break;
+    case OPT_SEED: o->seed = parse_u64("--seed", a); break;
+    case OPT_OUT:
+        if (a[0] == '\0') usage_error("--out: empty directory name");
+        o->out_dir = a;
+        break;
+    case OPT_NO_NEIGHBORS: o->write_neighbors = 0; break;
+    case OPT_TOP_N:
+        o->top_n = (int32_t)parse_ll("--top-n", a, 0, INT32_MAX);
+        o->top_n_given = 1;
+        break;
+    case OPT_USERS:
+        if (a[0] == '\0') usage_error("--users: empty file name");
+        o->users_path = a;
+        break;
+    case OPT_SPLIT:
+        if (rk_split_kind_parse(a, &o->split) != RK_OK)
+            usage_error("--split: unknown split '%s' (ratings, user, temporal)", a);
+        break;
+    case OPT_FOLDS: o->folds = (int32_t)parse_ll("--folds", a, 2, RK_JOB_MAX_FOLDS); break;
+    case OPT_WRITE_FOLDS: o->write_folds = 1; break;
+    case OPT_RELEVANCE:
+        o->relevance = parse_double("--relevance", a);
+        o->relevance_given = 1;
+        break;
+    case OPT_BASELINE:
+        if (strcmp(a, "popular") != 0) usage_error("--baseline: unknown baseline '%s' (popular)", a);
+        o->baseline_popular = 1;
+        break;
+    case OPT_REPORT: o->report = 1; break;
+    case OPT_SAVE_MODEL:
+        if (a[0] == '\0') usage_error("--save-model: empty file name");
+        o->save_model = a;
+        break;
+    case OPT_MODEL:
+        if (a[0] == '\0') usage_error("--model: empty file name");
+        o->model_path = a;
+        break;
+    case OPT_QUERIES:
+        if (a[0] == '\0') usage_error("--queries: empty file name");
+        o->queries_path = a;
+        break;
+    default: return 0;
+    }
+    return 1;
+}
+
+/* The "Device and performance" and "Scale" options: 1 when ch is one of them (its value checked and set), else 0. */
+static int device_option(int ch, const char *a, rk_job_opts *o)
+{
+    switch (ch) {
+    case OPT_DEVICE:
+        if (rk_device_parse(a, &o->device) != RK_OK)
+            usage_error("--device: unknown device '%s' (auto, cpu, gpu)", a);
+        break;
+    case OPT_GPU_MEMORY:
+        o->gpu_memory_gb = parse_double("--gpu-memory", a);
+        if (!(o->gpu_memory_gb > 0.0)) usage_error("--gpu-memory: must be above 0, got '%s'", a);
+        break;
+    case OPT_MEMORY_LIMIT:
+        o->memory_limit_gb = parse_double("--memory-limit", a);
+        if (!(o->memory_limit_gb > 0.0)) usage_error("--memory-limit: must be above 0, got '%s'", a);
+        break;
+    case OPT_THREADS: o->knn.threads = (int)parse_ll("--threads", a, 1, INT_MAX); break;
+    case OPT_GPUS: {
+        rk_error e;
+        rk_error_clear(&e);
+        if (a[0] == '\0') usage_error("--gpus: expected all, a count N >= 1 or a comma-separated list of device ordinals "
+                        "(e.g. 0,1), got ''");
+        if (rk_gpus_parse(a, &o->gpus, &e) != RK_OK) usage_error("--gpus: %s", e.msg);
+        break;
+    }
+    case OPT_MPI_LOAD:
+        if (rk_dist_load_parse(a, &o->dist_load) != RK_OK)
+            usage_error("--mpi-load: unknown mode '%s' (auto, each, bcast)", a);
+        break;
+    case OPT_GPU_SIMS:
+        if (rk_gpu_sims_route_parse(a, &o->gpu_sims) != RK_OK)
+            usage_error("--gpu-sims: unknown route '%s' (auto, kernel, spgemm)", a);
+        break;
+    case OPT_GPU_QUERY:
+        if (rk_gpu_query_route_parse(a, &o->gpu_query) != RK_OK)
+            usage_error("--gpu-query: unknown route '%s' (auto, block, kernel)", a);
+        break;
+    case OPT_GPU_TOPN:
+        if (rk_gpu_topn_route_parse(a, &o->gpu_topn) != RK_OK)
+            usage_error("--gpu-topn: unknown route '%s' (auto, kernel, spgemm)", a);
+        break;
+    default: return 0;
+    }
+    return 1;
+}
+
 int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
 {
     rk_job_opts *o = &out->job;
-    int relevance_given = 0, top_n_given = 0;
     rk_job_opts_default(o);
     out->quiet = 0;
     out->progress = -1;
@@ -388,150 +566,10 @@ int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
     int ch;
     while ((ch = getopt_long(argc, argv, ":k:qhV", long_opts, NULL)) != -1) {
         const char *a = optarg;
+        if (input_option(ch, a, o) || similarity_option(ch, a, o) || evaluation_option(ch, a, o) ||
+            device_option(ch, a, o))
+            continue;
         switch (ch) {
-        case OPT_FORMAT:
-            if (rk_format_parse(a, &o->load.format) != RK_OK)
-                usage_error("--format: unknown format '%s' (auto, movielens, dat, tsv, netflix, csv)", a);
-            break;
-        case OPT_DELIMITER: o->load.delimiter = parse_delimiter(a); break;
-        case OPT_HEADER: o->load.header = 1; break;
-        case OPT_NO_HEADER: o->load.header = 0; break;
-        case OPT_COLUMNS:
-            check_columns(a);
-            o->load.columns = a;
-            break;
-        case OPT_RATING_SCALE:
-            parse_scale(a, &o->load.scale_min, &o->load.scale_max);
-            o->load.have_scale = 1;
-            break;
-        case OPT_DUPLICATES:
-            if (rk_dup_policy_parse(a, &o->duplicates) != RK_OK)
-                usage_error("--duplicates: unknown policy '%s' (last, first, mean, error)", a);
-            break;
-        case OPT_SKIP_BAD: o->load.skip_bad_lines = 1; break;
-        case OPT_METRIC:
-            if (rk_metric_parse(a, &o->knn.sim.metric) != RK_OK) {
-                char names[256];
-                rk_metric_names(names, sizeof names, -1); /* the metric table's rows */
-                usage_error("--metric: unknown metric '%s' (%s)", a, names);
-            }
-            break;
-        case 'k':
-        case OPT_K: o->knn.k = (int32_t)parse_ll("-k", a, 1, INT32_MAX); break;
-        case OPT_MIN_SUPPORT: o->knn.sim.min_support = (int32_t)parse_ll("--min-support", a, 1, INT32_MAX); break;
-        case OPT_SHRINKAGE:
-            o->knn.sim.shrinkage = parse_double("--shrinkage", a);
-            if (!(o->knn.sim.shrinkage >= 0.0)) usage_error("--shrinkage: must be at least 0, got '%s'", a);
-            o->shrinkage_given = 1;
-            break;
-        case OPT_PREDICT:
-            if (rk_predict_mode_parse(a, &o->knn.mode) != RK_OK)
-                usage_error("--predict: unknown mode '%s' (basic, means, baseline)", a);
-            break;
-        case OPT_MIN_K: o->knn.min_k = (int32_t)parse_ll("--min-k", a, 1, INT32_MAX); break;
-        case OPT_TEST:
-            if (a[0] == '\0') usage_error("--test: empty file name");
-            o->test_path = a;
-            break;
-        case OPT_HOLDOUT:
-            o->holdout = parse_double("--holdout", a);
-            if (!(o->holdout > 0.0 && o->holdout < 1.0))
-                usage_error("--holdout: must be a fraction strictly between 0 and 1, got '%s'", a);
-            break;
-        case OPT_SEED: o->seed = parse_u64("--seed", a); break;
-        case OPT_OUT:
-            if (a[0] == '\0') usage_error("--out: empty directory name");
-            o->out_dir = a;
-            break;
-        case OPT_NO_NEIGHBORS: o->write_neighbors = 0; break;
-        case OPT_DEVICE:
-            if (rk_device_parse(a, &o->device) != RK_OK)
-                usage_error("--device: unknown device '%s' (auto, cpu, gpu)", a);
-            break;
-        case OPT_GPU_MEMORY:
-            o->gpu_memory_gb = parse_double("--gpu-memory", a);
-            if (!(o->gpu_memory_gb > 0.0)) usage_error("--gpu-memory: must be above 0, got '%s'", a);
-            break;
-        case OPT_IMPLICIT: o->implicit = 1; break;
-        case OPT_APPROX:
-            if (rk_approx_parse(a, &o->approx) != RK_OK) usage_error("--approx: unknown method '%s' (rbc)", a);
-            break;
-        case OPT_REPS: o->approx_reps = (int32_t)parse_ll("--reps", a, 1, INT32_MAX); break;
-        case OPT_PROBES: o->approx_probes = (int32_t)parse_ll("--probes", a, 1, INT32_MAX); break;
-        case OPT_APPROX_CHECK: o->approx_check = (int64_t)parse_ll("--approx-check", a, 1, INT32_MAX); break;
-        case OPT_BY:
-            if (strcmp(a, "user") == 0) o->by_user = 1;
-            else if (strcmp(a, "item") == 0) o->by_user = 0;
-            else usage_error("--by: unknown mode '%s' (item, user)", a);
-            break;
-        case OPT_MEMORY_LIMIT:
-            o->memory_limit_gb = parse_double("--memory-limit", a);
-            if (!(o->memory_limit_gb > 0.0)) usage_error("--memory-limit: must be above 0, got '%s'", a);
-            break;
-        case OPT_THREADS: o->knn.threads = (int)parse_ll("--threads", a, 1, INT_MAX); break;
-        case OPT_GPUS: {
-            rk_error e;
-            rk_error_clear(&e);
-            if (a[0] == '\0') usage_error("--gpus: expected all, a count N >= 1 or a comma-separated list of device ordinals "
-                            "(e.g. 0,1), got ''");
-            if (rk_gpus_parse(a, &o->gpus, &e) != RK_OK) usage_error("--gpus: %s", e.msg);
-            break;
-        }
-        case OPT_MPI_LOAD:
-            if (rk_dist_load_parse(a, &o->dist_load) != RK_OK)
-                usage_error("--mpi-load: unknown mode '%s' (auto, each, bcast)", a);
-            break;
-        case OPT_TOP_N:
-            o->top_n = (int32_t)parse_ll("--top-n", a, 0, INT32_MAX);
-            top_n_given = 1;
-            break;
-        case OPT_ITEMS:
-            if (a[0] == '\0') usage_error("--items: empty file name");
-            o->items_path = a;
-            break;
-        case OPT_GPU_SIMS:
-            if (rk_gpu_sims_route_parse(a, &o->gpu_sims) != RK_OK)
-                usage_error("--gpu-sims: unknown route '%s' (auto, kernel, spgemm)", a);
-            break;
-        case OPT_GPU_QUERY:
-            if (rk_gpu_query_route_parse(a, &o->gpu_query) != RK_OK)
-                usage_error("--gpu-query: unknown route '%s' (auto, block, kernel)", a);
-            break;
-        case OPT_USERS:
-            if (a[0] == '\0') usage_error("--users: empty file name");
-            o->users_path = a;
-            break;
-        case OPT_GPU_TOPN:
-            if (rk_gpu_topn_route_parse(a, &o->gpu_topn) != RK_OK)
-                usage_error("--gpu-topn: unknown route '%s' (auto, kernel, spgemm)", a);
-            break;
-        case OPT_SPLIT:
-            if (rk_split_kind_parse(a, &o->split) != RK_OK)
-                usage_error("--split: unknown split '%s' (ratings, user, temporal)", a);
-            break;
-        case OPT_FOLDS: o->folds = (int32_t)parse_ll("--folds", a, 2, RK_JOB_MAX_FOLDS); break;
-        case OPT_WRITE_FOLDS: o->write_folds = 1; break;
-        case OPT_RELEVANCE:
-            o->relevance = parse_double("--relevance", a);
-            relevance_given = 1;
-            break;
-        case OPT_BASELINE:
-            if (strcmp(a, "popular") != 0) usage_error("--baseline: unknown baseline '%s' (popular)", a);
-            o->baseline_popular = 1;
-            break;
-        case OPT_REPORT: o->report = 1; break;
-        case OPT_SAVE_MODEL:
-            if (a[0] == '\0') usage_error("--save-model: empty file name");
-            o->save_model = a;
-            break;
-        case OPT_MODEL:
-            if (a[0] == '\0') usage_error("--model: empty file name");
-            o->model_path = a;
-            break;
-        case OPT_QUERIES:
-            if (a[0] == '\0') usage_error("--queries: empty file name");
-            o->queries_path = a;
-            break;
         case OPT_PROGRESS: out->progress = 1; break;
         case OPT_NO_PROGRESS: out->progress = 0; break;
         case 'q':
@@ -557,8 +595,6 @@ int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
     if (optind >= argc) usage_error("no RATINGS file given");
     for (int i = optind; i < argc; i++)
         if (argv[i][0] == '\0') usage_error("empty RATINGS file name");
-    o->top_n_given = top_n_given;
-    o->relevance_given = relevance_given;
     rk_error e;
     rk_error_clear(&e);
     if (rk_job_opts_check(o, &e) != RK_OK) usage_error("%s", e.msg); /* the combinations: the library's one check */
