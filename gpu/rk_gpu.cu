@@ -14,73 +14,6 @@
 #include <algorithm>
 #include <vector>
 
-rk_status rk_gpu_fail(rk_error *err, const char *call, const char *why, const char *file, int line)
-{
-    int dev = -1;
-    cudaGetDevice(&dev);
-    return rk_error_set(err, RK_E_GPU, "%s failed: %s (%s:%d, device %d)", call, why, file, line, dev);
-}
-
-rk_status rk_gpu_budget_left(const rk_gpu_opts *g, const dev_mem &mem, size_t *out, rk_error *err)
-{
-    size_t free_b = 0, total_b = 0;
-    RK_CUDA_CHECK(err, cudaMemGetInfo(&free_b, &total_b));
-    size_t budget = free_b > ((size_t)512 << 20) ? free_b - ((size_t)512 << 20) : 0;
-    if (g != NULL && g->memory_cap > 0)
-        budget = g->memory_cap > mem.bytes ? std::min(budget, g->memory_cap - mem.bytes) : 0;
-    *out = budget;
-    return RK_OK;
-}
-
-extern "C" int rk_gpu_available(char *buf, size_t cap)
-{
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess || n == 0) {
-        if (buf != NULL && cap > 0)
-            snprintf(buf, cap, "no CUDA device: %s", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-        cudaGetLastError();
-        return 0;
-    }
-    cudaDeviceProp p;
-    e = cudaGetDeviceProperties(&p, 0);
-    if (e != cudaSuccess) {
-        if (buf != NULL && cap > 0) snprintf(buf, cap, "cudaGetDeviceProperties: %s", cudaGetErrorString(e));
-        return 0;
-    }
-    if (p.major < 6) {
-        if (buf != NULL && cap > 0) snprintf(buf, cap, "%s has compute capability %d.%d (6.0 needed)", p.name, p.major, p.minor);
-        return 0;
-    }
-    if (buf != NULL && cap > 0) snprintf(buf, cap, "%s", p.name);
-    return 1;
-}
-
-extern "C" int rk_gpu_device_count(void)
-{
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return n;
-}
-
-extern "C" int rk_gpu_warmup(int device)
-{
-    bool ok = cudaSetDevice(device) == cudaSuccess && cudaFree(0) == cudaSuccess;
-    if (!ok) cudaGetLastError();
-    return ok ? 1 : 0;
-}
-
-extern "C" int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap)
-{
-    // k above the GPU's selection limit: the host selects from the GPU's rows
-    (void)o;
-    if (why != NULL && cap > 0) why[0] = '\0';
-    return 1;
-}
-
 namespace {
 
 
@@ -224,15 +157,79 @@ struct spsims_holder {
     ~spsims_holder() { rk_spsims_free(p, NULL); }
 };
 
-rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_lists *lists, rk_queries *q,
-              const rk_topn_opts *topn, rk_topn_stats *tst, rk_knn_stats *st, rk_error *err)
-{
-    const double t_call = rk_omp_wtime();
+// One call of the engine: its state, and a method per stage.  The members
+// that free device memory, handles, streams and pinned buffers are declared
+// in the order of their release (the last first), so that an error in any
+// stage returns and the destructor cleans up.
+struct knn_call {
+    // the caller's
+    const rk_model *m;
+    const rk_knn_opts *o;
+    const rk_gpu_opts *g;
+    rk_lists *lists;
+    rk_queries *q;
+    const rk_topn_opts *topn;
+    rk_topn_stats *tst;
+    rk_knn_stats *st;
+    // resources: released in reverse order
     dev_mem mem;
     sparse_handle sph;
     stream_events se;
     stager sg; // after mem and se: destroyed first, once its copies are done
+    spsims_holder sps; // after mem, so it goes first
+    rk_host_select hsel;
+    host_queries hq;
+    std::vector<int32_t> order, pos_of, row_of;
+    std::vector<int64_t> cost;
+    // the device and the data
     cudaDeviceProp prop;
+    cudaStream_t s = NULL;
+    int32_t n_items = 0, n_users = 0, k = 0;
+    rk_sim_params sp;
+    int kind = 0, pb = 0, grid = 0, spgemm = 0;
+    double scale = 0.0;
+    bool dev_transpose = false;
+    double *d_mean = NULL, *d_bu = NULL, *d_bi = NULL, *d_ncnt = NULL, *d_nsq = NULL;
+    rk_dev_csr by_user, by_item;
+    const float *ratings_by_user = NULL; // real ratings for the predictions
+    // the rows and the tiles
+    size_t col_bytes = 0;
+    int32_t chunk = 0, n_chunks = 0, n_run = 0;
+    int64_t work = 0;
+    int32_t *d_order = NULL, *d_len = NULL, *d_nbr = NULL, *d_sup = NULL;
+    float *d_sim = NULL;
+    int64_t *seg = NULL;
+    int one_per_kernel = 0, host_select = 0, sym = 0;
+    void *d_one = NULL;
+    int32_t one_batch = 1, T = 0, n_tiles = 0;
+    size_t sp_budget = 0;
+    double *d_S = NULL;
+    int32_t *d_N = NULL;
+    // the queries
+    size_t nq = 0;
+    int32_t *d_qu = NULL, *d_qi = NULL, *d_qr = NULL, *d_used = NULL;
+    double *d_pred = NULL;
+    // times
+    double t_call = 0, t_init = 0, t_pinned = 0, t_up = 0, t_tr = 0, t_h2d = 0;
+    float t_sims = 0, t_sel = 0, t_pred = 0;
+
+    rk_status start(rk_error *err);
+    rk_status upload_model(rk_error *err);
+    rk_status plan_rows(rk_error *err);
+    rk_status plan_tiles(rk_error *err);
+    rk_status tile_memory_error(size_t budget, size_t row_bytes, size_t query_bytes, int64_t queries_known,
+                                rk_error *err);
+    rk_status upload_queries(rk_error *err);
+    rk_status run_tile(int32_t tile, rk_error *err);
+    rk_status download(rk_error *err);
+    rk_status topn_stage(rk_error *err);
+};
+
+// The device, its stream and events, cuSPARSE and the pinned buffers; the
+// context's start-up is timed apart.
+rk_status knn_call::start(rk_error *err)
+{
+    t_call = rk_omp_wtime();
     const int dev = g != NULL ? g->device : 0;
     RK_CUDA_CHECK(err, cudaSetDevice(dev));
     RK_CUDA_CHECK(err, cudaFree(0)); // the context: its start-up is timed apart
@@ -240,54 +237,58 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     snprintf(st->device, sizeof st->device, "%.120s", prop.name);
     RK_CUDA_CHECK(err, cudaStreamCreate(&se.st));
     for (cudaEvent_t &e : se.ev) RK_CUDA_CHECK(err, cudaEventCreate(&e));
-    cudaStream_t s = se.st;
+    s = se.st;
     RK_CUSPARSE_CHECK(err, cusparseCreate(&sph.h));
     RK_CUSPARSE_CHECK(err, cusparseSetStream(sph.h, s));
-    const double t_init = rk_omp_wtime();
+    t_init = rk_omp_wtime();
     st->init_s = t_init - t_call;
     RK_FORWARD(sg.init(err));
-    const double t_pinned = rk_omp_wtime();
-
-    const int32_t n_items = m->by_item.n_rows, n_users = m->by_user.n_rows;
-    const int32_t k = o->k;
-    rk_sim_params sp = o->sim;
-    const int kind = sums_kind(sp.metric);
+    t_pinned = rk_omp_wtime();
+    n_items = m->by_item.n_rows;
+    n_users = m->by_user.n_rows;
+    k = o->k;
+    sp = o->sim;
+    kind = sums_kind(sp.metric);
     if (kind == RK_SUMS_NONE)
         return rk_error_set(err, RK_E_INTERNAL, "metric %s has no co-rating sums in the metric table",
                             rk_metric_name(sp.metric));
+    return RK_OK;
+}
 
+// The model on the device: the statistics, both orientations of the
+// ratings, the values the sums are made of, the full-vector norms.
+rk_status knn_call::upload_model(rk_error *err)
+{
     // values: exact grid units, float values, or baseline residuals
-    const int pb = rk_metric_on_residuals(sp.metric);
-    double scale = pb ? 0.0 : rk_knn_grid_scale(m, NULL);
-    const int grid = scale > 0.0;
+    pb = rk_metric_on_residuals(sp.metric);
+    scale = pb ? 0.0 : rk_knn_grid_scale(m, NULL);
+    grid = scale > 0.0;
     sp.unit = grid ? 1.0 / scale : 1.0;
     if (pb) snprintf(st->path, sizeof st->path, "gpu double residuals");
     else if (grid) snprintf(st->path, sizeof st->path, "gpu int32 grid 1/%g", scale);
     else snprintf(st->path, sizeof st->path, "gpu double");
 
-    double *d_mean, *d_bu, *d_bi;
     RK_FORWARD(upload(&d_mean, m->item_mean, (size_t)n_items, mem, sg, s, err));
     RK_FORWARD(upload(&d_bu, m->bu, (size_t)n_users, mem, sg, s, err));
     RK_FORWARD(upload(&d_bi, m->bi, (size_t)n_items, mem, sg, s, err));
-    rk_dev_csr by_user, by_item;
     RK_FORWARD(upload_csr(&m->by_user, &by_user, mem, sg, s, err));
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
-    const double t_up = rk_omp_wtime();
+    t_up = rk_omp_wtime();
     // the item-major matrix: transposed on the device (one orientation crosses
     // PCIe) unless cusparseCsr2cscEx2 cannot count its entries
-    const bool dev_transpose = !(g != NULL && g->host_transpose) && rk_gpu_transpose_fits(m->by_user.nnz);
+    dev_transpose = !(g != NULL && g->host_transpose) && rk_gpu_transpose_fits(m->by_user.nnz);
     if (dev_transpose) {
         RK_FORWARD(rk_gpu_transpose(sph.h, &by_user, &by_item, mem, s, err));
     } else {
         RK_FORWARD(upload_csr(&m->by_item, &by_item, mem, sg, s, err));
     }
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
-    const double t_tr = rk_omp_wtime();
+    t_tr = rk_omp_wtime();
     const residual_args res_u = {m->mu, d_bu, d_bi, 1}, res_i = {m->mu, d_bu, d_bi, 0};
     RK_FORWARD(acc_values(&by_user, by_user.v, scale, pb ? &res_u : NULL, mem, s, err));
     RK_FORWARD(acc_values(&by_item, by_item.v, scale, pb ? &res_i : NULL, mem, s, err));
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
-    const double t_h2d = rk_omp_wtime();
+    t_h2d = rk_omp_wtime();
     // The float ratings were only the source of the sums' values, except
     // by_user's where predictions read them: at Netflix size each is 400 MB,
     // a fifth of a 2 GB --gpu-memory that would otherwise be gone before the
@@ -298,11 +299,9 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         mem.release(by_user.v);
         by_user.v = NULL;
     }
-    const float *ratings_by_user = by_user.v; // real ratings for the predictions
-    const rk_dev_csr &acc_user = by_user;
+    ratings_by_user = by_user.v;
 
     // the full-vector metrics' whole-vector counts and norms, in the sums' units
-    double *d_ncnt = NULL, *d_nsq = NULL;
     if (kind == RK_SUMS_DOT) {
         std::vector<double> ncnt((size_t)(n_items > 0 ? n_items : 1)), nsq(ncnt.size());
         rk_knn_item_norms(m, grid ? scale : 0.0, ncnt.data(), nsq.data());
@@ -310,34 +309,38 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         RK_FORWARD(upload(&d_nsq, nsq.data(), (size_t)n_items, mem, sg, s, err));
         RK_CUDA_CHECK(err, cudaStreamSynchronize(s)); // the vectors go out of scope
     }
+    return RK_OK;
+}
 
+// The rows: column chunks that fit in shared memory, the items' order
+// (heaviest first; a subset: its items only), the lists on the device, and
+// the SpGEMM route's state.
+rk_status knn_call::plan_rows(rk_error *err)
+{
     // The similarity rows of the full-vector metrics come from k_sims or from
     // cuSPARSE SpGEMM (rk_gpu_spsims.cu).  AUTO takes the kernel until both
     // are measured on the H100 (bench/gpu_paths RATINGS sims); the faster
     // becomes the default.
-    const int spgemm = kind == RK_SUMS_DOT && g != NULL && g->sims_route == RK_GPU_SIMS_SPGEMM;
+    spgemm = kind == RK_SUMS_DOT && g != NULL && g->sims_route == RK_GPU_SIMS_SPGEMM;
 
     // column chunks that fit in shared memory
-    size_t col_bytes = rk_gpu_sims_col_bytes(kind, grid);
+    col_bytes = rk_gpu_sims_col_bytes(kind, grid);
     size_t smem_cap = prop.sharedMemPerBlockOptin > 2048 ? prop.sharedMemPerBlockOptin - 1024 : 16384;
-    int32_t chunk = (int32_t)(smem_cap / col_bytes);
+    chunk = (int32_t)(smem_cap / col_bytes);
     if (chunk > n_items) chunk = n_items > 0 ? n_items : 1;
-    int32_t n_chunks = n_items > 0 ? (n_items + chunk - 1) / chunk : 1;
+    n_chunks = n_items > 0 ? (n_items + chunk - 1) / chunk : 1;
     chunk = n_items > 0 ? (n_items + n_chunks - 1) / n_chunks : 1;
 
     // item order (heaviest first) and model statistics
     // (a subset: its items only, heaviest first)
-    std::vector<int32_t> order((size_t)(n_items > 0 ? n_items : 1)), pos_of((size_t)(n_items > 0 ? n_items : 1));
-    std::vector<int64_t> cost(spgemm ? order.size() : 0); // the SpGEMM rows' intermediate products
-    int32_t n_run = 0;
-    int64_t work = rk_knn_subset_order(m, o, order.data(), spgemm ? cost.data() : NULL, &n_run);
+    order.resize((size_t)(n_items > 0 ? n_items : 1));
+    pos_of.resize((size_t)(n_items > 0 ? n_items : 1));
+    cost.resize(spgemm ? order.size() : 0); // the SpGEMM rows' intermediate products
+    work = rk_knn_subset_order(m, o, order.data(), spgemm ? cost.data() : NULL, &n_run);
     if (work < 0) return rk_error_set(err, RK_E_NOMEM, "out of memory for the item order");
     st->pair_updates = work;
     for (int32_t t = 0; t < n_run; t++) pos_of[(size_t)order[(size_t)t]] = t;
-    int32_t *d_order;
     RK_FORWARD(upload(&d_order, order.data(), (size_t)n_items, mem, sg, s, err));
-    int32_t *d_len, *d_nbr, *d_sup;
-    float *d_sim;
     RK_FORWARD(mem.alloc(&d_len, (size_t)n_items, err));
     RK_FORWARD(mem.alloc(&d_nbr, (size_t)n_items * k, err));
     RK_FORWARD(mem.alloc(&d_sup, (size_t)n_items * k, err));
@@ -349,13 +352,42 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         RK_CUDA_CHECK(err, cudaMemsetAsync(d_sup, 0, (size_t)n_items * k * sizeof(int32_t), s));
         RK_CUDA_CHECK(err, cudaMemsetAsync(d_sim, 0, (size_t)n_items * k * sizeof(float), s));
     }
-
-    spsims_holder sps;
     if (spgemm) {
-        RK_FORWARD(rk_spsims_create(sph.h, &acc_user, &by_item, m->by_item.ptr, cost.data(), mem, s, &sps.p, err));
+        RK_FORWARD(rk_spsims_create(sph.h, &by_user, &by_item, m->by_item.ptr, cost.data(), mem, s, &sps.p, err));
         snprintf(st->path + strlen(st->path), sizeof st->path - strlen(st->path), ", spgemm");
     }
+    return RK_OK;
+}
 
+// No tile of one row fits: say what the run holds and what would do.
+rk_status knn_call::tile_memory_error(size_t budget, size_t row_bytes, size_t query_bytes, int64_t queries_known,
+                                      rk_error *err)
+{
+    // what the run holds (ratings in both orientations and their sums'
+    // values, lists, order, statistics, the chunk table), one row, the queries
+    const double MB = 1048576.0;
+    const size_t need = mem.bytes + (spgemm ? 2 : 1) * row_bytes + query_bytes;
+    char gives[160];
+    if (g != NULL && g->memory_cap > 0)
+        snprintf(gives, sizeof gives, "--gpu-memory gives %.0f MB", (double)g->memory_cap / MB);
+    else
+        snprintf(gives, sizeof gives, "the device has %.0f MB free beyond what the run holds, less 512 MB kept for "
+                 "the CUDA libraries", (double)(budget + query_bytes) / MB);
+    return rk_error_set(err, RK_E_GPU,
+                        "the GPU engine needs %.0f MB of device memory for one tile of 1 similarity row of %d items "
+                        "(%.0f MB for the ratings, lists and indexes, %.2f MB a row, %.0f MB for %lld queries); "
+                        "%s%s: raise --gpu-memory (a tile of 256 rows needs %.0f MB) or use --device cpu",
+                        need / MB, n_items, (double)mem.bytes / MB, (double)row_bytes / MB,
+                        (double)query_bytes / MB, (long long)queries_known, gives,
+                        spgemm ? ", half of it kept for the SpGEMM products" : "",
+                        (double)(mem.bytes + (spgemm ? 2 : 1) * (256 * row_bytes) + query_bytes) / MB);
+}
+
+// The tiles: the memory left decides their height, after the chunk table,
+// one query per kernel's sums, host selection and the SpGEMM products take
+// theirs; one tile of every row is summed symmetrically.
+rk_status knn_call::plan_tiles(rk_error *err)
+{
     // tile height from the memory left
     // keep 512 MiB free for the libraries; what this run holds counts against a cap
     size_t budget;
@@ -371,21 +403,18 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     // kernel searches each rater's row (a few steps of 32 probes a chunk).
     // With one chunk a segment is the whole row: no table, no search.
     const size_t seg_bytes = (size_t)n_users * (size_t)(n_chunks + 1) * sizeof(int64_t);
-    int64_t *seg = NULL;
     if (!spgemm && !(g != NULL && g->no_segments) && n_chunks > 1 && seg_bytes <= budget / 4) {
         RK_FORWARD(mem.alloc(&seg, (size_t)n_users * (size_t)(n_chunks + 1), err));
-        RK_FORWARD(rk_gpu_segments_launch(&acc_user, n_chunks, chunk, seg, s, err));
+        RK_FORWARD(rk_gpu_segments_launch(&by_user, n_chunks, chunk, seg, s, err));
         budget -= seg_bytes;
     } // one chunk: its segment is the whole row, no table and no search
     // one query per kernel: the sums of one row in global memory; auto takes
     // it for a subset of fewer rows than the crossover (a whole run of a tiny
     // catalogue keeps its symmetric tile)
-    const int one_per_kernel = !spgemm && (g != NULL && g->query_route == RK_GPU_QUERY_KERNEL
-                                   ? 1
-                                   : (g == NULL || g->query_route == RK_GPU_QUERY_AUTO) && o->rows != NULL &&
-                                         n_run < RK_GPU_QUERY_CROSSOVER);
-    void *d_one = NULL;
-    int32_t one_batch = 1;
+    one_per_kernel = !spgemm && (g != NULL && g->query_route == RK_GPU_QUERY_KERNEL
+                                 ? 1
+                                 : (g == NULL || g->query_route == RK_GPU_QUERY_AUTO) && o->rows != NULL &&
+                                       n_run < RK_GPU_QUERY_CROSSOVER);
     if (one_per_kernel && n_run > 0) {
         // the global sums of up to 256 MiB of rows (at least one) a launch
         const size_t ob1 = rk_gpu_sims_one_bytes(kind, grid, n_items);
@@ -399,8 +428,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     }
     // k above the GPU's selection limit: the rows come to the host, which
     // selects them (rk_topk, the CPU engine's order); at most 1 GiB a tile
-    const int host_select = (lists != NULL || topn != NULL) && (k > RK_GPU_MAX_K || (g != NULL && g->host_select));
-    rk_host_select hsel;
+    host_select = (lists != NULL || topn != NULL) && (k > RK_GPU_MAX_K || (g != NULL && g->host_select));
     if (host_select) {
         hsel.out = lists;
         if (lists == NULL) {
@@ -413,7 +441,6 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     // product's memory grows with its intermediate products (Σ over its rows'
     // raters of their rating counts), which no row height bounds, so the
     // products adapt to their half (rk_spsims_tile) rather than the tile to them.
-    size_t sp_budget = 0;
     if (spgemm) {
         sp_budget = budget / 2;
         budget -= sp_budget;
@@ -424,63 +451,42 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         tile_rows = (int64_t)((size_t)1 << 30) / (int64_t)row_bytes;
     if (tile_rows > n_run) tile_rows = n_run;
     if (g != NULL && g->tile_items > 0 && tile_rows > g->tile_items) tile_rows = g->tile_items;
-    if (n_run > 0 && tile_rows < 1) {
-        // what the run holds (ratings in both orientations and their sums'
-        // values, lists, order, statistics, the chunk table), one row, the queries
-        const double MB = 1048576.0;
-        const size_t need = mem.bytes + (spgemm ? 2 : 1) * row_bytes + query_bytes;
-        char gives[160];
-        if (g != NULL && g->memory_cap > 0)
-            snprintf(gives, sizeof gives, "--gpu-memory gives %.0f MB", (double)g->memory_cap / MB);
-        else
-            snprintf(gives, sizeof gives, "the device has %.0f MB free beyond what the run holds, less 512 MB kept for "
-                     "the CUDA libraries", (double)(budget + query_bytes) / MB);
-        return rk_error_set(err, RK_E_GPU,
-                            "the GPU engine needs %.0f MB of device memory for one tile of 1 similarity row of %d items "
-                            "(%.0f MB for the ratings, lists and indexes, %.2f MB a row, %.0f MB for %lld queries); "
-                            "%s%s: raise --gpu-memory (a tile of 256 rows needs %.0f MB) or use --device cpu",
-                            need / MB, n_items, (double)mem.bytes / MB, (double)row_bytes / MB,
-                            (double)query_bytes / MB, (long long)queries_known, gives,
-                            spgemm ? ", half of it kept for the SpGEMM products" : "",
-                            (double)(mem.bytes + (spgemm ? 2 : 1) * (256 * row_bytes) + query_bytes) / MB);
-    }
+    if (n_run > 0 && tile_rows < 1) return tile_memory_error(budget, row_bytes, query_bytes, queries_known, err);
     if (tile_rows < 1) tile_rows = 1;
-    const int32_t T = (int32_t)tile_rows;
-    const int32_t n_tiles = n_run > 0 ? (n_run + T - 1) / T : 0;
+    T = (int32_t)tile_rows;
+    n_tiles = n_run > 0 ? (n_run + T - 1) / T : 0;
     // one tile holds every row: the matrix is symmetric, each pair can be
     // summed once and the rows indexed by item.  Measured (bench/gpu_paths,
     // H100): it pays where a pair costs four or six atomics (Pearson -25% at
     // ML-20M size, -30% at Netflix size; cosine -14%/-16%; pearson-baseline
     // -44%/-47%), not for the two of msd and euclidean (+12%/+23%), whose
     // rows stay full.
-    const int sym = n_tiles == 1 && n_run == n_items && n_items > 1 && kind != RK_SUMS_DIFF && kind != RK_SUMS_DOT &&
-                    rk_metric_row_of(sp.metric)->symmetric &&
-                    !one_per_kernel && !host_select && !(g != NULL && g->full_rows);
-    std::vector<int32_t> row_of;
+    sym = n_tiles == 1 && n_run == n_items && n_items > 1 && kind != RK_SUMS_DIFF && kind != RK_SUMS_DOT &&
+          rk_metric_row_of(sp.metric)->symmetric && !one_per_kernel && !host_select && !(g != NULL && g->full_rows);
     if (sym) {
         // its rows' work differs from the full rows': heaviest first again
         unsigned char *scratch;
         const size_t sb = rk_gpu_sym_order_bytes(n_items);
         RK_FORWARD(mem.alloc(&scratch, sb, err));
-        RK_FORWARD(rk_gpu_sym_order_launch(&acc_user, n_items, scratch, sb, d_order, s, err));
+        RK_FORWARD(rk_gpu_sym_order_launch(&by_user, n_items, scratch, sb, d_order, s, err));
         row_of.resize((size_t)n_items);
         for (int32_t i = 0; i < n_items; i++) row_of[(size_t)i] = i;
         st->pair_updates = (work - m->by_user.nnz) / 2;
         snprintf(st->path + strlen(st->path), sizeof st->path - strlen(st->path), ", symmetric");
     }
-    double *d_S;
-    int32_t *d_N;
+    return RK_OK;
+}
+
+// The tile's rows and the queries, grouped by tile, on the device.
+rk_status knn_call::upload_queries(rk_error *err)
+{
     const double t_tile0 = rk_omp_wtime();
     RK_FORWARD(mem.alloc(&d_S, (size_t)T * (size_t)(n_items > 0 ? n_items : 1), err));
     RK_FORWARD(mem.alloc(&d_N, (size_t)T * (size_t)(n_items > 0 ? n_items : 1), err));
     const double t_tile1 = rk_omp_wtime();
 
-    // queries
-    host_queries hq;
     plan_queries(m, o, q, sym ? row_of : pos_of, T, n_tiles, &hq);
-    int32_t *d_qu, *d_qi, *d_qr, *d_used;
-    double *d_pred;
-    size_t nq = hq.user.size();
+    nq = hq.user.size();
     RK_FORWARD(upload(&d_qu, hq.user.data(), nq, mem, sg, s, err));
     RK_FORWARD(upload(&d_qi, hq.item.data(), nq, mem, sg, s, err));
     RK_FORWARD(upload(&d_qr, hq.row.data(), nq, mem, sg, s, err));
@@ -494,92 +500,100 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
              "values %.4f s, tile alloc %.4f s, rest %.4f s", t_pinned - t_init, t_up - t_pinned,
              dev_transpose ? "transposed" : "up", t_tr - t_up, t_h2d - t_tr, t_tile1 - t_tile0,
              (t_upload - t_h2d) - (t_tile1 - t_tile0));
-    float t_sims = 0, t_sel = 0, t_pred = 0;
-    for (int32_t tile = 0; tile < n_tiles; tile++) {
-        const int32_t first = tile * T, rows = std::min(T, n_run - first);
-        rk_sims_args sa;
-        sa.by_item = by_item;
-        sa.by_user = acc_user;
-        sa.seg = seg;
-        sa.n_chunks = n_chunks;
-        sa.chunk = chunk;
-        sa.tile_items = d_order + first;
-        sa.h_tile_items = order.data() + first;
-        sa.h_iptr = m->by_item.ptr;
-        sa.tile_rows = rows;
-        sa.sym = sym;
-        sa.sp = sp;
-        sa.ncnt = d_ncnt;
-        sa.nsq = d_nsq;
-        sa.S = d_S;
-        sa.N = d_N;
-        RK_CUDA_CHECK(err, cudaEventRecord(se.ev[0], s));
-        if (spgemm) {
-            const rk_spsims_tile_args ta = {d_order + first, order.data() + first, rows, sp, d_ncnt, d_nsq,
-                                            d_S, d_N, sp_budget, g->spgemm_rows};
-            RK_FORWARD(rk_spsims_tile(sps.p, &ta, err));
-        } else if (one_per_kernel) {
-            RK_FORWARD(rk_gpu_sims_one_launch(&sa, kind, grid, d_one, one_batch, (size_t)chunk * col_bytes,
-                                              prop.multiProcessorCount, s, err));
-        } else {
-            RK_FORWARD(rk_gpu_sims_launch(&sa, kind, grid, (size_t)chunk * col_bytes, s, err));
-        }
-        RK_CUDA_CHECK(err, cudaEventRecord(se.ev[1], s));
-        if (host_select) {
-            RK_FORWARD(rk_gpu_select_host(d_S, d_N, n_items, order.data() + first, rows, hsel, s, err));
-        } else if (lists != NULL || topn != NULL) {
-            rk_select_args sel;
-            sel.S = d_S;
-            sel.N = d_N;
-            sel.ld = n_items;
-            sel.n_cols = n_items;
-            sel.tile_items = sym ? NULL : d_order + first;
-            sel.rows = rows;
-            sel.k = k;
-            sel.len = d_len;
-            sel.nbr = d_nbr;
-            sel.sup = d_sup;
-            sel.sim = d_sim;
-            RK_FORWARD(rk_gpu_select_launch(&sel, s, err));
-        }
-        RK_CUDA_CHECK(err, cudaEventRecord(se.ev[2], s));
-        int64_t q0 = hq.tile_ptr[(size_t)tile], q1 = hq.tile_ptr[(size_t)tile + 1];
-        if (q1 > q0) {
-            rk_predict_args pa;
-            pa.S = d_S;
-            pa.ld = n_items;
-            pa.nq = (int32_t)(q1 - q0);
-            pa.q_user = d_qu + q0;
-            pa.q_item = d_qi + q0;
-            pa.q_row = d_qr + q0;
-            pa.uptr = by_user.ptr;
-            pa.uidx = by_user.idx;
-            pa.uval = ratings_by_user;
-            pa.item_mean = d_mean;
-            pa.bu = d_bu;
-            pa.bi = d_bi;
-            pa.mu = m->mu;
-            pa.rmin = m->rmin;
-            pa.rmax = m->rmax;
-            pa.mode = (int)o->mode;
-            pa.k = k;
-            pa.min_k = o->min_k;
-            pa.pred = d_pred + q0;
-            pa.used = d_used + q0;
-            RK_FORWARD(rk_gpu_predict_launch(&pa, s, err));
-        }
-        RK_CUDA_CHECK(err, cudaEventRecord(se.ev[3], s));
-        RK_CUDA_CHECK(err, cudaEventSynchronize(se.ev[3]));
-        float a = 0, b = 0, c = 0;
-        RK_CUDA_CHECK(err, cudaEventElapsedTime(&a, se.ev[0], se.ev[1]));
-        RK_CUDA_CHECK(err, cudaEventElapsedTime(&b, se.ev[1], se.ev[2]));
-        RK_CUDA_CHECK(err, cudaEventElapsedTime(&c, se.ev[2], se.ev[3]));
-        t_sims += a;
-        t_sel += b;
-        t_pred += c;
-        RK_PROGRESS(o->progress, o->progress_ud, "similarity", tile + 1, n_tiles, "tiles");
-    }
+    return RK_OK;
+}
 
+// One tile: its similarity rows, their selection into lists, the
+// predictions of its queries, each stage timed by events.
+rk_status knn_call::run_tile(int32_t tile, rk_error *err)
+{
+    const int32_t first = tile * T, rows = std::min(T, n_run - first);
+    rk_sims_args sa;
+    sa.by_item = by_item;
+    sa.by_user = by_user;
+    sa.seg = seg;
+    sa.n_chunks = n_chunks;
+    sa.chunk = chunk;
+    sa.tile_items = d_order + first;
+    sa.h_tile_items = order.data() + first;
+    sa.h_iptr = m->by_item.ptr;
+    sa.tile_rows = rows;
+    sa.sym = sym;
+    sa.sp = sp;
+    sa.ncnt = d_ncnt;
+    sa.nsq = d_nsq;
+    sa.S = d_S;
+    sa.N = d_N;
+    RK_CUDA_CHECK(err, cudaEventRecord(se.ev[0], s));
+    if (spgemm) {
+        const rk_spsims_tile_args ta = {d_order + first, order.data() + first, rows, sp, d_ncnt, d_nsq,
+                                        d_S, d_N, sp_budget, g->spgemm_rows};
+        RK_FORWARD(rk_spsims_tile(sps.p, &ta, err));
+    } else if (one_per_kernel) {
+        RK_FORWARD(rk_gpu_sims_one_launch(&sa, kind, grid, d_one, one_batch, (size_t)chunk * col_bytes,
+                                          prop.multiProcessorCount, s, err));
+    } else {
+        RK_FORWARD(rk_gpu_sims_launch(&sa, kind, grid, (size_t)chunk * col_bytes, s, err));
+    }
+    RK_CUDA_CHECK(err, cudaEventRecord(se.ev[1], s));
+    if (host_select) {
+        RK_FORWARD(rk_gpu_select_host(d_S, d_N, n_items, order.data() + first, rows, hsel, s, err));
+    } else if (lists != NULL || topn != NULL) {
+        rk_select_args sel;
+        sel.S = d_S;
+        sel.N = d_N;
+        sel.ld = n_items;
+        sel.n_cols = n_items;
+        sel.tile_items = sym ? NULL : d_order + first;
+        sel.rows = rows;
+        sel.k = k;
+        sel.len = d_len;
+        sel.nbr = d_nbr;
+        sel.sup = d_sup;
+        sel.sim = d_sim;
+        RK_FORWARD(rk_gpu_select_launch(&sel, s, err));
+    }
+    RK_CUDA_CHECK(err, cudaEventRecord(se.ev[2], s));
+    int64_t q0 = hq.tile_ptr[(size_t)tile], q1 = hq.tile_ptr[(size_t)tile + 1];
+    if (q1 > q0) {
+        rk_predict_args pa;
+        pa.S = d_S;
+        pa.ld = n_items;
+        pa.nq = (int32_t)(q1 - q0);
+        pa.q_user = d_qu + q0;
+        pa.q_item = d_qi + q0;
+        pa.q_row = d_qr + q0;
+        pa.uptr = by_user.ptr;
+        pa.uidx = by_user.idx;
+        pa.uval = ratings_by_user;
+        pa.item_mean = d_mean;
+        pa.bu = d_bu;
+        pa.bi = d_bi;
+        pa.mu = m->mu;
+        pa.rmin = m->rmin;
+        pa.rmax = m->rmax;
+        pa.mode = (int)o->mode;
+        pa.k = k;
+        pa.min_k = o->min_k;
+        pa.pred = d_pred + q0;
+        pa.used = d_used + q0;
+        RK_FORWARD(rk_gpu_predict_launch(&pa, s, err));
+    }
+    RK_CUDA_CHECK(err, cudaEventRecord(se.ev[3], s));
+    RK_CUDA_CHECK(err, cudaEventSynchronize(se.ev[3]));
+    float a = 0, b = 0, c = 0;
+    RK_CUDA_CHECK(err, cudaEventElapsedTime(&a, se.ev[0], se.ev[1]));
+    RK_CUDA_CHECK(err, cudaEventElapsedTime(&b, se.ev[1], se.ev[2]));
+    RK_CUDA_CHECK(err, cudaEventElapsedTime(&c, se.ev[2], se.ev[3]));
+    t_sims += a;
+    t_sel += b;
+    t_pred += c;
+    return RK_OK;
+}
+
+// The lists and predictions back to the host, and the call's statistics.
+rk_status knn_call::download(rk_error *err)
+{
     if (spgemm) { // its memory goes back before the top-N stage
         rk_spsims_report rep;
         rk_spsims_counts(sps.p, &rep);
@@ -589,8 +603,6 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         rk_spsims_free(sps.p, &mem);
         sps.p = NULL;
     }
-
-    // results
     const double t_tiles = rk_omp_wtime();
     if (lists != NULL && n_items > 0 && !host_select) {
         RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->len, d_len, (size_t)n_items * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
@@ -618,9 +630,12 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
              n_tiles == 1 ? "" : "s", T, dev_transpose ? ", device transpose" : "",
              seg == NULL && n_chunks > 1 && !one_per_kernel ? ", searched" : "",
              one_per_kernel ? ", one query per kernel" : "", host_select ? ", host selection" : "");
-    if (topn == NULL) return RK_OK;
+    return RK_OK;
+}
 
-    // top-N from the lists still on the device; the similarity tile goes first
+// Top-N from the lists still on the device; the similarity tile goes first.
+rk_status knn_call::topn_stage(rk_error *err)
+{
     mem.release(d_S);
     mem.release(d_N);
     if (host_select && n_items > 0) { // the host's lists go up for the top-N
@@ -643,6 +658,32 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     in.smem_optin = prop.sharedMemPerBlockOptin;
     RK_FORWARD(rk_gpu_budget_left(g, mem, &in.budget, err));
     return rk_gpu_topn_run(m, &in, topn, g, s, tst, err);
+}
+
+// The engine's stages in order; the call's destructor frees what it held.
+rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_lists *lists, rk_queries *q,
+              const rk_topn_opts *topn, rk_topn_stats *tst, rk_knn_stats *st, rk_error *err)
+{
+    knn_call c{}; // zeroed: the device CSRs fields an upload leaves are NULL
+    c.m = m;
+    c.o = o;
+    c.g = g;
+    c.lists = lists;
+    c.q = q;
+    c.topn = topn;
+    c.tst = tst;
+    c.st = st;
+    RK_FORWARD(c.start(err));
+    RK_FORWARD(c.upload_model(err));
+    RK_FORWARD(c.plan_rows(err));
+    RK_FORWARD(c.plan_tiles(err));
+    RK_FORWARD(c.upload_queries(err));
+    for (int32_t tile = 0; tile < c.n_tiles; tile++) {
+        RK_FORWARD(c.run_tile(tile, err));
+        RK_PROGRESS(o->progress, o->progress_ud, "similarity", tile + 1, c.n_tiles, "tiles");
+    }
+    RK_FORWARD(c.download(err));
+    return topn == NULL ? RK_OK : c.topn_stage(err);
 }
 
 } // namespace

@@ -1,0 +1,74 @@
+// The GPU as a device (rk_gpu.h): whether one is usable, how many there
+// are, starting a context ahead of time, what the engine takes, and the
+// memory a call may still use; the error status of a failed CUDA call.
+#include "rk_gpu_internal.h"
+
+#include <stdio.h>
+#include <algorithm>
+
+rk_status rk_gpu_fail(rk_error *err, const char *call, const char *why, const char *file, int line)
+{
+    int dev = -1;
+    cudaGetDevice(&dev);
+    return rk_error_set(err, RK_E_GPU, "%s failed: %s (%s:%d, device %d)", call, why, file, line, dev);
+}
+
+rk_status rk_gpu_budget_left(const rk_gpu_opts *g, const dev_mem &mem, size_t *out, rk_error *err)
+{
+    size_t free_b = 0, total_b = 0;
+    RK_CUDA_CHECK(err, cudaMemGetInfo(&free_b, &total_b));
+    size_t budget = free_b > ((size_t)512 << 20) ? free_b - ((size_t)512 << 20) : 0;
+    if (g != NULL && g->memory_cap > 0)
+        budget = g->memory_cap > mem.bytes ? std::min(budget, g->memory_cap - mem.bytes) : 0;
+    *out = budget;
+    return RK_OK;
+}
+
+extern "C" int rk_gpu_available(char *buf, size_t cap)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        if (buf != NULL && cap > 0)
+            snprintf(buf, cap, "no CUDA device: %s", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        cudaGetLastError();
+        return 0;
+    }
+    cudaDeviceProp p;
+    e = cudaGetDeviceProperties(&p, 0);
+    if (e != cudaSuccess) {
+        if (buf != NULL && cap > 0) snprintf(buf, cap, "cudaGetDeviceProperties: %s", cudaGetErrorString(e));
+        return 0;
+    }
+    if (p.major < 6) {
+        if (buf != NULL && cap > 0) snprintf(buf, cap, "%s has compute capability %d.%d (6.0 needed)", p.name, p.major, p.minor);
+        return 0;
+    }
+    if (buf != NULL && cap > 0) snprintf(buf, cap, "%s", p.name);
+    return 1;
+}
+
+extern "C" int rk_gpu_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+extern "C" int rk_gpu_warmup(int device)
+{
+    bool ok = cudaSetDevice(device) == cudaSuccess && cudaFree(0) == cudaSuccess;
+    if (!ok) cudaGetLastError();
+    return ok ? 1 : 0;
+}
+
+extern "C" int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap)
+{
+    // k above the GPU's selection limit: the host selects from the GPU's rows
+    (void)o;
+    if (why != NULL && cap > 0) why[0] = '\0';
+    return 1;
+}
