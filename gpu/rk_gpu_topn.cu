@@ -217,23 +217,64 @@ rk_status rk_gpu_fixed_launch(const int32_t *len, const float *sim, int32_t n_it
     return RK_OK;
 }
 
-rk_status rk_gpu_topn_run(const rk_model *m, const rk_topn_dev_in *in, const rk_topn_opts *o, const rk_gpu_opts *g,
-                          cudaStream_t st, rk_topn_stats *ts, rk_error *err)
-{
-    const double t_call = rk_omp_wtime();
+namespace {
+
+// One top-N call on the device: its state and a method per stage.  The
+// members that hold device, pinned or cuSPARSE memory are declared in the
+// order of their release (the last first), so that an error in any stage
+// returns and the destructor cleans up.
+struct topn_call {
+    const rk_model *m;
+    const rk_topn_dev_in *in;
+    const rk_topn_opts *o;
+    const rk_gpu_opts *g;
+    cudaStream_t st;
+    rk_topn_stats *ts;
+    double t_call = 0;
     dev_mem mem;
-    const int32_t n_items = in->L.n_items;
-    const int32_t n = o->n < n_items ? o->n : (n_items > 0 ? n_items : 1);
+    std::vector<int32_t> all; // every user with a rating, when the request names none
+    stager plain;             // plain copies: the request is small
+    int32_t n_items = 0, n = 0;
+    rk_gpu_topn_route route = RK_GPU_TOPN_KERNEL;
+    const int32_t *users = NULL;
+    int64_t n_users = 0;
+    int32_t *d_users = NULL;
+    std::vector<int64_t> prod; // each user's list entries to sum
+    std::vector<int64_t> cut;  // batch boundaries in the request
+    int64_t max_count = 0;
+    topn_out dout[2];
+    host_batch hb[2];
+    // the route's own state
+    size_t sort_bytes = 0, acc_smem = 0;
+    bool smem_acc = false;
+    int grid = 0;
+    uint64_t *g_acc = NULL, *d_ckey = NULL;
+    int32_t *g_touched = NULL, *d_ccol = NULL, *d_ccnt = NULL;
+    int64_t *d_coff = NULL;
+    std::vector<int64_t> coff;
+    spgemm_guard sg;
+
+    rk_status plan_users(rk_error *err);
+    rk_status count_products(rk_error *err);
+    void plan_batches(void);
+    rk_status alloc_batches(rk_error *err);
+    rk_status kernel_state(rk_error *err);
+    rk_status launch(size_t t, rk_error *err);
+    rk_status stream(rk_error *err);
+};
+
+// N, the route, the users of the request; the SpGEMM route's exactness.
+rk_status topn_call::plan_users(rk_error *err)
+{
+    n_items = in->L.n_items;
+    n = o->n < n_items ? o->n : (n_items > 0 ? n_items : 1);
     const rk_csr *U = &m->by_user;
-    rk_gpu_topn_route route = g != NULL ? g->topn_route : RK_GPU_TOPN_AUTO;
+    route = g != NULL ? g->topn_route : RK_GPU_TOPN_AUTO;
     if (route == RK_GPU_TOPN_AUTO) route = RK_GPU_TOPN_KERNEL;
     if (n > RK_GPU_MAX_TOPN)
         return rk_error_set(err, RK_E_ARG, "GPU top-N takes N <= %d (got %d)", RK_GPU_MAX_TOPN, n);
-
-    // the users of the request
-    std::vector<int32_t> all;
-    const int32_t *users = o->users;
-    int64_t n_users = o->n_users;
+    users = o->users;
+    n_users = o->n_users;
     if (users == NULL) {
         all.reserve((size_t)U->n_rows);
         for (int32_t u = 0; u < U->n_rows; u++)
@@ -242,10 +283,7 @@ rk_status rk_gpu_topn_run(const rk_model *m, const rk_topn_dev_in *in, const rk_
         n_users = (int64_t)all.size();
     }
     ts->users = n_users;
-    if (n_users == 0 || n_items == 0) {
-        ts->wall_s = rk_omp_wtime() - t_call;
-        return RK_OK;
-    }
+    if (n_users == 0 || n_items == 0) return RK_OK;
     if (route == RK_GPU_TOPN_SPGEMM) {
         int64_t max_deg = 0;
         for (int32_t u = 0; u < U->n_rows; u++) max_deg = std::max(max_deg, U->ptr[u + 1] - U->ptr[u]);
@@ -255,68 +293,75 @@ rk_status rk_gpu_topn_run(const rk_model *m, const rk_topn_dev_in *in, const rk_
                                 (long long)max_deg);
     }
     snprintf(ts->path, sizeof ts->path, "gpu %s", route == RK_GPU_TOPN_SPGEMM ? "spgemm" : "kernel");
+    return RK_OK;
+}
 
-    stager plain; // plain copies: the request is small
-    int32_t *d_users;
+// The users up, and each user's list entries to sum (the work of its row).
+rk_status topn_call::count_products(rk_error *err)
+{
     RK_FORWARD(upload(&d_users, users, (size_t)n_users, mem, plain, st, err));
     int64_t *d_prod;
     RK_FORWARD(mem.alloc(&d_prod, (size_t)n_users, err));
     k_products<<<1024, 256, 0, st>>>(in->R.ptr, in->R.idx, in->L.len, d_users, n_users, d_prod);
     RK_LAUNCH_CHECK(err, "k_products");
-    std::vector<int64_t> prod((size_t)n_users);
+    prod.resize((size_t)n_users);
     RK_CUDA_CHECK(err, cudaMemcpyAsync(prod.data(), d_prod, (size_t)n_users * sizeof(int64_t),
                                        cudaMemcpyDeviceToHost, st));
     RK_CUDA_CHECK(err, cudaStreamSynchronize(st));
     int64_t updates = 0;
     for (int64_t b = 0; b < n_users; b++) updates += prod[(size_t)b];
     ts->updates = updates;
+    return RK_OK;
+}
 
-    // batches: about 4 MB of results (34k users at N = 10), twice over (device
-    // and pinned host): small enough that the sink writes one batch while the
-    // next is computed, large enough to fill the GPU
+// Batches: about 4 MB of results (34k users at N = 10), twice over (device
+// and pinned host): small enough that the sink writes one batch while the
+// next is computed, large enough to fill the GPU; a batch's products or
+// candidates also fit the route's share of the budget.
+void topn_call::plan_batches(void)
+{
     const size_t per_user = (size_t)n * (sizeof(int32_t) + sizeof(uint64_t)) + sizeof(int32_t);
     int64_t B = g != NULL && g->topn_batch > 0 ? g->topn_batch : (int64_t)(((size_t)4 << 20) / per_user);
     if (!(g != NULL && g->topn_batch > 0)) B = std::max<int64_t>(B, 4096);
     B = std::max<int64_t>(1, std::min<int64_t>(B, 1 << 17));
     B = std::min(B, n_users);
-    std::vector<int64_t> cut(1, 0); // batch boundaries in the request
-    {
-        int64_t lim = RK_SPGEMM_MAX_PRODUCTS;
-        if (route == RK_GPU_TOPN_SPGEMM && in->budget > 0) {
-            // the largest product count whose buffers fit in a third of the budget
-            int64_t lo = 1, hi = lim;
-            while (lo < hi) {
-                const int64_t mid = lo + (hi - lo + 1) / 2;
-                if (rk_spgemm_bytes(mid, (int32_t)B, n_items) <= in->budget / 3) lo = mid; else hi = mid - 1;
-            }
-            lim = lo;
+    cut.assign(1, 0);
+    int64_t lim = RK_SPGEMM_MAX_PRODUCTS;
+    if (route == RK_GPU_TOPN_SPGEMM && in->budget > 0) {
+        // the largest product count whose buffers fit in a third of the budget
+        int64_t lo = 1, hi = lim;
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo + 1) / 2;
+            if (rk_spgemm_bytes(mid, (int32_t)B, n_items) <= in->budget / 3) lo = mid; else hi = mid - 1;
         }
-        if (route == RK_GPU_TOPN_KERNEL) {
-            // the candidate matrix of a batch (a user holds at most min(products, n_items)
-            // candidates of 12 bytes): a quarter of the budget, at most 4 GiB
-            lim = (int64_t)(std::min<size_t>(in->budget / 4, (size_t)4 << 30) / 12);
-            lim = std::max<int64_t>(lim, n_items);
-        }
-        int64_t c = 0, sum = 0;
-        for (int64_t b = 0; b < n_users; b++) {
-            const int64_t w = route == RK_GPU_TOPN_KERNEL ? std::min<int64_t>(prod[(size_t)b], n_items)
-                                                          : prod[(size_t)b];
-            if (c == B || (c > 0 && sum + w > lim)) {
-                cut.push_back(b);
-                c = 0;
-                sum = 0;
-            }
-            c++;
-            sum += w;
-        }
-        cut.push_back(n_users);
+        lim = lo;
     }
-    int64_t max_count = 0;
+    if (route == RK_GPU_TOPN_KERNEL) {
+        // the candidate matrix of a batch (a user holds at most min(products, n_items)
+        // candidates of 12 bytes): a quarter of the budget, at most 4 GiB
+        lim = (int64_t)(std::min<size_t>(in->budget / 4, (size_t)4 << 30) / 12);
+        lim = std::max<int64_t>(lim, n_items);
+    }
+    int64_t c = 0, sum = 0;
+    for (int64_t b = 0; b < n_users; b++) {
+        const int64_t w = route == RK_GPU_TOPN_KERNEL ? std::min<int64_t>(prod[(size_t)b], n_items)
+                                                      : prod[(size_t)b];
+        if (c == B || (c > 0 && sum + w > lim)) {
+            cut.push_back(b);
+            c = 0;
+            sum = 0;
+        }
+        c++;
+        sum += w;
+    }
+    cut.push_back(n_users);
+    max_count = 0;
     for (size_t t = 0; t + 1 < cut.size(); t++) max_count = std::max(max_count, cut[t + 1] - cut[t]);
+}
 
-    // device outputs and pinned host copies, two of each
-    topn_out dout[2];
-    host_batch hb[2];
+// Device outputs and pinned host copies, two of each.
+rk_status topn_call::alloc_batches(rk_error *err)
+{
     for (int x = 0; x < 2; x++) {
         dout[x].n = n;
         RK_FORWARD(mem.alloc(&dout[x].len, (size_t)max_count, err));
@@ -332,122 +377,115 @@ rk_status rk_gpu_topn_run(const rk_model *m, const rk_topn_dev_in *in, const rk_
         RK_CUDA_CHECK(err, cudaEventCreate(&hb[x].km));
         RK_CUDA_CHECK(err, cudaEventCreate(&hb[x].k1));
     }
+    return RK_OK;
+}
 
-    // the route's own state
-    const size_t sort_bytes = rk_sel_sort_bytes(n);
-    const bool smem_acc = (size_t)n_items * sizeof(uint64_t) + 4096 <= in->smem_optin;
-    int grid = 0;
-    uint64_t *g_acc = NULL, *d_ckey = NULL;
-    int32_t *g_touched = NULL, *d_ccol = NULL, *d_ccnt = NULL;
-    int64_t *d_coff = NULL;
-    std::vector<int64_t> coff((size_t)max_count + 1);
-    size_t acc_smem = 0;
-    spgemm_guard sg;
-    RK_CUDA_CHECK(err, cudaFuncSetAttribute(k_topn_select, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sort_bytes));
-    RK_CUDA_CHECK(err, cudaFuncSetAttribute(k_topn_rows, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sort_bytes));
-    if (route == RK_GPU_TOPN_KERNEL) {
-        acc_smem = smem_acc ? (size_t)n_items * sizeof(uint64_t) : 0;
-        auto kern = smem_acc ? k_topn_acc<true> : k_topn_acc<false>;
-        RK_CUDA_CHECK(err, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)acc_smem));
-        int per_sm = 0;
-        RK_CUDA_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, kAccThreads, acc_smem));
-        grid = std::max(1, per_sm) * in->sm_count;
-        grid = (int)std::min<int64_t>(grid, max_count);
-        // every block holds a slot of n_items touched indices (and sums, when
-        // they are not in shared memory): 264 slots of 2M items would take
-        // 6.3 GB, so the slots get at most half the budget (candidates a quarter)
-        const size_t slot_bytes = (size_t)n_items * (sizeof(int32_t) + (smem_acc ? 0 : sizeof(uint64_t)));
-        const int64_t fit = (int64_t)((in->budget / 2) / slot_bytes);
-        if (fit < 1)
-            return rk_error_set(err, RK_E_GPU,
-                                "GPU top-N needs %.1f MB of device memory for one accumulator of %d items "
-                                "(%.1f MB left to it): raise --gpu-memory or use --device cpu",
-                                2.0 * (double)slot_bytes / 1048576.0, n_items, (double)in->budget / 1048576.0);
-        grid = (int)std::min<int64_t>(grid, fit);
-        int64_t cand = 0; // the largest batch's candidates
-        for (size_t t = 0; t + 1 < cut.size(); t++) {
-            int64_t sum = 0;
-            for (int64_t b = cut[t]; b < cut[t + 1]; b++) sum += std::min<int64_t>(prod[(size_t)b], n_items);
-            cand = std::max(cand, sum);
-        }
-        RK_FORWARD(mem.alloc(&g_touched, (size_t)grid * n_items, err));
-        RK_FORWARD(mem.alloc(&d_ckey, (size_t)cand, err));
-        RK_FORWARD(mem.alloc(&d_ccol, (size_t)cand, err));
-        RK_FORWARD(mem.alloc(&d_ccnt, (size_t)max_count, err));
-        RK_FORWARD(mem.alloc(&d_coff, (size_t)max_count + 1, err));
-        if (!smem_acc) {
-            RK_FORWARD(mem.alloc(&g_acc, (size_t)grid * n_items, err));
-            RK_CUDA_CHECK(err, cudaMemsetAsync(g_acc, 0, (size_t)grid * n_items * sizeof(uint64_t), st));
-        }
-        snprintf(ts->path + strlen(ts->path), sizeof ts->path - strlen(ts->path), ", %s accumulator",
-                 smem_acc ? "shared" : "global");
-    } else {
-        RK_FORWARD(rk_spgemm_create(in->sparse, &in->L, st, &sg.p, err));
+// The kernel route's accumulators, touched lists and candidate matrix.
+rk_status topn_call::kernel_state(rk_error *err)
+{
+    acc_smem = smem_acc ? (size_t)n_items * sizeof(uint64_t) : 0;
+    auto kern = smem_acc ? k_topn_acc<true> : k_topn_acc<false>;
+    RK_CUDA_CHECK(err, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)acc_smem));
+    int per_sm = 0;
+    RK_CUDA_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, kAccThreads, acc_smem));
+    grid = std::max(1, per_sm) * in->sm_count;
+    grid = (int)std::min<int64_t>(grid, max_count);
+    // every block holds a slot of n_items touched indices (and sums, when
+    // they are not in shared memory): 264 slots of 2M items would take
+    // 6.3 GB, so the slots get at most half the budget (candidates a quarter)
+    const size_t slot_bytes = (size_t)n_items * (sizeof(int32_t) + (smem_acc ? 0 : sizeof(uint64_t)));
+    const int64_t fit = (int64_t)((in->budget / 2) / slot_bytes);
+    if (fit < 1)
+        return rk_error_set(err, RK_E_GPU,
+                            "GPU top-N needs %.1f MB of device memory for one accumulator of %d items "
+                            "(%.1f MB left to it): raise --gpu-memory or use --device cpu",
+                            2.0 * (double)slot_bytes / 1048576.0, n_items, (double)in->budget / 1048576.0);
+    grid = (int)std::min<int64_t>(grid, fit);
+    int64_t cand = 0; // the largest batch's candidates
+    for (size_t t = 0; t + 1 < cut.size(); t++) {
+        int64_t sum = 0;
+        for (int64_t b = cut[t]; b < cut[t + 1]; b++) sum += std::min<int64_t>(prod[(size_t)b], n_items);
+        cand = std::max(cand, sum);
     }
-    RK_CUDA_CHECK(err, cudaStreamSynchronize(st));
-    ts->upload_s = rk_omp_wtime() - t_call;
+    RK_FORWARD(mem.alloc(&g_touched, (size_t)grid * n_items, err));
+    RK_FORWARD(mem.alloc(&d_ckey, (size_t)cand, err));
+    RK_FORWARD(mem.alloc(&d_ccol, (size_t)cand, err));
+    RK_FORWARD(mem.alloc(&d_ccnt, (size_t)max_count, err));
+    RK_FORWARD(mem.alloc(&d_coff, (size_t)max_count + 1, err));
+    if (!smem_acc) {
+        RK_FORWARD(mem.alloc(&g_acc, (size_t)grid * n_items, err));
+        RK_CUDA_CHECK(err, cudaMemsetAsync(g_acc, 0, (size_t)grid * n_items * sizeof(uint64_t), st));
+    }
+    snprintf(ts->path + strlen(ts->path), sizeof ts->path - strlen(ts->path), ", %s accumulator",
+             smem_acc ? "shared" : "global");
+    return RK_OK;
+}
 
-    // batch t runs on buffer t % 2 while the host hands batch t - 1 to the sink
+// Batch t on buffer t % 2: its scores, its selection, and the copies back.
+rk_status topn_call::launch(size_t t, rk_error *err)
+{
+    const int x = (int)(t & 1);
+    const int64_t first = cut[t], count = cut[t + 1] - first;
+    hb[x].first = first;
+    hb[x].count = count;
+    RK_CUDA_CHECK(err, cudaEventRecord(hb[x].k0, st));
+    if (route == RK_GPU_TOPN_KERNEL) {
+        coff[0] = 0;
+        for (int64_t b = 0; b < count; b++)
+            coff[(size_t)b + 1] = coff[(size_t)b] + std::min<int64_t>(prod[(size_t)(first + b)], n_items);
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(d_coff, coff.data(), (size_t)(count + 1) * sizeof(int64_t),
+                                           cudaMemcpyHostToDevice, st));
+        const int gb = (int)std::min<int64_t>(grid, count);
+        if (smem_acc)
+            k_topn_acc<true><<<gb, kAccThreads, acc_smem, st>>>(in->R.ptr, in->R.idx, in->L, d_users + first,
+                                                              (int32_t)count, g_acc, g_touched, d_ckey, d_ccol,
+                                                              d_coff, d_ccnt);
+        else
+            k_topn_acc<false><<<gb, kAccThreads, acc_smem, st>>>(in->R.ptr, in->R.idx, in->L, d_users + first,
+                                                               (int32_t)count, g_acc, g_touched, d_ckey, d_ccol,
+                                                               d_coff, d_ccnt);
+        RK_LAUNCH_CHECK(err, "k_topn_acc");
+        RK_CUDA_CHECK(err, cudaEventRecord(hb[x].km, st));
+        k_topn_select<<<(int)count, kRowThreads, sort_bytes, st>>>(d_ckey, d_ccol, d_coff, d_ccnt, dout[x]);
+        RK_LAUNCH_CHECK(err, "k_topn_select");
+    } else {
+        int64_t products = 0;
+        for (int64_t b = first; b < first + count; b++) products += prod[(size_t)b];
+        rk_dev_scores sc;
+        RK_FORWARD(rk_spgemm_scores(sg.p, &in->R, d_users + first, (int32_t)count, products, &sc, err));
+        RK_CUDA_CHECK(err, cudaEventRecord(hb[x].km, st));
+        if (sc.rows != count)
+            return rk_error_set(err, RK_E_INTERNAL, "SpGEMM returned %d rows for %lld users", sc.rows,
+                                (long long)count);
+        k_topn_rows<<<(int)count, kRowThreads, sort_bytes, st>>>(in->R.ptr, in->R.idx, d_users + first, sc.ptr,
+                                                                sc.col, const_cast<double *>(sc.val), dout[x]);
+        RK_LAUNCH_CHECK(err, "k_topn_rows");
+    }
+    RK_CUDA_CHECK(err, cudaEventRecord(hb[x].k1, st));
+    RK_CUDA_CHECK(err, cudaMemcpyAsync(hb[x].len, dout[x].len, (size_t)count * sizeof(int32_t),
+                                       cudaMemcpyDeviceToHost, st));
+    RK_CUDA_CHECK(err, cudaMemcpyAsync(hb[x].item, dout[x].item, (size_t)count * n * sizeof(int32_t),
+                                       cudaMemcpyDeviceToHost, st));
+    RK_CUDA_CHECK(err, cudaMemcpyAsync(hb[x].score, dout[x].score, (size_t)count * n * sizeof(uint64_t),
+                                       cudaMemcpyDeviceToHost, st));
+    RK_CUDA_CHECK(err, cudaEventRecord(hb[x].ready, st));
+    return RK_OK;
+}
+
+// Batch t runs on buffer t % 2 while the host hands batch t - 1 to the sink.
+rk_status topn_call::stream(rk_error *err)
+{
     const size_t n_batches = cut.size() - 1;
     float kernel_ms = 0.0f, score_ms = 0.0f;
     double sink_s = 0.0;
     int64_t rows = 0;
-    rk_status s = RK_OK;
-    auto launch = [&](size_t t) -> rk_status {
-        const int x = (int)(t & 1);
-        const int64_t first = cut[t], count = cut[t + 1] - first;
-        hb[x].first = first;
-        hb[x].count = count;
-        RK_CUDA_CHECK(err, cudaEventRecord(hb[x].k0, st));
-        if (route == RK_GPU_TOPN_KERNEL) {
-            coff[0] = 0;
-            for (int64_t b = 0; b < count; b++)
-                coff[(size_t)b + 1] = coff[(size_t)b] + std::min<int64_t>(prod[(size_t)(first + b)], n_items);
-            RK_CUDA_CHECK(err, cudaMemcpyAsync(d_coff, coff.data(), (size_t)(count + 1) * sizeof(int64_t),
-                                               cudaMemcpyHostToDevice, st));
-            const int gb = (int)std::min<int64_t>(grid, count);
-            if (smem_acc)
-                k_topn_acc<true><<<gb, kAccThreads, acc_smem, st>>>(in->R.ptr, in->R.idx, in->L, d_users + first,
-                                                                  (int32_t)count, g_acc, g_touched, d_ckey, d_ccol,
-                                                                  d_coff, d_ccnt);
-            else
-                k_topn_acc<false><<<gb, kAccThreads, acc_smem, st>>>(in->R.ptr, in->R.idx, in->L, d_users + first,
-                                                                   (int32_t)count, g_acc, g_touched, d_ckey, d_ccol,
-                                                                   d_coff, d_ccnt);
-            RK_LAUNCH_CHECK(err, "k_topn_acc");
-            RK_CUDA_CHECK(err, cudaEventRecord(hb[x].km, st));
-            k_topn_select<<<(int)count, kRowThreads, sort_bytes, st>>>(d_ckey, d_ccol, d_coff, d_ccnt, dout[x]);
-            RK_LAUNCH_CHECK(err, "k_topn_select");
-        } else {
-            int64_t products = 0;
-            for (int64_t b = first; b < first + count; b++) products += prod[(size_t)b];
-            rk_dev_scores sc;
-            RK_FORWARD(rk_spgemm_scores(sg.p, &in->R, d_users + first, (int32_t)count, products, &sc, err));
-            RK_CUDA_CHECK(err, cudaEventRecord(hb[x].km, st));
-            if (sc.rows != count)
-                return rk_error_set(err, RK_E_INTERNAL, "SpGEMM returned %d rows for %lld users", sc.rows,
-                                    (long long)count);
-            k_topn_rows<<<(int)count, kRowThreads, sort_bytes, st>>>(in->R.ptr, in->R.idx, d_users + first, sc.ptr,
-                                                                    sc.col, const_cast<double *>(sc.val), dout[x]);
-            RK_LAUNCH_CHECK(err, "k_topn_rows");
-        }
-        RK_CUDA_CHECK(err, cudaEventRecord(hb[x].k1, st));
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(hb[x].len, dout[x].len, (size_t)count * sizeof(int32_t),
-                                           cudaMemcpyDeviceToHost, st));
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(hb[x].item, dout[x].item, (size_t)count * n * sizeof(int32_t),
-                                           cudaMemcpyDeviceToHost, st));
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(hb[x].score, dout[x].score, (size_t)count * n * sizeof(uint64_t),
-                                           cudaMemcpyDeviceToHost, st));
-        RK_CUDA_CHECK(err, cudaEventRecord(hb[x].ready, st));
-        return RK_OK;
-    };
     RK_PROGRESS(o->progress, o->progress_ud, "top-N", 0, n_users, "users");
-    s = launch(0);
+    rk_status s = launch(0, err);
     for (size_t t = 0; t < n_batches && s == RK_OK; t++) {
         const int x = (int)(t & 1);
         if (t + 1 < n_batches) {
             // the next batch's buffer was handed to the sink in the last round: free
-            s = launch(t + 1);
+            s = launch(t + 1, err);
             if (s != RK_OK) break;
         }
         cudaError_t e = cudaEventSynchronize(hb[x].ready);
@@ -471,6 +509,45 @@ rk_status rk_gpu_topn_run(const rk_model *m, const rk_topn_dev_in *in, const rk_
              n_batches == 1 ? "" : "es", score_ms / 1000.0, (kernel_ms - score_ms) / 1000.0);
     ts->sink_s = sink_s;
     ts->rows = rows;
-    ts->wall_s = rk_omp_wtime() - t_call;
+    return s;
+}
+
+} // namespace
+
+rk_status rk_gpu_topn_run(const rk_model *m, const rk_topn_dev_in *in, const rk_topn_opts *o, const rk_gpu_opts *g,
+                          cudaStream_t st, rk_topn_stats *ts, rk_error *err)
+{
+    topn_call c;
+    c.m = m;
+    c.in = in;
+    c.o = o;
+    c.g = g;
+    c.st = st;
+    c.ts = ts;
+    c.t_call = rk_omp_wtime();
+    RK_FORWARD(c.plan_users(err));
+    if (c.n_users == 0 || c.n_items == 0) {
+        ts->wall_s = rk_omp_wtime() - c.t_call;
+        return RK_OK;
+    }
+    RK_FORWARD(c.count_products(err));
+    c.plan_batches();
+    RK_FORWARD(c.alloc_batches(err));
+    c.sort_bytes = rk_sel_sort_bytes(c.n);
+    c.smem_acc = (size_t)c.n_items * sizeof(uint64_t) + 4096 <= in->smem_optin;
+    c.coff.resize((size_t)c.max_count + 1);
+    RK_CUDA_CHECK(err, cudaFuncSetAttribute(k_topn_select, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)c.sort_bytes));
+    RK_CUDA_CHECK(err, cudaFuncSetAttribute(k_topn_rows, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)c.sort_bytes));
+    if (c.route == RK_GPU_TOPN_KERNEL) {
+        RK_FORWARD(c.kernel_state(err));
+    } else {
+        RK_FORWARD(rk_spgemm_create(in->sparse, &in->L, st, &c.sg.p, err));
+    }
+    RK_CUDA_CHECK(err, cudaStreamSynchronize(st));
+    ts->upload_s = rk_omp_wtime() - c.t_call;
+    const rk_status s = c.stream(err);
+    ts->wall_s = rk_omp_wtime() - c.t_call;
     return s;
 }
