@@ -386,6 +386,116 @@ template <typename T> rk_status upload_plain(T **d, const T *h, size_t n, dev_me
     return RK_OK;
 }
 
+// The device arrays of one call.
+struct rbc_dev {
+    int64_t *iptr, *uptr, *rptr, *bptr, *optr;
+    int32_t *iidx, *uidx, *rrep, *reps, *bitems, *oitem;
+    double *ival, *rval, *ncnt, *nsq;
+    int32_t *owner, *nprobe, *probe, *next, *len, *nbr, *sup;
+    float *sim;
+    unsigned long long *count; // reads of the rep pass, reads, ball pairs, rater pairs of the ball pass
+};
+
+// The rep pass: each placed item's nearest representatives (its probes)
+// and its ball, warps sized to the memory left; owner[] comes back.
+static rk_status rep_pass(const cudaDeviceProp &prop, const rk_gpu_opts *g, const rk_knn_opts *o, dev_mem &mem,
+                          cudaStream_t s, const rbc_dev &d, int32_t n_items, int32_t R, int32_t keep, int32_t T,
+                          double scale, int32_t *owner, rk_error *err)
+{
+    size_t budget;
+    RK_FORWARD(rk_gpu_budget_left(g, mem, &budget, err));
+    const size_t per_warp = (size_t)R * (2 * sizeof(int32_t) + 2 * sizeof(double)) +
+                            (size_t)keep * (sizeof(double) + sizeof(int32_t));
+    int64_t warps = 0;
+    RK_FORWARD(plan_warps(prop, budget, per_warp, n_items, "rep pass", &warps, err));
+    rep_args ra;
+    ra.iptr = d.iptr;
+    ra.iidx = d.iidx;
+    ra.ival = d.ival;
+    ra.rptr = d.rptr;
+    ra.rrep = d.rrep;
+    ra.rval = d.rval;
+    ra.reps = d.reps;
+    ra.ncnt = d.ncnt;
+    ra.nsq = d.nsq;
+    ra.near = rk_rbc_near_params(o, scale);
+    ra.n_items = n_items;
+    ra.R = R;
+    ra.keep = keep;
+    ra.T = T;
+    RK_FORWARD(mem.alloc(&ra.cnt, (size_t)warps * R, err));
+    RK_FORWARD(mem.alloc(&ra.dot, (size_t)warps * R, err));
+    RK_FORWARD(mem.alloc(&ra.touched, (size_t)warps * R, err));
+    RK_FORWARD(mem.alloc(&ra.ts, (size_t)warps * R, err));
+    RK_FORWARD(mem.alloc(&ra.ks, (size_t)warps * keep, err));
+    RK_FORWARD(mem.alloc(&ra.kr, (size_t)warps * keep, err));
+    RK_CUDA_CHECK(err, cudaMemsetAsync(ra.cnt, 0, (size_t)warps * R * sizeof(int32_t), s));
+    RK_CUDA_CHECK(err, cudaMemsetAsync(ra.dot, 0, (size_t)warps * R * sizeof(double), s));
+    ra.probe = d.probe;
+    ra.nprobe = d.nprobe;
+    ra.owner = d.owner;
+    ra.next = d.next;
+    ra.reads = d.count;
+    k_rep_pass<<<(unsigned)(warps / (kBlock / 32)), kBlock, 0, s>>>(ra);
+    RK_LAUNCH_CHECK(err, "k_rep_pass");
+    RK_CUDA_CHECK(err, cudaMemcpyAsync(owner, d.owner, (size_t)n_items * sizeof(int32_t),
+                                       cudaMemcpyDeviceToHost, s));
+    RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
+    mem.release(ra.cnt);
+    mem.release(ra.dot);
+    mem.release(ra.touched);
+    mem.release(ra.ts);
+    mem.release(ra.ks);
+    mem.release(ra.kr);
+    return RK_OK;
+}
+
+// The ball pass: each query's k nearest among the items of the balls it
+// probes, warps sized to the memory left, into the lists on the device.
+static rk_status ball_pass(const cudaDeviceProp &prop, const rk_gpu_opts *g, const rk_knn_opts *o, dev_mem &mem,
+                           cudaStream_t s, const rbc_dev &d, int32_t n_items, int32_t k, int32_t R, int32_t keep,
+                           int all_balls, double scale, rk_error *err)
+{
+    size_t budget;
+    RK_FORWARD(rk_gpu_budget_left(g, mem, &budget, err));
+    int64_t warps = 0;
+    RK_FORWARD(plan_warps(prop, budget, (size_t)33 * k * sizeof(ent), n_items, "ball pass", &warps, err));
+    ball_args ba;
+    ba.iptr = d.iptr;
+    ba.iidx = d.iidx;
+    ba.ival = d.ival;
+    ba.uptr = d.uptr;
+    ba.uidx = d.uidx;
+    ba.ncnt = d.ncnt;
+    ba.nsq = d.nsq;
+    ba.sp = rk_rbc_sim_params(o, scale);
+    ba.n_items = n_items;
+    ba.k = k;
+    ba.R = R;
+    ba.keep = keep;
+    ba.all_balls = all_balls;
+    ba.owner = d.owner;
+    ba.probe = d.probe;
+    ba.nprobe = d.nprobe;
+    ba.ball_ptr = d.bptr;
+    ba.ball_items = d.bitems;
+    ba.optr = d.optr;
+    ba.oitem = d.oitem;
+    RK_FORWARD(mem.alloc(&ba.heaps, (size_t)warps * 33 * k, err));
+    ba.len = d.len;
+    ba.nbr = d.nbr;
+    ba.sup = d.sup;
+    ba.sim = d.sim;
+    ba.next = d.next + 1;
+    ba.reads = d.count + 1;
+    ba.bpairs = d.count + 2;
+    ba.rpairs = d.count + 3;
+    k_ball_pass<<<(unsigned)(warps / (kBlock / 32)), kBlock, 0, s>>>(ba);
+    RK_LAUNCH_CHECK(err, "k_ball_pass");
+    RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
+    return RK_OK;
+}
+
 rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_rbc_opts *r, const rk_gpu_opts *g, rk_lists *lists,
               rk_rbc_stats *st, rk_error *err)
 {
@@ -428,29 +538,25 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_rbc_opts *r, con
     st->reps_s = t_reps - t_init;
 
     // upload
-    int64_t *d_iptr, *d_uptr, *d_rptr;
-    int32_t *d_iidx, *d_uidx, *d_rrep, *d_reps;
-    double *d_ival, *d_rval, *d_ncnt, *d_nsq;
-    RK_FORWARD(upload_plain(&d_iptr, I->ptr, (size_t)n_items + 1, mem, s, err));
-    RK_FORWARD(upload_plain(&d_iidx, I->idx, (size_t)I->nnz, mem, s, err));
-    RK_FORWARD(upload_plain(&d_ival, vals.data(), (size_t)I->nnz, mem, s, err));
-    RK_FORWARD(upload_plain(&d_uptr, U->ptr, (size_t)n_users + 1, mem, s, err));
-    RK_FORWARD(upload_plain(&d_uidx, U->idx, (size_t)U->nnz, mem, s, err));
-    RK_FORWARD(upload_plain(&d_ncnt, ncnt.data(), (size_t)n_items, mem, s, err));
-    RK_FORWARD(upload_plain(&d_nsq, nsq.data(), (size_t)n_items, mem, s, err));
-    RK_FORWARD(upload_plain(&d_reps, reps.data(), (size_t)R, mem, s, err));
-    RK_FORWARD(upload_plain(&d_rptr, rptr, (size_t)n_users + 1, mem, s, err));
-    RK_FORWARD(upload_plain(&d_rrep, rrep, (size_t)rptr[n_users], mem, s, err));
-    RK_FORWARD(upload_plain(&d_rval, rval, (size_t)rptr[n_users], mem, s, err));
-    int32_t *d_owner, *d_nprobe, *d_probe, *d_next;
-    unsigned long long *d_count; // reads of the rep pass, reads, ball pairs, rater pairs of the ball pass
-    RK_FORWARD(mem.alloc(&d_owner, (size_t)n_items, err));
-    RK_FORWARD(mem.alloc(&d_nprobe, (size_t)n_items, err));
-    RK_FORWARD(mem.alloc(&d_probe, (size_t)n_items * (size_t)keep, err));
-    RK_FORWARD(mem.alloc(&d_next, 2, err));
-    RK_FORWARD(mem.alloc(&d_count, 4, err));
-    RK_CUDA_CHECK(err, cudaMemsetAsync(d_next, 0, 2 * sizeof(int32_t), s));
-    RK_CUDA_CHECK(err, cudaMemsetAsync(d_count, 0, 4 * sizeof(unsigned long long), s));
+    rbc_dev d = {};
+    RK_FORWARD(upload_plain(&d.iptr, I->ptr, (size_t)n_items + 1, mem, s, err));
+    RK_FORWARD(upload_plain(&d.iidx, I->idx, (size_t)I->nnz, mem, s, err));
+    RK_FORWARD(upload_plain(&d.ival, vals.data(), (size_t)I->nnz, mem, s, err));
+    RK_FORWARD(upload_plain(&d.uptr, U->ptr, (size_t)n_users + 1, mem, s, err));
+    RK_FORWARD(upload_plain(&d.uidx, U->idx, (size_t)U->nnz, mem, s, err));
+    RK_FORWARD(upload_plain(&d.ncnt, ncnt.data(), (size_t)n_items, mem, s, err));
+    RK_FORWARD(upload_plain(&d.nsq, nsq.data(), (size_t)n_items, mem, s, err));
+    RK_FORWARD(upload_plain(&d.reps, reps.data(), (size_t)R, mem, s, err));
+    RK_FORWARD(upload_plain(&d.rptr, rptr, (size_t)n_users + 1, mem, s, err));
+    RK_FORWARD(upload_plain(&d.rrep, rrep, (size_t)rptr[n_users], mem, s, err));
+    RK_FORWARD(upload_plain(&d.rval, rval, (size_t)rptr[n_users], mem, s, err));
+    RK_FORWARD(mem.alloc(&d.owner, (size_t)n_items, err));
+    RK_FORWARD(mem.alloc(&d.nprobe, (size_t)n_items, err));
+    RK_FORWARD(mem.alloc(&d.probe, (size_t)n_items * (size_t)keep, err));
+    RK_FORWARD(mem.alloc(&d.next, 2, err));
+    RK_FORWARD(mem.alloc(&d.count, 4, err));
+    RK_CUDA_CHECK(err, cudaMemsetAsync(d.next, 0, 2 * sizeof(int32_t), s));
+    RK_CUDA_CHECK(err, cudaMemsetAsync(d.count, 0, 4 * sizeof(unsigned long long), s));
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     const double t_up = rk_omp_wtime();
     st->upload_s = t_up - t_reps;
@@ -458,131 +564,45 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_rbc_opts *r, con
     // the rep pass (without representatives every item is in the tail or empty)
     std::vector<int32_t> owner((size_t)std::max(n_items, 1));
     if (R > 0 && n_items > 0) {
-        size_t budget;
-        RK_FORWARD(rk_gpu_budget_left(g, mem, &budget, err));
-        const size_t per_warp = (size_t)R * (2 * sizeof(int32_t) + 2 * sizeof(double)) +
-                                (size_t)keep * (sizeof(double) + sizeof(int32_t));
-        int64_t warps;
-        RK_FORWARD(plan_warps(prop, budget, per_warp, n_items, "rep pass", &warps, err));
-        rep_args ra;
-        ra.iptr = d_iptr;
-        ra.iidx = d_iidx;
-        ra.ival = d_ival;
-        ra.rptr = d_rptr;
-        ra.rrep = d_rrep;
-        ra.rval = d_rval;
-        ra.reps = d_reps;
-        ra.ncnt = d_ncnt;
-        ra.nsq = d_nsq;
-        ra.near = rk_rbc_near_params(o, scale);
-        ra.n_items = n_items;
-        ra.R = R;
-        ra.keep = keep;
-        ra.T = T;
-        RK_FORWARD(mem.alloc(&ra.cnt, (size_t)warps * R, err));
-        RK_FORWARD(mem.alloc(&ra.dot, (size_t)warps * R, err));
-        RK_FORWARD(mem.alloc(&ra.touched, (size_t)warps * R, err));
-        RK_FORWARD(mem.alloc(&ra.ts, (size_t)warps * R, err));
-        RK_FORWARD(mem.alloc(&ra.ks, (size_t)warps * keep, err));
-        RK_FORWARD(mem.alloc(&ra.kr, (size_t)warps * keep, err));
-        RK_CUDA_CHECK(err, cudaMemsetAsync(ra.cnt, 0, (size_t)warps * R * sizeof(int32_t), s));
-        RK_CUDA_CHECK(err, cudaMemsetAsync(ra.dot, 0, (size_t)warps * R * sizeof(double), s));
-        ra.probe = d_probe;
-        ra.nprobe = d_nprobe;
-        ra.owner = d_owner;
-        ra.next = d_next;
-        ra.reads = d_count;
-        k_rep_pass<<<(unsigned)(warps / (kBlock / 32)), kBlock, 0, s>>>(ra);
-        RK_LAUNCH_CHECK(err, "k_rep_pass");
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(owner.data(), d_owner, (size_t)n_items * sizeof(int32_t),
-                                           cudaMemcpyDeviceToHost, s));
-        RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
-        mem.release(ra.cnt);
-        mem.release(ra.dot);
-        mem.release(ra.touched);
-        mem.release(ra.ts);
-        mem.release(ra.ks);
-        mem.release(ra.kr);
+        RK_FORWARD(rep_pass(prop, g, o, mem, s, d, n_items, R, keep, T, scale, owner.data(), err));
     } else {
         for (int32_t i = 0; i < n_items; i++) owner[(size_t)i] = I->ptr[i + 1] > I->ptr[i] ? RK_RBC_TAIL : RK_RBC_EMPTY;
         if (n_items > 0)
-            RK_CUDA_CHECK(err, cudaMemcpyAsync(d_owner, owner.data(), (size_t)n_items * sizeof(int32_t),
+            RK_CUDA_CHECK(err, cudaMemcpyAsync(d.owner, owner.data(), (size_t)n_items * sizeof(int32_t),
                                                cudaMemcpyHostToDevice, s));
     }
     balls_guard bg;
     RK_FORWARD(rk_rbc_balls_build(m, vals.data(), owner.data(), R, &bg.b, err));
     const rk_rbc_balls &b = bg.b;
-    int64_t *d_bptr, *d_optr;
-    int32_t *d_bitems, *d_oitem;
-    RK_FORWARD(upload_plain(&d_bptr, b.ball_ptr, (size_t)R + 1, mem, s, err));
-    RK_FORWARD(upload_plain(&d_bitems, b.ball_items, (size_t)b.ball_ptr[R], mem, s, err));
-    RK_FORWARD(upload_plain(&d_optr, b.optr, (size_t)n_users + 1, mem, s, err));
-    RK_FORWARD(upload_plain(&d_oitem, b.oitem, (size_t)b.optr[n_users], mem, s, err));
+    RK_FORWARD(upload_plain(&d.bptr, b.ball_ptr, (size_t)R + 1, mem, s, err));
+    RK_FORWARD(upload_plain(&d.bitems, b.ball_items, (size_t)b.ball_ptr[R], mem, s, err));
+    RK_FORWARD(upload_plain(&d.optr, b.optr, (size_t)n_users + 1, mem, s, err));
+    RK_FORWARD(upload_plain(&d.oitem, b.oitem, (size_t)b.optr[n_users], mem, s, err));
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     const double t_assign = rk_omp_wtime();
     st->assign_s = t_assign - t_up;
 
     // the ball pass
-    int32_t *d_len, *d_nbr, *d_sup;
-    float *d_sim;
     const size_t cells = (size_t)n_items * (size_t)k;
-    RK_FORWARD(mem.alloc(&d_len, (size_t)n_items, err));
-    RK_FORWARD(mem.alloc(&d_nbr, cells, err));
-    RK_FORWARD(mem.alloc(&d_sup, cells, err));
-    RK_FORWARD(mem.alloc(&d_sim, cells, err));
-    RK_CUDA_CHECK(err, cudaMemsetAsync(d_nbr, 0, cells * sizeof(int32_t), s));
-    RK_CUDA_CHECK(err, cudaMemsetAsync(d_sup, 0, cells * sizeof(int32_t), s));
-    RK_CUDA_CHECK(err, cudaMemsetAsync(d_sim, 0, cells * sizeof(float), s));
-    if (n_items > 0) {
-        size_t budget;
-        RK_FORWARD(rk_gpu_budget_left(g, mem, &budget, err));
-        int64_t warps;
-        RK_FORWARD(plan_warps(prop, budget, (size_t)33 * k * sizeof(ent), n_items, "ball pass", &warps, err));
-        ball_args ba;
-        ba.iptr = d_iptr;
-        ba.iidx = d_iidx;
-        ba.ival = d_ival;
-        ba.uptr = d_uptr;
-        ba.uidx = d_uidx;
-        ba.ncnt = d_ncnt;
-        ba.nsq = d_nsq;
-        ba.sp = rk_rbc_sim_params(o, scale);
-        ba.n_items = n_items;
-        ba.k = k;
-        ba.R = R;
-        ba.keep = keep;
-        ba.all_balls = all_balls;
-        ba.owner = d_owner;
-        ba.probe = d_probe;
-        ba.nprobe = d_nprobe;
-        ba.ball_ptr = d_bptr;
-        ba.ball_items = d_bitems;
-        ba.optr = d_optr;
-        ba.oitem = d_oitem;
-        RK_FORWARD(mem.alloc(&ba.heaps, (size_t)warps * 33 * k, err));
-        ba.len = d_len;
-        ba.nbr = d_nbr;
-        ba.sup = d_sup;
-        ba.sim = d_sim;
-        ba.next = d_next + 1;
-        ba.reads = d_count + 1;
-        ba.bpairs = d_count + 2;
-        ba.rpairs = d_count + 3;
-        k_ball_pass<<<(unsigned)(warps / (kBlock / 32)), kBlock, 0, s>>>(ba);
-        RK_LAUNCH_CHECK(err, "k_ball_pass");
-        RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
-    }
+    RK_FORWARD(mem.alloc(&d.len, (size_t)n_items, err));
+    RK_FORWARD(mem.alloc(&d.nbr, cells, err));
+    RK_FORWARD(mem.alloc(&d.sup, cells, err));
+    RK_FORWARD(mem.alloc(&d.sim, cells, err));
+    RK_CUDA_CHECK(err, cudaMemsetAsync(d.nbr, 0, cells * sizeof(int32_t), s));
+    RK_CUDA_CHECK(err, cudaMemsetAsync(d.sup, 0, cells * sizeof(int32_t), s));
+    RK_CUDA_CHECK(err, cudaMemsetAsync(d.sim, 0, cells * sizeof(float), s));
+    if (n_items > 0) RK_FORWARD(ball_pass(prop, g, o, mem, s, d, n_items, k, R, keep, all_balls, scale, err));
     const double t_query = rk_omp_wtime();
     st->query_s = t_query - t_assign;
 
     // results
     unsigned long long count[4];
-    RK_CUDA_CHECK(err, cudaMemcpyAsync(count, d_count, sizeof count, cudaMemcpyDeviceToHost, s));
+    RK_CUDA_CHECK(err, cudaMemcpyAsync(count, d.count, sizeof count, cudaMemcpyDeviceToHost, s));
     if (n_items > 0) {
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->len, d_len, (size_t)n_items * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->nbr, d_nbr, cells * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->sim, d_sim, cells * sizeof(float), cudaMemcpyDeviceToHost, s));
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->support, d_sup, cells * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->len, d.len, (size_t)n_items * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->nbr, d.nbr, cells * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->sim, d.sim, cells * sizeof(float), cudaMemcpyDeviceToHost, s));
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->support, d.sup, cells * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
     }
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     const double t_end = rk_omp_wtime();
