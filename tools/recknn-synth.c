@@ -424,7 +424,17 @@ static double sy_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int main(int argc, char **argv)
+/* The command line's settings. */
+typedef struct sy_args {
+    uint64_t users, communities, items, ratings, threads;
+    int have_seed, have_fraction, have_affinity, quiet, shuffle;
+    double fraction;
+    const char *out_path, *test_path;
+} sy_args;
+
+/* Parse the options into m and a.  @return -1 to go on, else the exit status
+ * (--help, --version, a bad option). */
+static int parse_args(int argc, char **argv, sy_model *m, sy_args *a)
 {
     enum { O_USERS = 256, O_ITEMS, O_RATINGS, O_SEED, O_OUTPUT, O_TEST_OUTPUT, O_TEST_FRACTION,
            O_FORMAT, O_THREADS, O_QUIET, O_HELP, O_VERSION, O_POP_SD, O_POP_CAP, O_SHUFFLE,
@@ -439,50 +449,41 @@ int main(int argc, char **argv)
         {"popularity-sd", required_argument, 0, O_POP_SD}, {"popularity-cap", required_argument, 0, O_POP_CAP},
         {"shuffle", no_argument, 0, O_SHUFFLE}, {"communities", required_argument, 0, O_COMMUNITIES},
         {"affinity", required_argument, 0, O_AFFINITY}, {0, 0, 0, 0}};
-    sy_model m;
-    memset(&m, 0, sizeof m);
-    m.test_fraction = -1;
-    m.pop_sd = SY_POP_SD;
-    m.pop_cap = SY_POP_CAP;
-    m.affinity = SY_AFFINITY;
-    uint64_t users = 0, communities = 0, items = 0, ratings = 0, threads = 0;
-    int have_seed = 0, have_fraction = 0, have_affinity = 0, quiet = 0, shuffle = 0, rc, c;
-    double fraction = 0.1;
-    const char *out_path = NULL, *test_path = NULL;
+    int rc, c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
-        case O_USERS: if ((rc = sy_parse_u64("--users", optarg, 1, SY_MAX_USERS, &users))) return rc; break;
-        case O_ITEMS: if ((rc = sy_parse_u64("--items", optarg, 1, SY_MAX_ITEMS, &items))) return rc; break;
-        case O_RATINGS: if ((rc = sy_parse_u64("--ratings", optarg, 1, UINT64_MAX, &ratings))) return rc; break;
-        case O_SEED: if ((rc = sy_parse_u64("--seed", optarg, 0, UINT64_MAX, &m.seed))) return rc; have_seed = 1; break;
-        case O_OUTPUT: out_path = optarg; break;
-        case O_TEST_OUTPUT: test_path = optarg; break;
+        case O_USERS: if ((rc = sy_parse_u64("--users", optarg, 1, SY_MAX_USERS, &a->users))) return rc; break;
+        case O_ITEMS: if ((rc = sy_parse_u64("--items", optarg, 1, SY_MAX_ITEMS, &a->items))) return rc; break;
+        case O_RATINGS: if ((rc = sy_parse_u64("--ratings", optarg, 1, UINT64_MAX, &a->ratings))) return rc; break;
+        case O_SEED: if ((rc = sy_parse_u64("--seed", optarg, 0, UINT64_MAX, &m->seed))) return rc; a->have_seed = 1; break;
+        case O_OUTPUT: a->out_path = optarg; break;
+        case O_TEST_OUTPUT: a->test_path = optarg; break;
         case O_TEST_FRACTION:
-            if ((rc = sy_parse_fraction("--test-fraction", optarg, &fraction))) return rc;
-            have_fraction = 1;
+            if ((rc = sy_parse_fraction("--test-fraction", optarg, &a->fraction))) return rc;
+            a->have_fraction = 1;
             break;
         case O_FORMAT:
-            if (strcmp(optarg, "movielens") == 0) m.format = SY_FMT_MOVIELENS;
-            else if (strcmp(optarg, "tsv") == 0) m.format = SY_FMT_TSV;
-            else if (strcmp(optarg, "dat") == 0) m.format = SY_FMT_DAT;
+            if (strcmp(optarg, "movielens") == 0) m->format = SY_FMT_MOVIELENS;
+            else if (strcmp(optarg, "tsv") == 0) m->format = SY_FMT_TSV;
+            else if (strcmp(optarg, "dat") == 0) m->format = SY_FMT_DAT;
             else return sy_bad("--format", optarg, "expected movielens, tsv or dat");
             break;
-        case O_THREADS: if ((rc = sy_parse_u64("--threads", optarg, 1, 4096, &threads))) return rc; break;
-        case O_QUIET: quiet = 1; break;
-        case O_SHUFFLE: shuffle = 1; break;
+        case O_THREADS: if ((rc = sy_parse_u64("--threads", optarg, 1, 4096, &a->threads))) return rc; break;
+        case O_QUIET: a->quiet = 1; break;
+        case O_SHUFFLE: a->shuffle = 1; break;
         case O_POP_SD:
-            if ((rc = sy_parse_double("--popularity-sd", optarg, 0.0, 0, SY_POP_SD_MAX, &m.pop_sd))) return rc;
+            if ((rc = sy_parse_double("--popularity-sd", optarg, 0.0, 0, SY_POP_SD_MAX, &m->pop_sd))) return rc;
             break;
         case O_POP_CAP:
-            if ((rc = sy_parse_double("--popularity-cap", optarg, 0.0, 1, INFINITY, &m.pop_cap))) return rc;
+            if ((rc = sy_parse_double("--popularity-cap", optarg, 0.0, 1, INFINITY, &m->pop_cap))) return rc;
             break;
         case O_COMMUNITIES:
-            if ((rc = sy_parse_u64("--communities", optarg, 0, SY_MAX_COMMUNITIES, &communities))) return rc;
+            if ((rc = sy_parse_u64("--communities", optarg, 0, SY_MAX_COMMUNITIES, &a->communities))) return rc;
             break;
         case O_AFFINITY:
-            if ((rc = sy_parse_double("--affinity", optarg, 0.0, 0, 1.0, &m.affinity))) return rc;
-            have_affinity = 1;
+            if ((rc = sy_parse_double("--affinity", optarg, 0.0, 0, 1.0, &m->affinity))) return rc;
+            a->have_affinity = 1;
             break;
         case O_HELP: sy_usage(stdout); return fflush(stdout) == 0 && !ferror(stdout) ? SY_EXIT_OK : SY_EXIT_IO;
         case O_VERSION: printf("recknn-synth (recknn) %s\n", PACKAGE_VERSION); return SY_EXIT_OK;
@@ -490,66 +491,49 @@ int main(int argc, char **argv)
         default: return sy_usage_error("unknown or malformed option", argv[optind - 1], NULL);
         }
     }
-    int out_stdout = !out_path || strcmp(out_path, "-") == 0;
+    return -1;
+}
+
+/* The combinations the options must make.  @return -1 to go on, else the
+ * exit status. */
+static int check_args(int argc, char **argv, const sy_args *a)
+{
+    const int out_stdout = !a->out_path || strcmp(a->out_path, "-") == 0;
     if (optind < argc) return sy_usage_error("unexpected argument", argv[optind], NULL);
-    if (!users || !items || !ratings || !have_seed)
+    if (!a->users || !a->items || !a->ratings || !a->have_seed)
         return sy_usage_error("--users, --items, --ratings and --seed are required", NULL, NULL);
-    if (ratings < users || ratings > users * items)
+    if (a->ratings < a->users || a->ratings > a->users * a->items)
         return sy_usage_error("--ratings must be at least --users and at most --users x --items", NULL, NULL);
-    if (have_affinity && !communities) return sy_usage_error("--affinity needs --communities C", NULL, NULL);
-    if (have_fraction && !test_path) return sy_usage_error("--test-fraction needs --test-output", NULL, NULL);
-    if (test_path && strcmp(test_path, out_stdout ? "-" : out_path) == 0)
+    if (a->have_affinity && !a->communities) return sy_usage_error("--affinity needs --communities C", NULL, NULL);
+    if (a->have_fraction && !a->test_path) return sy_usage_error("--test-fraction needs --test-output", NULL, NULL);
+    if (a->test_path && strcmp(a->test_path, out_stdout ? "-" : a->out_path) == 0)
         return sy_usage_error("--output and --test-output name the same file", NULL, NULL);
-#ifdef _OPENMP
-    if (threads) omp_set_num_threads((int)threads);
-#endif
-    m.n_users = (uint32_t)users;
-    m.n_items = (uint32_t)items;
-    m.n_ratings = ratings;
-    m.n_comm = (uint32_t)communities;
-    if (test_path) m.test_fraction = fraction;
-    double t_start = sy_now();
+    return -1;
+}
 
-    if (sy_make_items(&m) || sy_make_counts(&m) || sy_make_cover(&m) || sy_make_blocks(&m) ||
-        sy_make_communities(&m)) {
-        fprintf(stderr, "recknn-synth: error: out of memory\n");
-        sy_model_free(&m);
-        return SY_EXIT_RUNTIME;
-    }
+/* The writing of one run: the files, what --shuffle keeps, the first error. */
+typedef struct sy_run {
     sy_file fo, ft;
-    memset(&ft, 0, sizeof ft);
-    if (sy_file_open(&fo, out_path) != 0) {
-        fprintf(stderr, "recknn-synth: error: %s: %s\n", out_path, strerror(errno));
-        sy_model_free(&m);
-        return SY_EXIT_IO;
-    }
-    if (test_path && sy_file_open(&ft, test_path) != 0) {
-        fprintf(stderr, "recknn-synth: error: %s: %s\n", test_path, strerror(errno));
-        sy_file_close(&fo);
-        if (fo.regular) unlink(fo.path);
-        sy_model_free(&m);
-        return SY_EXIT_IO;
-    }
-    const char *hdr = m.format == SY_FMT_MOVIELENS ? "userId,movieId,rating,timestamp\n" : "";
-    size_t hl = strlen(hdr);
-    int io_err = sy_write_at(fo.fd, hdr, hl, 0, 0) ? 1 : test_path && sy_write_at(ft.fd, hdr, hl, 0, 0) ? 2 : 0;
-    int io_errno = io_err ? errno : 0, nomem = 0, stop = io_err;
-    uint64_t n_test = 0;
-    fo.off = ft.off = hl;
+    const char *test_path;
+    int shuffle;
+    char **keep;         /* --shuffle: every block's lines (2 b: ratings, 2 b + 1: test) */
+    size_t *keep_len;
+    int io_err, io_errno, nomem, stop;
+    uint64_t n_test;
+} sy_run;
 
-    /* Blocks are generated in parallel and placed in order; 'stop' ends the work after a failure.
-     * --shuffle keeps every block's lines, then writes them in a random order. */
-    char **keep = NULL;
-    size_t *keep_len = NULL;
-    if (shuffle) {
-        keep = calloc(2 * (size_t)m.n_blocks + 1, sizeof *keep);
-        keep_len = calloc(2 * (size_t)m.n_blocks + 1, sizeof *keep_len);
-        if (keep == NULL || keep_len == NULL) nomem = stop = 1;
-    }
+/* Blocks are generated in parallel and placed in order; 'stop' ends the work
+ * after a failure.  --shuffle keeps every block's lines for sy_write_shuffled. */
+static void generate(const sy_model *m, sy_run *r)
+{
+    uint64_t n_test = 0;
+    int stop = r->stop, nomem = r->nomem, io_err = r->io_err, io_errno = r->io_errno;
+    sy_file *fo = &r->fo, *ft = &r->ft;
+    const char *test_path = r->test_path;
 #pragma omp parallel reduction(+ : n_test)
     {
         sy_ws w;
-        int ok = sy_ws_init(&w, &m) == 0, halt;
+        int ok = sy_ws_init(&w, m) == 0, halt;
         if (!ok) {
 #pragma omp atomic write
             nomem = 1;
@@ -557,14 +541,14 @@ int main(int argc, char **argv)
             stop = 1;
         }
 #pragma omp for ordered schedule(dynamic, 1)
-        for (uint32_t b = 0; b < m.n_blocks; b++) {
+        for (uint32_t b = 0; b < m->n_blocks; b++) {
             uint64_t off_o = 0, off_t_ = 0;
             int e = 0, placed = 0;
 #pragma omp atomic read
             halt = stop;
             if (ok && !halt) {
                 w.out.len = w.test.len = 0;
-                for (uint32_t u = m.block_start[b]; u < m.block_start[b + 1] && ok; u++) ok = sy_gen_user(&m, &w, u) == 0;
+                for (uint32_t u = m->block_start[b]; u < m->block_start[b + 1] && ok; u++) ok = sy_gen_user(m, &w, u) == 0;
                 if (!ok) {
 #pragma omp atomic write
                     nomem = 1;
@@ -576,23 +560,23 @@ int main(int argc, char **argv)
             {
 #pragma omp atomic read
                 halt = stop;
-                if (ok && !halt && shuffle) { /* the block's buffers change hands */
-                    keep[2 * b] = w.out.p;
-                    keep_len[2 * b] = w.out.len;
-                    keep[2 * b + 1] = w.test.p;
-                    keep_len[2 * b + 1] = w.test.len;
+                if (ok && !halt && r->shuffle) { /* the block's buffers change hands */
+                    r->keep[2 * b] = w.out.p;
+                    r->keep_len[2 * b] = w.out.len;
+                    r->keep[2 * b + 1] = w.test.p;
+                    r->keep_len[2 * b + 1] = w.test.len;
                     memset(&w.out, 0, sizeof w.out);
                     memset(&w.test, 0, sizeof w.test);
                 } else if (ok && !halt) {
                     placed = 1;
-                    off_o = fo.off; fo.off += w.out.len;
-                    off_t_ = ft.off; ft.off += w.test.len;
-                    if (!fo.regular && sy_write_at(fo.fd, w.out.p, w.out.len, 0, 0)) e = 1;
-                    else if (test_path && !ft.regular && sy_write_at(ft.fd, w.test.p, w.test.len, 0, 0)) e = 2;
+                    off_o = fo->off; fo->off += w.out.len;
+                    off_t_ = ft->off; ft->off += w.test.len;
+                    if (!fo->regular && sy_write_at(fo->fd, w.out.p, w.out.len, 0, 0)) e = 1;
+                    else if (test_path && !ft->regular && sy_write_at(ft->fd, w.test.p, w.test.len, 0, 0)) e = 2;
                 }
             }
-            if (placed && !e && fo.regular && sy_write_at(fo.fd, w.out.p, w.out.len, 1, off_o)) e = 1;
-            if (placed && !e && test_path && ft.regular && sy_write_at(ft.fd, w.test.p, w.test.len, 1, off_t_)) e = 2;
+            if (placed && !e && fo->regular && sy_write_at(fo->fd, w.out.p, w.out.len, 1, off_o)) e = 1;
+            if (placed && !e && test_path && ft->regular && sy_write_at(ft->fd, w.test.p, w.test.len, 1, off_t_)) e = 2;
             if (e) {
                 int en = errno;
 #pragma omp critical(sy_io_error)
@@ -604,46 +588,129 @@ int main(int argc, char **argv)
         n_test += w.n_test;
         sy_ws_free(&w);
     }
-    if (shuffle && !io_err && !nomem) {
-        char **tb = keep != NULL ? malloc(((size_t)m.n_blocks + 1) * sizeof *tb) : NULL;
-        size_t *tl = keep != NULL ? malloc(((size_t)m.n_blocks + 1) * sizeof *tl) : NULL;
-        if (tb == NULL || tl == NULL) {
-            nomem = 1;
-        } else {
-            for (int f = 0; f < (test_path ? 2 : 1) && !io_err && !nomem; f++) {
-                sy_file *sf = f == 0 ? &fo : &ft;
-                for (uint32_t b = 0; b < m.n_blocks; b++) {
-                    tb[b] = keep[2 * b + f] != NULL ? keep[2 * b + f] : (char *)"";
-                    tl[b] = keep_len[2 * b + f];
-                }
-                if (sy_shuffle_write(sf->fd, sf->regular, sf->off, tb, tl, m.n_blocks, m.seed + (uint64_t)f) != 0) {
-                    if (errno == ENOMEM) nomem = 1;
-                    else { io_err = f + 1; io_errno = errno; }
-                }
+    r->n_test = n_test;
+    r->stop = stop;
+    r->nomem = nomem;
+    r->io_err = io_err;
+    r->io_errno = io_errno;
+}
+
+/* --shuffle: each file's kept blocks written in a seeded random order. */
+static void write_shuffled(const sy_model *m, sy_run *r)
+{
+    char **tb = r->keep != NULL ? malloc(((size_t)m->n_blocks + 1) * sizeof *tb) : NULL;
+    size_t *tl = r->keep != NULL ? malloc(((size_t)m->n_blocks + 1) * sizeof *tl) : NULL;
+    if (tb == NULL || tl == NULL) {
+        r->nomem = 1;
+    } else {
+        for (int f = 0; f < (r->test_path ? 2 : 1) && !r->io_err && !r->nomem; f++) {
+            sy_file *sf = f == 0 ? &r->fo : &r->ft;
+            for (uint32_t b = 0; b < m->n_blocks; b++) {
+                tb[b] = r->keep[2 * b + f] != NULL ? r->keep[2 * b + f] : (char *)"";
+                tl[b] = r->keep_len[2 * b + f];
+            }
+            if (sy_shuffle_write(sf->fd, sf->regular, sf->off, tb, tl, m->n_blocks, m->seed + (uint64_t)f) != 0) {
+                if (errno == ENOMEM) r->nomem = 1;
+                else { r->io_err = f + 1; r->io_errno = errno; }
             }
         }
-        free(tb);
-        free(tl);
     }
-    if (keep != NULL)
-        for (size_t b = 0; b < 2 * (size_t)m.n_blocks; b++) free(keep[b]);
-    free(keep);
-    free(keep_len);
-    if (sy_file_close(&fo) != 0 && !io_err) { io_err = 1; io_errno = errno; }
-    if (sy_file_close(&ft) != 0 && !io_err) { io_err = 2; io_errno = errno; }
-    if (io_err || nomem) {
-        if (nomem) fprintf(stderr, "recknn-synth: error: out of memory\n");
-        else fprintf(stderr, "recknn-synth: error: %s: %s\n", io_err == 1 ? fo.path : ft.path,
-                     strerror(io_errno ? io_errno : EIO));
-        if (fo.regular) unlink(fo.path);  /* no partial files */
-        if (ft.regular) unlink(ft.path);
+    free(tb);
+    free(tl);
+}
+
+/* Open the files and write their headers.  @return -1 to go on, else the
+ * exit status (the output removed). */
+static int open_files(const sy_model *m, const char *out_path, sy_run *r)
+{
+    memset(&r->ft, 0, sizeof r->ft);
+    if (sy_file_open(&r->fo, out_path) != 0) {
+        fprintf(stderr, "recknn-synth: error: %s: %s\n", out_path, strerror(errno));
+        return SY_EXIT_IO;
+    }
+    if (r->test_path && sy_file_open(&r->ft, r->test_path) != 0) {
+        fprintf(stderr, "recknn-synth: error: %s: %s\n", r->test_path, strerror(errno));
+        sy_file_close(&r->fo);
+        if (r->fo.regular) unlink(r->fo.path);
+        return SY_EXIT_IO;
+    }
+    const char *hdr = m->format == SY_FMT_MOVIELENS ? "userId,movieId,rating,timestamp\n" : "";
+    size_t hl = strlen(hdr);
+    r->io_err = sy_write_at(r->fo.fd, hdr, hl, 0, 0) ? 1 : r->test_path && sy_write_at(r->ft.fd, hdr, hl, 0, 0) ? 2 : 0;
+    r->io_errno = r->io_err ? errno : 0;
+    r->stop = r->io_err;
+    r->fo.off = r->ft.off = hl;
+    return -1;
+}
+
+/* Generate into the open files, close them; on a failure remove them.
+ * @return the exit status. */
+static int write_files(const sy_model *m, sy_run *r)
+{
+    if (r->shuffle) {
+        r->keep = calloc(2 * (size_t)m->n_blocks + 1, sizeof *r->keep);
+        r->keep_len = calloc(2 * (size_t)m->n_blocks + 1, sizeof *r->keep_len);
+        if (r->keep == NULL || r->keep_len == NULL) r->nomem = r->stop = 1;
+    }
+    generate(m, r);
+    if (r->shuffle && !r->io_err && !r->nomem) write_shuffled(m, r);
+    if (r->keep != NULL)
+        for (size_t b = 0; b < 2 * (size_t)m->n_blocks; b++) free(r->keep[b]);
+    free(r->keep);
+    free(r->keep_len);
+    if (sy_file_close(&r->fo) != 0 && !r->io_err) { r->io_err = 1; r->io_errno = errno; }
+    if (sy_file_close(&r->ft) != 0 && !r->io_err) { r->io_err = 2; r->io_errno = errno; }
+    if (r->io_err || r->nomem) {
+        if (r->nomem) fprintf(stderr, "recknn-synth: error: out of memory\n");
+        else fprintf(stderr, "recknn-synth: error: %s: %s\n", r->io_err == 1 ? r->fo.path : r->ft.path,
+                     strerror(r->io_errno ? r->io_errno : EIO));
+        if (r->fo.regular) unlink(r->fo.path);  /* no partial files */
+        if (r->ft.regular) unlink(r->ft.path);
+        return r->nomem ? SY_EXIT_RUNTIME : SY_EXIT_IO;
+    }
+    return SY_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    sy_model m;
+    memset(&m, 0, sizeof m);
+    m.test_fraction = -1;
+    m.pop_sd = SY_POP_SD;
+    m.pop_cap = SY_POP_CAP;
+    m.affinity = SY_AFFINITY;
+    sy_args a;
+    memset(&a, 0, sizeof a);
+    a.fraction = 0.1;
+    int rc = parse_args(argc, argv, &m, &a);
+    if (rc < 0) rc = check_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+#ifdef _OPENMP
+    if (a.threads) omp_set_num_threads((int)a.threads);
+#endif
+    m.n_users = (uint32_t)a.users;
+    m.n_items = (uint32_t)a.items;
+    m.n_ratings = a.ratings;
+    m.n_comm = (uint32_t)a.communities;
+    if (a.test_path) m.test_fraction = a.fraction;
+    double t_start = sy_now();
+
+    if (sy_make_items(&m) || sy_make_counts(&m) || sy_make_cover(&m) || sy_make_blocks(&m) ||
+        sy_make_communities(&m)) {
+        fprintf(stderr, "recknn-synth: error: out of memory\n");
         sy_model_free(&m);
-        return nomem ? SY_EXIT_RUNTIME : SY_EXIT_IO;
+        return SY_EXIT_RUNTIME;
     }
-    if (!quiet)
+    sy_run r;
+    memset(&r, 0, sizeof r);
+    r.test_path = a.test_path;
+    r.shuffle = a.shuffle;
+    rc = open_files(&m, a.out_path, &r);
+    if (rc < 0) rc = write_files(&m, &r);
+    if (rc == SY_EXIT_OK && !a.quiet)
         fprintf(stderr, "recknn-synth: %llu ratings (%llu test), %u users, %u items, sum of n_u^2 %.3e, %.2f s\n",
-                (unsigned long long)m.n_ratings, (unsigned long long)n_test, m.n_users, m.n_items, m.sum_sq,
+                (unsigned long long)m.n_ratings, (unsigned long long)r.n_test, m.n_users, m.n_items, m.sum_sq,
                 sy_now() - t_start);
     sy_model_free(&m);
-    return SY_EXIT_OK;
+    return rc;
 }
