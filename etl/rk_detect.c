@@ -249,6 +249,75 @@ static int any_numeric(const fields *fl)
     return 0;
 }
 
+/* A csv file's columns: the field count of a data line (the most common
+ * one in the sample), then --columns, the header's known names, or the
+ * first three (four) positions. */
+static rk_status csv_columns(const rk_load_opts *o, const char *name, const sample *sm, fields *fl,
+                             const fields *hdr, const colspec *cs_, int header, rk_fmt *f, rk_error *err)
+{
+    const colspec cs = *cs_;
+    rk_status st = RK_OK;
+    /* the field count of a data line: the most common one in the sample */
+    int counts[RK_SAMPLE], best = -1, best_c = 0;
+    for (int l = header; l < sm->n; l++) {
+        split(sm->s[l], sm->len[l], f->delim, f->collapse, fl);
+        counts[l] = fl->n;
+    }
+    for (int l = header; l < sm->n; l++) {
+        int c = 0;
+        for (int m = header; m < sm->n; m++) c += counts[m] == counts[l];
+        if (c > best_c) best_c = c, best = counts[l];
+    }
+    if (best < 0) best = header ? hdr->n : 3;
+
+    if (cs.n > 0) {
+        int col[4];
+        for (int k = 0; k < cs.n; k++) {
+            col[k] = cs.pos[k];
+            if (col[k] < 0 && (col[k] = find_header(hdr, cs.name[k])) < 0) {
+                st = rk_error_set(err, RK_E_ARG, "--columns: no column \"%s\" in the header of %s",
+                                  cs.name[k], name);
+                return st;
+            }
+            for (int m = 0; m < k; m++)
+                if (col[m] == col[k]) {
+                    st = rk_error_set(err, RK_E_ARG, "--columns \"%s\": a column is named twice", o->columns);
+                    return st;
+                }
+        }
+        f->cu = col[0], f->ci = col[1], f->cr = col[2], f->ct = cs.n > 3 ? col[3] : -1;
+    } else {
+        int cu = -1, ci = -1, cr = -1;
+        if (header) {
+            cu = known_name(hdr, user_names);
+            ci = known_name(hdr, item_names);
+            cr = known_name(hdr, rating_names);
+        }
+        if (cu >= 0 && ci >= 0 && cr >= 0 && cu != ci && ci != cr && cu != cr) {
+            int ct = known_name(hdr, time_names);
+            f->cu = cu, f->ci = ci, f->cr = cr;
+            f->ct = ct != cu && ct != ci && ct != cr ? ct : -1;
+        } else if (best <= 4) {
+            f->cu = 0, f->ci = 1, f->cr = 2, f->ct = best == 4 ? 3 : -1;
+        } else {
+            st = rk_error_set(err, RK_E_ARG,
+                              "%s: lines have %d fields and %s; give --columns user,item,rating[,time] "
+                              "(1-based positions or header names)",
+                              name, best, header ? "the header names no user, item and rating columns"
+                                                 : "there is no header");
+            return st;
+        }
+    }
+    int need = 3;
+    if (f->cu + 1 > need) need = f->cu + 1;
+    if (f->ci + 1 > need) need = f->ci + 1;
+    if (f->cr + 1 > need) need = f->cr + 1;
+    if (f->ct + 1 > need) need = f->ct + 1;
+    f->nfields = best > need ? best : need;
+
+    return RK_OK;
+}
+
 rk_status rk_detect(const rk_load_opts *o, const char *name, const char *p,
                     size_t len, int at_eof, rk_fmt *f, size_t *skip_bytes,
                     int64_t *skip_lines, rk_error *err)
@@ -348,63 +417,7 @@ rk_status rk_detect(const rk_load_opts *o, const char *name, const char *p,
     }
     if (f->format != RK_FMT_CSV) goto done;
 
-    /* the field count of a data line: the most common one in the sample */
-    int counts[RK_SAMPLE], best = -1, best_c = 0;
-    for (int l = header; l < sm->n; l++) {
-        split(sm->s[l], sm->len[l], f->delim, f->collapse, fl);
-        counts[l] = fl->n;
-    }
-    for (int l = header; l < sm->n; l++) {
-        int c = 0;
-        for (int m = header; m < sm->n; m++) c += counts[m] == counts[l];
-        if (c > best_c) best_c = c, best = counts[l];
-    }
-    if (best < 0) best = header ? hdr->n : 3;
-
-    if (cs.n > 0) {
-        int col[4];
-        for (int k = 0; k < cs.n; k++) {
-            col[k] = cs.pos[k];
-            if (col[k] < 0 && (col[k] = find_header(hdr, cs.name[k])) < 0) {
-                st = rk_error_set(err, RK_E_ARG, "--columns: no column \"%s\" in the header of %s",
-                                  cs.name[k], name);
-                goto done;
-            }
-            for (int m = 0; m < k; m++)
-                if (col[m] == col[k]) {
-                    st = rk_error_set(err, RK_E_ARG, "--columns \"%s\": a column is named twice", o->columns);
-                    goto done;
-                }
-        }
-        f->cu = col[0], f->ci = col[1], f->cr = col[2], f->ct = cs.n > 3 ? col[3] : -1;
-    } else {
-        int cu = -1, ci = -1, cr = -1;
-        if (header) {
-            cu = known_name(hdr, user_names);
-            ci = known_name(hdr, item_names);
-            cr = known_name(hdr, rating_names);
-        }
-        if (cu >= 0 && ci >= 0 && cr >= 0 && cu != ci && ci != cr && cu != cr) {
-            int ct = known_name(hdr, time_names);
-            f->cu = cu, f->ci = ci, f->cr = cr;
-            f->ct = ct != cu && ct != ci && ct != cr ? ct : -1;
-        } else if (best <= 4) {
-            f->cu = 0, f->ci = 1, f->cr = 2, f->ct = best == 4 ? 3 : -1;
-        } else {
-            st = rk_error_set(err, RK_E_ARG,
-                              "%s: lines have %d fields and %s; give --columns user,item,rating[,time] "
-                              "(1-based positions or header names)",
-                              name, best, header ? "the header names no user, item and rating columns"
-                                                 : "there is no header");
-            goto done;
-        }
-    }
-    int need = 3;
-    if (f->cu + 1 > need) need = f->cu + 1;
-    if (f->ci + 1 > need) need = f->ci + 1;
-    if (f->cr + 1 > need) need = f->cr + 1;
-    if (f->ct + 1 > need) need = f->ct + 1;
-    f->nfields = best > need ? best : need;
+    st = csv_columns(o, name, sm, fl, hdr, &cs, header, f, err);
 
 done:
     f->fast = st == RK_OK && !o->no_fast_path && rk_fast_layout(f);
