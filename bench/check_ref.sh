@@ -6,7 +6,7 @@
 # Prints one line per run and exits 1 when any comparison is out of
 # tolerance (similarities 1e-4, predictions 1e-3, RMSE 1e-4, top-N scores
 # 50 x 1e-4 a rank; items may differ only where scores tie).
-# Top-N (SPEC §5): with the default prediction mode (means) of every metric
+# Top-N (CONTRACT.md §5): with the default prediction mode (means) of every metric
 # and k, recknn's recommendations.csv (--top-n $TOPN, default 10) is compared
 # with the reference's (ref_knn.py --top-n --recommendations-out); TOPN=0
 # leaves top-N out.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Compare recknn's user mode (--by user, SPEC §6b) with the float64 reference
+# Compare recknn's user mode (--by user, CONTRACT.md §6b) with the float64 reference
 # of the behaviour contract (shared/tools/ref_knn.py, item mode only, not part
 # of this repository) on a train/test pair, at the given k values.
 #   bench/check_ref_byuser.sh RECKNN TOOLS_DIR TRAIN TEST OUTDIR [K...]
@@ -21,7 +21,7 @@
 #   and --min-k (options both programs take).
 # - baselines: pearson-baseline x basic, means, baseline, and --predict
 #   baseline of the four other metrics.  A pure transpose would run the ALS
-#   with the roles swapped (b_u with 10 first, then b_i with 15) while SPEC
+#   with the roles swapped (b_u with 10 first, then b_i with 15) while CONTRACT.md §6b
 #   §6b keeps b_i with 10, then b_u with 15, so here ref_knn's own Model is
 #   driven through its Python API: its item-mode baselines of TRAIN are put
 #   into the transposed model (b_i, b_u exchanged) and its pearson-baseline
@@ -34,7 +34,7 @@
 #   file; the count of such pairs is printed ("unknown-item N set to mu";
 #   "kept" for basic and baseline, which need no replacement: mu, and
 #   mu + b_u, either way).  An unknown user gets mu under means both ways.
-# - top-N (SPEC §6b: score(u, c) = sum over u's listed neighbours v who rated
+# - top-N (CONTRACT.md §6b: score(u, c) = sum over u's listed neighbours v who rated
 #   c of sim(u, v)) is NOT the transposed item top-N (that one ranks users for
 #   an item), so ref_knn.py cannot give it.  With the means runs, recknn's
 #   recommendations.csv (--top-n $TOPN, default 10; TOPN=0 leaves it out) is

@@ -67,7 +67,7 @@ if quick:
 
 
 def full_section():
-    """The full-vector metrics (SPEC §6b) beside the best co-rater metric, and --implicit."""
+    """The full-vector metrics (CONTRACT.md §6b) beside the best co-rater metric, and --implicit."""
     keys = ("precision", "recall", "ndcg", "mrr", "hit_rate", "coverage", "gini")
     fm = ["cosine-full", "euclidean-full", "jaccard"]
     print("### Full-vector metrics and `--implicit`\n")

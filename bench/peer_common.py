@@ -1,7 +1,7 @@
 """Shared parts of the benchmark peers (peer_scipy.py, peer_cupy.py, peer_torch.py,
 peer_topn_torch.py).
 
-Semantics follow SPEC §1-3: ids are mapped to dense indices in ascending numeric order, the last
+Semantics follow CONTRACT.md §1-3: ids are mapped to dense indices in ascending numeric order, the last
 of duplicate (user, item) pairs wins, Pearson is taken over co-raters (means over co-raters),
 neighbour lists hold the k items with the highest positive similarity, ties by ascending index.
 Every array function takes `xp` (numpy or cupy) so the GPU peers can reuse it.
@@ -123,7 +123,7 @@ def load_ratings(path):
 
 
 def pearson(N, Sx, Sy, Sxx, Syy, Sxy, min_support, xp):
-    """SPEC §2 Pearson over co-raters from the six sums (float64 arrays, same shape)."""
+    """CONTRACT.md §2 Pearson over co-raters from the six sums (float64 arrays, same shape)."""
     num = N * Sxy - Sx * Sy
     den = xp.sqrt(xp.maximum(N * Sxx - Sx * Sx, 0) * xp.maximum(N * Syy - Sy * Sy, 0))
     ok = (N >= max(min_support, 1)) & (den > 0)
@@ -157,7 +157,7 @@ def select_topk(S, k, xp, N=None):
 
 
 class NeighborWriter:
-    """item,neighbor,rank,similarity,support CSV (SPEC §7) with raw ids."""
+    """item,neighbor,rank,similarity,support CSV (CONTRACT.md §7) with raw ids."""
 
     def __init__(self, path, item_ids):
         self.f = open(path, 'w') if path else None

@@ -5,7 +5,7 @@ The computation of peer_scipy.py on the GPU: for a tile T of target items (rows 
 item-major CSR matrices Bt, Rt, Rt2 -- cuSPARSE has no transpose operand, so the left operands
 are item-major and the right ones user-major), six CSR x CSR products (cupyx.scipy.sparse,
 i.e. cuSPARSE SpGEMM) give N, Sx, Sy, Sxx, Syy, Sxy; they are made dense, combined in float64
-(SPEC §2), and the top-k positive neighbours are selected on the GPU (partition, exact ties).
+(CONTRACT.md §2), and the top-k positive neighbours are selected on the GPU (partition, exact ties).
 
 Timing: one warm-up tile first (not timed; it also validates the first tile against SciPy on
 the CPU, since SpGEMM wrappers have returned all-zero products without an error), then CUDA

@@ -4,7 +4,7 @@
 With B the 0/1 indicator (users x items) and R the ratings, for a tile T of target items
 (rows of the item-major matrices Bt = B^T, Rt = R^T) against all items:
     N = Bt_T B,  Sx = Rt_T B,  Sy = Bt_T R,  Sxx = (Rt_T o Rt_T) B,  Syy = Bt_T (R o R),  Sxy = Rt_T R
-(six scipy.sparse CSR x CSR products, made dense per tile), then SPEC §2 Pearson in float64 and
+(six scipy.sparse CSR x CSR products, made dense per tile), then CONTRACT.md §2 Pearson in float64 and
 the top-k positive neighbours per item (argpartition-style selection, exact ties by index).
 Prints one JSON line: load seconds, similarity + top-k seconds, items/s.
 

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """PyTorch peer for top-N: scores = R @ L for batches of users, rated items masked, torch.topk.
 
-What a data scientist would write for item-based top-N (SPEC §5) with recknn's neighbour lists:
+What a data scientist would write for item-based top-N (CONTRACT.md §5) with recknn's neighbour lists:
   R  users x items, torch sparse CSR, the rating pattern as 1s (the ratings file);
   L  items x items, L[j, c] = similarity of c in j's list (recknn's neighbors.csv);
   scores(u, c) = (R @ L)[u, c] = sum over the items j that u rated of sim(j, c), c in j's list.
 For each batch of users: the batch's rows of R (a CSR slice, no copy of the column indices)
 times L, a dense float32 block (batch x items); the items the user rated are set to -inf
 (index_put on the batch's nonzeros); torch.topk(N) per row; entries with a score <= 0 are
-dropped afterwards (SPEC: only positive scores are recommended).
+dropped afterwards (CONTRACT.md §5: only positive scores are recommended).
 
 Two routes, both run by default on the same loaded data (--L dense,sparse), one JSON row each:
   dense   L as a dense float32 matrix (items^2 x 4 bytes: 2.9 GB at ML-20M size, 1.3 GB at

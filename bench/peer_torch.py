@@ -5,7 +5,7 @@ The ratings live on the GPU as three dense item-major matrices (items x users): 
 Rt and Rt2 = Rt o Rt, in fp16 (exact for half-star ratings). For a tile T of target items,
 six GEMMs with fp32 output give the co-rating sums against all items,
     N = Bt_T Bt^T, Sx = Rt_T Bt^T, Sy = Bt_T Rt^T, Sxx = Rt2_T Bt^T, Syy = Bt_T Rt2^T, Sxy = Rt_T Rt^T,
-which are combined in float64 (SPEC §2) and cut to the top-k positive neighbours (torch.topk
+which are combined in float64 (CONTRACT.md §2) and cut to the top-k positive neighbours (torch.topk
 for the threshold, then exact ties by index). fp16 x fp16 -> fp32 needs torch.mm(...,
 out_dtype=torch.float32) (PyTorch 2.8+); without it the matrices are kept in fp32 (TF32 off).
 

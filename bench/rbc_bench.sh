@@ -108,5 +108,5 @@ if [ -f "$log/rbc-gpu/neighbors.csv" ] && [ -f "$log/rbc-cpu/neighbors.csv" ]; t
 fi
 if [ -f "$log/exact-gpu/neighbors.csv" ] && [ -f "$log/exact-cpu/neighbors.csv" ]; then
     cmp -s "$log/exact-gpu/neighbors.csv" "$log/exact-cpu/neighbors.csv" && echo "exact lists: GPU = CPU" ||
-        echo "exact lists: GPU and CPU differ (ties may order differently: SPEC allows 1e-4)"
+        echo "exact lists: GPU and CPU differ (ties may order differently: CONTRACT.md §2 allows 1e-4)"
 fi

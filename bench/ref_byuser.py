@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Helper of bench/check_ref_byuser.sh: the float64 reference (shared/tools/ref_knn.py, item mode
-only, not part of this repository) applied to SPEC §6b's user mode.  It imports ref_knn from
+only, not part of this repository) applied to CONTRACT.md §6b's user mode.  It imports ref_knn from
 TOOLS_DIR and uses its reader and its Model; none of its code is copied here.
 
   ref_byuser.py TOOLS transpose IN OUT
@@ -14,14 +14,14 @@ TOOLS_DIR and uses its reader and its Model; none of its code is copied here.
   ref_byuser.py TOOLS baseline TRAIN TEST METRIC MODE K MIN_SUPPORT SHRINKAGE MIN_K NB_OUT PRED_OUT
       The configurations that need the ALS baselines (pearson-baseline, --predict baseline): a pure
       transpose would run the ALS with the roles swapped (b_u with 10 first, then b_i with 15), but
-      SPEC §6b keeps b_i with 10, then b_u with 15.  So ref_knn's Model is built on TRAIN (item
+      CONTRACT.md §6b keeps b_i with 10, then b_u with 15.  So ref_knn's Model is built on TRAIN (item
       mode) for its baselines and on the transposed ratings for everything else, the first model's
       b_i / b_u become the second's b_u / b_i, and its pearson-baseline similarities are recomputed
       from them (its own _similarity).  SHRINKAGE '-' is ref_knn's default.  Writes the lists per
       user and the predictions as `user,item,...` (MODE means: the unknown-item rule of mapback),
       prints {"rmse", "n", "unknown_item_pairs"}.
   ref_byuser.py TOOLS utopn TRAIN NEIGHBORS N OUT
-      SPEC §6b user top-N, which ref_knn cannot produce (its top-N of the transposed files ranks
+      CONTRACT.md §6b user top-N, which ref_knn cannot produce (its top-N of the transposed files ranks
       users for an item): score(u, c) = Σ over u's listed neighbours v who rated c of sim(u, v),
       unrated c only, score > 0, by score descending then ascending item index, first N; computed
       in float64 from the per-user lists NEIGHBORS (the reference's) and TRAIN as ref_knn reads it.

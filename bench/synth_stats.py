@@ -4,7 +4,7 @@
 Prints one JSON object: rating histogram, mean and sd, users/items and their rating counts
 (min, median, mean, max, top-1%/10% shares), duplicate pairs, id and timestamp ranges, whether
 lines are sorted by (user, item). With --test FILE also the RMSE of the global mean, the item
-means and the biased baseline (mu + b_u + b_i, 10 rounds of ALS as SPEC §4) on that file, for
+means and the biased baseline (mu + b_u + b_i, 10 rounds of ALS as CONTRACT.md §4) on that file, for
 comparison with recknn's k-NN RMSE.
 Example: python3 bench/synth_stats.py sample_data/ratings.csv --test sample_data/test.csv
 """

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Exit codes of SPEC §1 (rk_status_exit_code maps library failures). */
+/* Exit codes of CONTRACT.md §1 (rk_status_exit_code maps library failures). */
 enum {
     EXIT_OK = 0,
     EXIT_USAGE = 2,

@@ -48,7 +48,7 @@ typedef struct rk_error {
 const char *rk_strerror(rk_status s);
 
 /*! rk_status_exit_code() : @return the process exit status documented for `s`
- *  in SPEC §1: 0 ok, 2 bad option, 3 bad data, 4 I/O, 5 GPU/runtime. */
+ *  in CONTRACT.md §1: 0 ok, 2 bad option, 3 bad data, 4 I/O, 5 GPU/runtime. */
 int rk_status_exit_code(rk_status s);
 
 /*! rk_error_set() : record `s` and a printf-style message in `err` (if not

@@ -1,7 +1,7 @@
 /* rk_byuser.h — user-based k-NN as the item engine on the transposed model
  * (prefix rk_byuser_).
  *
- * SPEC §6b: --by user swaps the roles of users and items in §2–§5.  A view
+ * CONTRACT.md §6b: --by user swaps the roles of users and items in §2–§5.  A view
  * of the model with the two orientations exchanged makes every engine
  * compute user–user similarities over co-rated items, per-user lists, and
  * predictions from the k most similar users who rated the item, with no new

@@ -1,8 +1,8 @@
 /* rk_knn.h — the item-based k-NN engine interface and its CPU engine (prefix rk_knn_).
  *
  * One call computes, for every item i, its similarity row sim(i, ·) over
- * co-raters (rk_sim.h), selects its neighbour list (SPEC §3) and, while that
- * row exists, answers every prediction query whose target is i (SPEC §4).
+ * co-raters (rk_sim.h), selects its neighbour list (CONTRACT.md §3) and, while that
+ * row exists, answers every prediction query whose target is i (CONTRACT.md §4).
  * Rows are produced one item at a time per thread, so memory is
  * O(threads × n_items) beyond the model, whatever the item count; no n×n
  * matrix ever exists.  The CUDA engine (gpu/rk_gpu.h) has the same contract

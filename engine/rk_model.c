@@ -25,7 +25,7 @@ int rk_model_item_known(const rk_model *m, int32_t i)
     return i >= 0 && i < m->by_item.n_rows && m->by_item.ptr[i + 1] > m->by_item.ptr[i];
 }
 
-/* Surprise's ALS baselines (SPEC §4): b = 0, then per round items first
+/* Surprise's ALS baselines (CONTRACT.md §4): b = 0, then per round items first
  * (b_i = Σ_u (r − μ − b_u) / (reg_i + |U_i|)), then users. */
 static void model_baselines(rk_model *m)
 {

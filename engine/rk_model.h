@@ -2,7 +2,7 @@
  *
  * The training ratings in both orientations plus the statistics that the
  * predictors and pearson-baseline need: the global mean μ, item means μ_i and
- * the ALS baselines b_u, b_i of SPEC §4 (Surprise's ALS: 10 rounds, items
+ * the ALS baselines b_u, b_i of CONTRACT.md §4 (Surprise's ALS: 10 rounds, items
  * first with regularisation 10, then users with 15).
  *
  * A user or item is "known" when it has at least one training rating.
@@ -57,7 +57,7 @@ rk_status rk_model_from_csr(rk_model *m, rk_csr *by_user, int have_scale,
                             double scale_min, double scale_max,
                             int with_baselines, rk_error *err);
 
-/*! rk_model_baselines() : compute bu and bi (SPEC §4) unless already done. */
+/*! rk_model_baselines() : compute bu and bi (CONTRACT.md §4) unless already done. */
 void rk_model_baselines(rk_model *m);
 
 /*! rk_model_user_known() / rk_model_item_known() : 1 when the index is in

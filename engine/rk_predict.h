@@ -1,6 +1,6 @@
 /* rk_predict.h — turning chosen neighbours into a rating (prefix rk_predict_).
  *
- * SPEC §4.  Engines pick, for a query (u, i), the k items j ≠ i that u rated
+ * CONTRACT.md §4.  Engines pick, for a query (u, i), the k items j ≠ i that u rated
  * with the highest positive sim(i, j) (ties by ascending index, rk_select.h)
  * and hand them here.  Modes:
  *   basic     Σ w r_uj / Σ w                        fallback μ

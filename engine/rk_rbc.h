@@ -2,13 +2,13 @@
  *
  * Cayton's random ball cover ("A nearest neighbor data structure for graphics
  * hardware") over the item vectors (user vectors with --by user, through the
- * transposed view), for the full-vector metrics of SPEC §6b only:
+ * transposed view), for the full-vector metrics of CONTRACT.md §6b only:
  *  1. draw R representatives among the items with more than T raters (the
  *     tail bound T, below) (rk_rbc_draw_reps);
  *  2. rep pass: for every such item, its "nearness" to every representative,
  *     and its P nearest; its owner is the nearest one, so that these items
  *     fall into R disjoint balls;
- *  3. ball pass: item i's list is the top k (SPEC §3 order, only sim > 0) of
+ *  3. ball pass: item i's list is the top k (CONTRACT.md §3 order, only sim > 0) of
  *     the items of the balls of its P nearest representatives and of the
  *     items in no ball that share a rater with i, i excluded.
  * Items in no ball: the tail (at most T raters: a vector with one or two

@@ -1,6 +1,6 @@
 /* rk_select.h — bounded top-k selection with recknn's tie rule (prefix rk_topk_).
  *
- * Order (SPEC §3/§4): higher score first; equal scores by ascending index.
+ * Order (CONTRACT.md §3/§4): higher score first; equal scores by ascending index.
  * rk_topk keeps the best k of a stream in a binary min-heap whose root is the
  * worst kept entry, so a push costs O(1) when it loses to the root and
  * O(log k) otherwise.  Storage is the caller's: two arrays of k entries.

@@ -1,6 +1,6 @@
 /* rk_sim.h — item–item similarity from co-rating sums (prefix rk_sim_).
  *
- * SPEC §2.  For items i ≠ j over the users U_ij who rated both, with x = r_ui
+ * CONTRACT.md §2.  For items i ≠ j over the users U_ij who rated both, with x = r_ui
  * and y = r_uj, the sums are n, Σx, Σy, Σx², Σy², Σxy.  Every engine (the CPU
  * engine and the CUDA one) accumulates those sums and calls rk_sim_value()
  * below, so that both compute the same formula.  The function is inline and
@@ -58,9 +58,9 @@ static inline int rk_metric_on_residuals(rk_metric m)
     return r != NULL && r->residuals;
 }
 
-/*! rk_sim_value() : the similarity of SPEC §2 from the six sums (in units).
+/*! rk_sim_value() : the similarity of CONTRACT.md §2 from the six sums (in units).
  *  pearson-baseline reads sxx, syy, sxy as Σe_i², Σe_j², Σe_i·e_j of the
- *  baseline residuals (sx, sy unused).  The full-vector metrics of SPEC §6b
+ *  baseline residuals (sx, sy unused).  The full-vector metrics of CONTRACT.md §6b
  *  read sx, sy as the rater counts |U_i|, |U_j| of the two whole vectors,
  *  sxx, syy as their squared norms ‖x‖², ‖y‖² (unrated cells are 0, so these
  *  are sums over each item's own raters), and sxy as the dot product Σxy

@@ -1,4 +1,4 @@
-/* rk_topn.h — item-based top-N recommendations (SPEC §5) and their CPU engine
+/* rk_topn.h — item-based top-N recommendations (CONTRACT.md §5) and their CPU engine
  * (prefix rk_topn_).
  *
  * For user u, every item c that u did not rate in training gets
@@ -108,7 +108,7 @@ rk_status rk_topn_check(const rk_model *m, const rk_lists *l, const rk_topn_opts
 rk_status rk_topn_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, rk_topn_stats *st,
                       rk_error *err);
 
-/*! rk_topn_dense() : the reference for tests: the scores of SPEC §5 for one
+/*! rk_topn_dense() : the reference for tests: the scores of CONTRACT.md §5 for one
  *  user summed naively in double into scores[n_items] (0 for rated items
  *  and items without a score).  No fixed point, no selection. */
 void rk_topn_dense(const rk_model *m, const rk_lists *l, int32_t user, double *scores);

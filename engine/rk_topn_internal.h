@@ -1,6 +1,6 @@
 /* rk_topn_internal.h — what the top-N engines share (engine/ only): the request
  * (every user with a training rating, or the caller's list), the batch size,
- * and a bounded heap of fixed-point scores with SPEC §5's tie rule.  rk_select.h's
+ * and a bounded heap of fixed-point scores with CONTRACT.md §5's tie rule.  rk_select.h's
  * rk_topk holds doubles, which would merge fixed-point scores above 2^53. */
 #ifndef RK_TOPN_INTERNAL_H
 #define RK_TOPN_INTERNAL_H

@@ -1,4 +1,4 @@
-/* rk_utopn.h — user-based top-N recommendations (SPEC §6b, `--by user`) on
+/* rk_utopn.h — user-based top-N recommendations (CONTRACT.md §6b, `--by user`) on
  * the CPU (prefix rk_utopn_).
  *
  * In user mode the neighbour lists are per user (an rk_lists whose "items"
@@ -36,7 +36,7 @@ extern "C" {
  *  @return RK_OK or RK_E_ARG. */
 rk_status rk_utopn_check(const rk_model *m, const rk_lists *ulists, const rk_topn_opts *o, rk_error *err);
 
-/*! rk_utopn_cpu() : user-based top-N (SPEC §6b) for the users of o (NULL:
+/*! rk_utopn_cpu() : user-based top-N (CONTRACT.md §6b) for the users of o (NULL:
  *  every user with a training rating, ascending; otherwise o->users in that
  *  order, repeats served again).  m is the model in its ordinary orientation
  *  (m->by_user rows are the users' rated items, sorted; m->by_item exists),

@@ -1,7 +1,7 @@
 /* rk_csr.h — rating triples and compressed sparse rows (prefix rk_csr_, rk_triples_).
  *
  * Ratings travel as rk_triples (dense user/item indices, file order) from the
- * loader to rk_triples_dedupe (duplicate policy of SPEC §1) and then to
+ * loader to rk_triples_dedupe (duplicate policy of CONTRACT.md §1) and then to
  * rk_csr_build, which makes the user-major matrix; rk_csr_transpose makes the
  * item-major one (CSC of the same matrix).  Both are counting sorts, O(nnz + n).
  * rk_triples_dedupe_csr (rk_sort.c) does the first two in one sort and is what

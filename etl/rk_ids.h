@@ -2,7 +2,7 @@
  *
  * IDs are opaque byte strings.  Dense indices are assigned in ascending raw-id
  * order: numeric order when every id of the map is a canonical integer
- * (optional '-', no leading zeros, fits int64), byte order otherwise (SPEC §1).
+ * (optional '-', no leading zeros, fits int64), byte order otherwise (CONTRACT.md §1).
  * Users and items have separate maps.  A map is built by the loader over all
  * files of a run (training and test together), so one index means one id.
  */

@@ -1,6 +1,6 @@
 /* rk_load.h — reading rating files into dense triples (prefix rk_load_).
  *
- * Formats (SPEC §1), detected from the first bytes unless given:
+ * Formats (CONTRACT.md §1), detected from the first bytes unless given:
  *   movielens  CSV with header userId,movieId,rating,timestamp (LF or CRLF)
  *   dat        user::item::rating::timestamp
  *   tsv        user<TAB>item<TAB>rating<TAB>timestamp, no header

@@ -6,7 +6,7 @@
  * blank lines skipped.  A first line whose two ids are both unknown and one
  * of them holds a letter is a header and skipped.  Ids are mapped through
  * the given maps; an unknown id maps to -1 and is counted, not an error (the
- * prediction then falls back as SPEC §4 says).  A line with one field, an
+ * prediction then falls back as CONTRACT.md §4 says).  A line with one field, an
  * empty id, an id longer than RK_ID_MAX bytes or a NUL byte is an error
  * "FILE:LINE: reason" (RK_E_PARSE).  The raw ids are kept for the output.
  */

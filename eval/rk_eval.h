@@ -1,6 +1,6 @@
 /* rk_eval.h — rating metrics of held-out data (prefix rk_eval_).
  *
- * SPEC §6.  rk_eval_ratings computes RMSE, MAE and the fallback and unknown
+ * CONTRACT.md §6.  rk_eval_ratings computes RMSE, MAE and the fallback and unknown
  * counts over all test pairs.  The held-out data come from rk_split.h.
  */
 #ifndef RK_EVAL_H

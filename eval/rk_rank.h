@@ -1,7 +1,7 @@
 /* rk_rank.h — ranking metrics of top-N lists against held-out ratings
  * (prefix rk_rank_).
  *
- * SPEC §6.  A test item is relevant to its user when its held-out rating is
+ * CONTRACT.md §6.  A test item is relevant to its user when its held-out rating is
  * at least `relevance` (default 4.0).  For every test user with at least one
  * relevant item, over its list of at most N recommendations (best first):
  *   precision@N  hits / N                        (a shorter list still divides by N)

@@ -116,7 +116,7 @@ rk_status rk_split_folds(int64_t n, int32_t k, uint64_t seed, int32_t *fold, rk_
     return RK_OK;
 }
 
-/* t_u of SPEC §6: round(frac × n_u) half up, at most n_u − 1; none below 2. */
+/* t_u of CONTRACT.md §6: round(frac × n_u) half up, at most n_u − 1; none below 2. */
 static int64_t user_take(int64_t n_u, double frac)
 {
     if (n_u < 2) return 0;

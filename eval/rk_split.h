@@ -1,6 +1,6 @@
 /* rk_split.h — evaluation splits of the ratings (prefix rk_split_).
  *
- * SPEC §6.  Every split works on the deduplicated ratings `all` (parallel
+ * CONTRACT.md §6.  Every split works on the deduplicated ratings `all` (parallel
  * arrays, dense user indices below n_users) and marks each rating t with a
  * part: part[t] is a fold number for K-fold, 1 (test) or 0 (training) for the
  * per-user and temporal splits.  rk_split_apply then copies one part out as

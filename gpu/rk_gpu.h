@@ -37,7 +37,7 @@ int rk_gpu_warmup(int device);
  *  (k at most its selection limit), else 0 with the reason in why. */
 int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap);
 
-/* How the GPU computes top-N scores (SPEC §5). */
+/* How the GPU computes top-N scores (CONTRACT.md §5). */
 typedef enum rk_gpu_topn_route {
     RK_GPU_TOPN_AUTO = 0,   /* the faster one measured (BENCHMARKS.md): the kernel */
     RK_GPU_TOPN_KERNEL,     /* one block per user, fixed-point sums in shared memory */
@@ -136,7 +136,7 @@ rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, rk_error *e
 
 /*! rk_gpu_select_rows() : the GPU's list selection alone, for tests: the
  *  top out->k positive entries of each of the n_rows rows of rows[n_rows *
- *  n_cols] (row-major), in SPEC §3 order, into out (shape n_rows x k;
+ *  n_cols] (row-major), in CONTRACT.md §3 order, into out (shape n_rows x k;
  *  supports are 0).  @return RK_OK, RK_E_ARG, RK_E_GPU. */
 rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols, rk_lists *out, rk_error *err);
 

@@ -228,7 +228,7 @@ rk_status rk_gpu_sym_order_launch(const rk_dev_csr *by_user, int32_t n_items, vo
 rk_status rk_gpu_segments_launch(const rk_dev_csr *by_user, int32_t n_chunks, int32_t chunk,
                                  int64_t *seg, cudaStream_t st, rk_error *err);
 
-// Top-k of each tile row (SPEC §3 order): lists[item] for item = tile_items[t].
+// Top-k of each tile row (CONTRACT.md §3 order): lists[item] for item = tile_items[t].
 struct rk_select_args {
     const double *S;
     const int32_t *N;              // may be NULL: supports then 0
@@ -349,7 +349,7 @@ struct rk_dev_lists {
 };
 
 // A batch's scores as a CSR matrix on the device, one row per user of the
-// batch (in batch order), int32 offsets; val[p] = Σ q of SPEC §5 as an exact
+// batch (in batch order), int32 offsets; val[p] = Σ q of CONTRACT.md §5 as an exact
 // double (an integer below 2^53).  Items the user rated may be present: the
 // selection drops them.
 struct rk_dev_scores {

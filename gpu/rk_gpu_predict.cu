@@ -1,5 +1,5 @@
 // Predictions for the queries whose target item has a row in the tile
-// (SPEC §4): the k items j ≠ i that u rated with the highest positive
+// (CONTRACT.md §4): the k items j ≠ i that u rated with the highest positive
 // sim(i, j), ties by ascending index, aggregated per mode.
 //
 // One warp per query.  The candidates are u's row; their similarities are
@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(kWarps * 32) k_predict(rk_predict_args a)
         base = a.mu + a.bu[u] + a.bi[i];
         fallback = base;
     }
-    // the candidates are the first k of the P positive ones (SPEC §4)
+    // the candidates are the first k of the P positive ones (CONTRACT.md §4)
     const int need_min = a.min_k > 1 ? a.min_k : 1;
     if ((P < a.k ? P : a.k) < need_min) {
         if (lane == 0) {

@@ -1,4 +1,4 @@
-// Top-k of each similarity row (SPEC §3): positive similarities, higher
+// Top-k of each similarity row (CONTRACT.md §3): positive similarities, higher
 // first, equal ones by ascending index — the order of rk_topk (engine/rk_select.h).
 //
 // One block per row.  A positive double orders like its bit pattern, so a

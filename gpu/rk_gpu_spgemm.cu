@@ -1,4 +1,4 @@
-// The cuSPARSE SpGEMM route of the top-N scores (SPEC §5): C = A · L.
+// The cuSPARSE SpGEMM route of the top-N scores (CONTRACT.md §5): C = A · L.
 // L: row i is list i, columns sorted, values double(q) (q <= 2^32).  A: the
 // batch users' rated items whose list is not empty, values 1.0, so nnz(A) and
 // nnz(C) are at most the products.  Scores are sums of integers below 2^53:

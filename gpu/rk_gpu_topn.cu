@@ -1,4 +1,4 @@
-// Top-N recommendations on the GPU (SPEC §5), from neighbour lists that are
+// Top-N recommendations on the GPU (CONTRACT.md §5), from neighbour lists that are
 // on the device: the fixed-point weights, the two routes, the batch driver.
 //
 // kernel route: persistent blocks take users from a counter.  A block adds

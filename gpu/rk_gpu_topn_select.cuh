@@ -1,5 +1,5 @@
 // rk_gpu_topn_select.cuh — block-wide top-N selection over fixed-point
-// scores with the tie rule of SPEC §5 (higher score first, equal scores by
+// scores with the tie rule of CONTRACT.md §5 (higher score first, equal scores by
 // ascending item), shared by both top-N routes (rk_gpu_topn.cu).
 //
 // The candidates are read through a functor: key(e) (a uint64 score, 0 = not

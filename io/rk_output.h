@@ -1,6 +1,6 @@
 /* rk_output.h — atomic output files (prefix rk_out_).
  *
- * SPEC §7.  A run's files are written under temporary names in the output
+ * CONTRACT.md §7.  A run's files are written under temporary names in the output
  * directory and renamed to their final names together by rk_out_commit, only
  * when every file was written completely; rk_out_abort (or a failed commit)
  * removes every temporary file.  A failed run therefore leaves no partial

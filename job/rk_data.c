@@ -22,7 +22,7 @@ void rk_data_free(rk_data *d)
     memset(d, 0, sizeof *d);
 }
 
-/* Duplicates resolved (SPEC §1) and, for the training ratings, the user-major
+/* Duplicates resolved (CONTRACT.md §1) and, for the training ratings, the user-major
  * matrix of the survivors from the same sort (by_user NULL: only duplicates). */
 static rk_status dedupe(const rk_data_opts *o, rk_triples *t, const rk_dataset *ds, const char *what,
                         rk_csr *by_user, int64_t **pos, int64_t *removed, rk_error *err)
@@ -78,7 +78,7 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     if (s != RK_OK) goto fail;
     d->t_read_parse = d->ds.train_report.read_parse_s + d->ds.test_report.read_parse_s;
     d->t_ids = d->ds.ids_s;
-    if (o->implicit) { /* SPEC §6b: the rating pattern only */
+    if (o->implicit) { /* CONTRACT.md §6b: the rating pattern only */
         rk_triples *parts[2] = {&d->ds.train, &d->ds.test};
         for (int t = 0; t < 2; t++)
 #pragma omp parallel for

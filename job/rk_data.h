@@ -1,7 +1,7 @@
 /* rk_data.h — the job's data stage: files → ratings without duplicates →
  * training and test parts → model (prefix rk_data_).
  *
- * load (rk_load) → duplicates resolved (SPEC §1) in the training and the
+ * load (rk_load) → duplicates resolved (CONTRACT.md §1) in the training and the
  * test ratings, the training ratings' user-major matrix from the same sort
  * (rk_triples_dedupe_csr) → the split (a --test file, or a --holdout
  * fraction of the ratings, whose entries then leave the matrix) → the model

@@ -59,7 +59,7 @@ typedef struct rk_job_opts {
     int write_neighbors;        /* write neighbors.csv (default 1) */
     int32_t top_n;              /* --top-n: recommendations per user (default 10; 0: none) */
     int top_n_given;            /* --top-n was given (--items refuses it then) */
-    int by_user;                /* --by user: user-based k-NN (SPEC §6b) */
+    int by_user;                /* --by user: user-based k-NN (CONTRACT.md §6b) */
     int implicit;               /* --implicit: every rating counts as 1 (click or play data);
                                    every held-out item is then relevant */
     const char *users_path;     /* --users FILE: recommend only for these raw ids (NULL: every user);
@@ -76,7 +76,7 @@ typedef struct rk_job_opts {
                                    (zeroed: device 0; under MPI: one per rank of a host) */
     rk_dist *dist;              /* the processes of an MPI run (NULL: this process alone) */
     rk_dist_load dist_load;     /* --mpi-load: every rank loads, or rank 0 broadcasts */
-    /* evaluation (SPEC §6) */
+    /* evaluation (CONTRACT.md §6) */
     int32_t folds;              /* --folds K (0: none): K runs, every rating tested once */
     rk_split_kind split;        /* --split: how --holdout draws (ratings, user, temporal) */
     int write_folds;            /* --write-folds: the files of every fold, not only the last */
@@ -95,7 +95,7 @@ typedef struct rk_job_opts {
     void *ud;
 } rk_job_opts;
 
-/*! rk_job_opts_default() : the defaults of SPEC §8 (no inputs). */
+/*! rk_job_opts_default() : the defaults of CONTRACT.md §8 (no inputs). */
 void rk_job_opts_default(rk_job_opts *o);
 
 /*! rk_job_opts_check() : the one check of the options' combinations, which

@@ -44,7 +44,7 @@ rk_status rk_job_finish(const rk_job_opts *o, rk_job_report *rep, const rk_data 
                         const rk_knn_stats *st, rk_outset *out, double t0, double t_engine_end,
                         const rk_job_shown *shown, rk_error *err);
 
-/*! rk_job_metrics_json() : metrics.json of a finished run (SPEC §7); in:
+/*! rk_job_metrics_json() : metrics.json of a finished run (CONTRACT.md §7); in:
  *  rk_job_result.  @return RK_OK, RK_E_NOMEM. */
 rk_status rk_job_metrics_json(FILE *fp, const void *in, rk_error *err);
 

@@ -5,7 +5,7 @@
  * ratings.  RATINGS brings today's ratings: top-N serves its users from their
  * ratings (items the model does not know are dropped and counted), so a new
  * user with a few ratings gets recommendations too.  --queries are answered
- * as the saving run would have answered them (SPEC §4 needs whole similarity
+ * as the saving run would have answered them (CONTRACT.md §4 needs whole similarity
  * rows: the rows of the queried items are computed over the saved training
  * ratings, no other), from the ratings the model was trained on. */
 #include "config.h"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# cli_byuser.sh — --by user (SPEC §6b) checked against item mode on the
+# cli_byuser.sh — --by user (CONTRACT.md §6b) checked against item mode on the
 # transposed file: user-based k-NN on RATINGS is item-based k-NN on RATINGS
 # with the user and item columns swapped, so the lists must be the same rows
 # and the basic predictions the same numbers (every metric); user top-N keeps

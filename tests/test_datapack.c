@@ -390,7 +390,7 @@ static void test_times(void)
     rk_data_free(&d);
 }
 
-/* Ids in ascending order by the SPEC: numbers when every id is a canonical
+/* Ids in ascending order by CONTRACT.md §1: numbers when every id is a canonical
  * integer, else bytes (checked from the strings, not from the map). */
 static void expect_order(const rk_idmap *m, int numeric)
 {

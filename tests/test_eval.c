@@ -1,7 +1,7 @@
 /* rk_eval: the seeded hold-out split (count, partition, order, determinism),
  * the same split in parts (plan, held, apply, and the held-out ratings dropped
  * from a matrix: the data stage's chain against the reference chain) and the
- * rating metrics of SPEC §6 on hand values. */
+ * rating metrics of CONTRACT.md §6 on hand values. */
 #include "rk_eval.h"
 #include "rk_split.h"
 #include "rk_csr.h"

@@ -1,6 +1,6 @@
 /* The CPU engine against a slow, obviously correct implementation written
- * here: dense double matrices, the SPEC §2–§4 formulas spelled out, every
- * pair summed over users directly (the full-vector metrics of SPEC §6b over
+ * here: dense double matrices, the CONTRACT.md §2–§4 formulas spelled out, every
+ * pair summed over users directly (the full-vector metrics of CONTRACT.md §6b over
  * whole columns, unrated cells 0).  Random data with fixed seeds, every metric
  * and prediction mode, plus edge cases. */
 #include "rk_knn.h"
@@ -106,7 +106,7 @@ static void ref_build(ref *r, int nu, int ni, const rk_triples *t, rk_metric met
             double s = 0;
             if (n >= (min_support > 1 ? min_support : 1)) {
                 if (metric == RK_METRIC_PEARSON) {
-                    /* SPEC §2 as written: means over the co-raters */
+                    /* CONTRACT.md §2 as written: means over the co-raters */
                     double vx = n * sxx - sx * sx, vy = n * syy - sy * sy;
                     s = (vx > 1e-9 * n * sxx && vy > 1e-9 * n * syy) ? (n * sxy - sx * sy) / sqrt(vx * vy) : 0.0;
                 } else if (metric == RK_METRIC_COSINE || metric == RK_METRIC_PEARSON_BASELINE) {
@@ -290,7 +290,7 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
         }
         g_checked_lists++;
     }
-    /* the engine keeps pearson-baseline residuals in float (SPEC asks 1e-4) */
+    /* the engine keeps pearson-baseline residuals in float (CONTRACT.md §2 asks 1e-4) */
     double ptol = metric == RK_METRIC_PEARSON_BASELINE ? 1e-6 : 1e-9;
     for (int64_t a = 0; a < nq; a++) {
         int ru;

@@ -1,5 +1,5 @@
 /* rk_model: μ, item means, scale, known users/items, the ALS baselines of
- * SPEC §4 against a straightforward re-implementation over the triples, and
+ * CONTRACT.md §4 against a straightforward re-implementation over the triples, and
  * the residuals, on tiny hand-made data sets. */
 #include "rk_model.h"
 #include "rk_knn.h"
@@ -40,7 +40,7 @@ static rk_triples data_triples(void)
     return t;
 }
 
-/* The baselines, straight from SPEC §4 over the triples (not the CSR):
+/* The baselines, straight from CONTRACT.md §4 over the triples (not the CSR):
  * b = 0; 10 rounds of: every b_i = Σ_u (r − μ − b_u) / (10 + |U_i|), then every
  * b_u = Σ_i (r − μ − b_i) / (15 + |I_u|). */
 static void ref_baselines(const rk_triples *t, int nu, int ni, double mu, double *bu, double *bi)

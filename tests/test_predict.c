@@ -1,5 +1,5 @@
 /* rk_predict: aggregation of hand-computed neighbours in each mode, clipping,
- * and every fallback of SPEC §4.  The model is written by hand here (only the
+ * and every fallback of CONTRACT.md §4.  The model is written by hand here (only the
  * fields the predictor reads), so these tests depend on no loader code. */
 #include "rk_predict.h"
 #include "test_util.h"
@@ -135,7 +135,7 @@ static void test_clip(void)
     CU_ASSERT_EQUAL(rk_predict_clip(&m, 2.75), 2.75);
 }
 
-/* SPEC §4 fallbacks.  u0/u1 and i0..i2 are known; u2, i3 are in range but have
+/* CONTRACT.md §4 fallbacks.  u0/u1 and i0..i2 are known; u2, i3 are in range but have
  * no rating; −1 and out-of-range indices are unknown too.
  *   basic:    μ = 3 always
  *   means:    μ_i when the item is known (whatever the user), else μ

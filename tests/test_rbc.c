@@ -82,8 +82,8 @@ static void test_every_ball_is_exact(void)
 }
 
 /* Every entry of an approximate list is the exact pair's (similarity and
- * support, from rk_knn_cpu's lists of every neighbour), the order is SPEC
- * §3's, and nothing repeats. */
+ * support, from rk_knn_cpu's lists of every neighbour), the order is that of
+ * CONTRACT.md §3, and nothing repeats. */
 static void test_entries_are_exact(void)
 {
     for (int mi = 0; mi < 3; mi++) {

@@ -1,4 +1,4 @@
-/* rk_select: bounded top-k against a full sort with the tie rule of SPEC §3/§4
+/* rk_select: bounded top-k against a full sort with the tie rule of CONTRACT.md §3/§4
  * (score descending, then index ascending), on random streams with many ties. */
 #include "rk_select.h"
 #include "test_util.h"

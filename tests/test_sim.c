@@ -1,4 +1,4 @@
-/* rk_sim: the similarity formulas of SPEC §2 from the six co-rating sums.
+/* rk_sim: the similarity formulas of CONTRACT.md §2 from the six co-rating sums.
  * Expected values are worked out by hand in the comments, or computed in the
  * test straight from the co-rating vectors (two-pass means, explicit
  * differences), never from rk_sim_value itself. */
@@ -104,7 +104,7 @@ static void test_identical(void)
     CU_ASSERT_DOUBLE_EQUAL(simv(RK_METRIC_COSINE, 1, 0, 1, s), 1.0, TOL);
 }
 
-/* x constant: nΣx² − (Σx)² = 0, so pearson is 0 (SPEC: 0 when the denominator
+/* x constant: nΣx² − (Σx)² = 0, so pearson is 0 (CONTRACT.md §2: 0 when the denominator
  * is 0), whichever side is constant. x = (3,3,3), y = (1,2,3):
  *   Σx = 9, Σx² = 27 → 81 − 81 = 0.  Cosine is defined: 18 / sqrt(27·14). */
 static void test_pearson_zero_variance(void)

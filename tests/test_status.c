@@ -1,4 +1,4 @@
-/* rk_status: the message table, the exit codes of SPEC §1 and rk_error_set. */
+/* rk_status: the message table, the exit codes of CONTRACT.md §1 and rk_error_set. */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_status.h"
 #include "test_util.h"
@@ -53,7 +53,7 @@ static void test_messages_out_of_range(void)
     CU_ASSERT_PTR_EQUAL(rk_strerror(RK_E_PARSE), rk_strerror(RK_E_PARSE));
 }
 
-/* SPEC §1: 0 ok, 2 bad option, 3 bad data, 4 I/O, 5 GPU/runtime. */
+/* CONTRACT.md §1: 0 ok, 2 bad option, 3 bad data, 4 I/O, 5 GPU/runtime. */
 static void test_exit_codes(void)
 {
     CU_ASSERT_EQUAL(rk_status_exit_code(RK_OK), 0);
@@ -188,7 +188,7 @@ int main(void)
         {"enum values are fixed", test_enum_values_fixed},
         {"messages are distinct and non-empty", test_messages_distinct_nonempty},
         {"out-of-range status message", test_messages_out_of_range},
-        {"exit codes of SPEC 1", test_exit_codes},
+        {"exit codes of CONTRACT.md §9", test_exit_codes},
         {"rk_error_set formats", test_error_set_formats},
         {"rk_error_set with NULL err", test_error_set_null},
         {"rk_error_set truncates safely", test_error_set_truncates},

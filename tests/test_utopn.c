@@ -1,5 +1,5 @@
 /* The CPU user-based top-N engine (engine/rk_utopn.c) against a brute force
- * written here from the definition of SPEC §6b, taken in the other
+ * written here from the definition of CONTRACT.md §6b, taken in the other
  * orientation (item by item over its raters, where the engine goes
  * neighbour by neighbour over their items): exact integer sums of
  * rk_topn_fixed(sim), naive double sums, a full sort with the tie rule.
