@@ -1,0 +1,109 @@
+/* The files a run writes: their table (each an entry with its name and
+ * writer: the registry of io/rk_outset.h), report.html's writer, and the
+ * commit of the run's files (rk_job_internal.h).  A new output format is a
+ * writer and a row here; the job hands over contents and never names a file. */
+#include "config.h"
+#include "rk_job_internal.h"
+#include "rk_omp.h"
+#include "rk_report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static rk_status report_html(FILE *fp, const void *in, rk_error *err)
+{
+    const rk_job_result *res = in;
+    const rk_job_opts *o = res->o;
+    const rk_job_report *r = res->rep;
+    const rk_job_shown *sh = res->shown;
+    char vals[8][64];
+    const char *names[8], *values[8];
+    int n = 0;
+    names[n] = "metric"; values[n++] = rk_metric_name(o->knn.sim.metric);
+    names[n] = "k"; snprintf(vals[n], 64, "%d", o->knn.k); values[n] = vals[n]; n++;
+    names[n] = "predict"; values[n++] = rk_predict_mode_name(o->knn.mode);
+    names[n] = "min-support"; snprintf(vals[n], 64, "%d", o->knn.sim.min_support); values[n] = vals[n]; n++;
+    names[n] = "top-n"; snprintf(vals[n], 64, "%d", r->top_n); values[n] = vals[n]; n++;
+    names[n] = "split";
+    if (o->folds > 0) snprintf(vals[n], 64, "%d folds, seed %llu", o->folds, (unsigned long long)o->seed);
+    else if (o->test_path != NULL) snprintf(vals[n], 64, "--test");
+    else if (o->holdout > 0) snprintf(vals[n], 64, "%s holdout %g, seed %llu", rk_split_kind_name(o->split),
+                                      o->holdout, (unsigned long long)o->seed);
+    else snprintf(vals[n], 64, "none");
+    values[n] = vals[n]; n++;
+    names[n] = "relevance"; snprintf(vals[n], 64, "%g", o->relevance); values[n] = vals[n]; n++;
+    names[n] = "path"; values[n++] = r->path;
+
+    const char *stage_names[] = {"load", "similarity", "select", "predict", "recommend", "baseline", "write"};
+    double stage_s[] = {r->t_load, r->t_similarity, r->t_select, r->t_predict, r->t_recommend, r->t_baseline,
+                        r->t_write};
+    rk_eval_result ev[RK_JOB_MAX_FOLDS];
+    rk_rank_result rk[RK_JOB_MAX_FOLDS], bs[RK_JOB_MAX_FOLDS];
+    int n_eval = 0, have_rank = 1, have_base = 1;
+    for (int f = 0; f < r->n_folds; f++) {
+        ev[f] = r->fold[f].eval;
+        rk[f] = r->fold[f].rank;
+        bs[f] = r->fold[f].base;
+        n_eval += r->fold[f].have_eval;
+        have_rank = have_rank && r->fold[f].have_rank;
+        have_base = have_base && r->fold[f].have_base;
+    }
+    rk_report_data d;
+    memset(&d, 0, sizeof d);
+    d.command = o->command_line;
+    d.n_options = n;
+    d.option_name = names;
+    d.option_value = values;
+    d.device = r->device;
+    d.users = r->users;
+    d.items = r->items;
+    d.ratings = r->ratings;
+    d.train_ratings = r->train_ratings;
+    d.test_ratings = r->test_ratings;
+    d.n_stages = (int)(sizeof stage_s / sizeof stage_s[0]);
+    d.stage_name = stage_names;
+    d.stage_s = stage_s;
+    if (sh->test != NULL && sh->pred != NULL) {
+        d.n_pred = sh->test->n;
+        d.truth = sh->test->rating;
+        d.pred = sh->pred;
+    }
+    d.lists = sh->lists;
+    d.n_folds = n_eval == r->n_folds ? r->n_folds : 0;
+    d.fold_eval = ev;
+    d.fold_rank = have_rank && d.n_folds > 0 ? rk : NULL;
+    d.fold_base = have_base && d.n_folds > 0 ? bs : NULL;
+    if (sh->rank != NULL) {
+        d.n_items = (int32_t)r->items;
+        d.item_counts = rk_rank_item_counts(sh->rank);
+    }
+    return rk_report_write(fp, &d, err);
+}
+
+/* Every file a run writes, in the order a content's files are made. */
+static const rk_outset_row job_files[] = {
+    {RK_OUTSET_RECOMMENDATIONS, "recommendations.csv", NULL, rk_outset_recs_csv_open, rk_outset_recs_csv_put,
+     rk_outset_recs_csv_close},
+    {RK_OUTSET_NEIGHBORS, "neighbors.csv", rk_outset_neighbors_csv, NULL, NULL, NULL},
+    {RK_OUTSET_PREDICTIONS, "predictions.csv", rk_outset_predictions_csv, NULL, NULL, NULL},
+    {RK_OUTSET_METRICS, "metrics.json", rk_job_metrics_json, NULL, NULL, NULL},
+    {RK_OUTSET_REPORT, "report.html", report_html, NULL, NULL, NULL},
+};
+
+rk_status rk_job_files_open(rk_outset **set, const char *dir, rk_error *err)
+{
+    return rk_outset_open(set, dir, job_files, (int)(sizeof job_files / sizeof job_files[0]), err);
+}
+
+rk_status rk_job_finish(const rk_job_opts *o, rk_job_report *rep, const rk_data *d, const rk_model *m,
+                        const rk_knn_stats *st, rk_outset *out, double t0, double t_engine_end,
+                        const rk_job_shown *shown, rk_error *err)
+{
+    double t = rk_omp_wtime();
+    rep->t_write = t - t_engine_end;
+    rep->t_total = t - t0;
+    const rk_job_result res = {o, rep, &d->ds, m, st, shown};
+    RK_FORWARD(rk_outset_write(out, RK_OUTSET_METRICS, 0, &res, err));
+    if (o->report) RK_FORWARD(rk_outset_write(out, RK_OUTSET_REPORT, 0, &res, err));
+    return rk_outset_commit(out, err);
+}
