@@ -6,7 +6,8 @@
  *   rk_parse.c   one chunk of whole lines -> rows of raw ids and ratings
  *                (one libcsv parser per chunk, run in parallel), with
  *   rk_parse_fast.c  the fast path for plain numeric lines;
- *   rk_load.c    blocks, chunks, merging in file order, bad-line reports.
+ *   rk_load.c    blocks, chunks, merging in file order, bad-line reports,
+ *                reading the blocks through rk_src.c (a file or memory).
  * rk_ids.c then turns the raw ids of all files into dense indices.
  *
  * A raw id is an int64: the value itself when the id is a canonical integer,
