@@ -63,18 +63,10 @@ static int write_all(int fd, const char *p, size_t n, int positioned, uint64_t o
     return 0;
 }
 
-int sy_shuffle_write(int fd, int positioned, uint64_t off, char *const *blocks, const size_t *lens, uint32_t nb,
-                     uint64_t seed)
+/* Line counts: base[b + 1] = the lines of block b, then summed so that base[b] is the index of
+ * block b's first line and base[nb] the total. */
+static void count_lines(char *const *blocks, const size_t *lens, uint32_t nb, uint64_t *base)
 {
-    int rc = -1, err = ENOMEM;
-    const int T = nthreads();
-    uint64_t *base = calloc((size_t)nb + 1, sizeof *base);
-    const char **lp = NULL;
-    uint32_t *ll = NULL;
-    uint64_t *perm = NULL, *hist = NULL, *bstart = NULL, *poff = NULL;
-    if (base == NULL) goto out;
-
-    /* lines of each block, their starts and lengths */
 #pragma omp parallel for schedule(dynamic, 1)
     for (uint32_t b = 0; b < nb; b++) {
         uint64_t c = 0;
@@ -83,15 +75,12 @@ int sy_shuffle_write(int fd, int positioned, uint64_t off, char *const *blocks, 
         base[b + 1] = c;
     }
     for (uint32_t b = 0; b < nb; b++) base[b + 1] += base[b];
-    const uint64_t L = base[nb];
-    if (L == 0) {
-        rc = 0;
-        goto out;
-    }
-    lp = malloc(L * sizeof *lp);
-    ll = malloc(L * sizeof *ll);
-    perm = malloc(L * sizeof *perm);
-    if (lp == NULL || ll == NULL || perm == NULL) goto out;
+}
+
+/* Every line's start lp[i] and length ll[i] (with its '\n'), block b's from base[b] on. */
+static void index_lines(char *const *blocks, const size_t *lens, uint32_t nb, const uint64_t *base,
+                        const char **lp, uint32_t *ll)
+{
 #pragma omp parallel for schedule(dynamic, 1)
     for (uint32_t b = 0; b < nb; b++) {
         uint64_t i = base[b];
@@ -104,21 +93,27 @@ int sy_shuffle_write(int fd, int positioned, uint64_t off, char *const *blocks, 
             p = q + 1;
         }
     }
+}
 
-    /* buckets: a stable counting sort of the lines by their drawn bucket */
-    uint64_t B = L / SY_SHUF_BUCKET_LINES + 1;
-    if (B > ((uint64_t)1 << 20)) B = (uint64_t)1 << 20;
-    const uint64_t sk = mix(seed ^ SY_SHUF_SALT);
-#define SY_BUCKET(i) ((uint64_t)(((mix(sk + UINT64_C(0x9E3779B97F4A7C15) * ((i) + 1)) >> 32) * B) >> 32))
-    hist = calloc((size_t)T * B, sizeof *hist);
-    bstart = calloc(B + 1, sizeof *bstart);
-    if (hist == NULL || bstart == NULL) goto out;
+/* The bucket of line i, of B, drawn from the hash of (sk, i). */
+static inline uint64_t bucket_of(uint64_t sk, uint64_t B, uint64_t i)
+{
+    return (uint64_t)(((mix(sk + UINT64_C(0x9E3779B97F4A7C15) * (i + 1)) >> 32) * B) >> 32);
+}
+
+/* perm[0..L): the lines grouped by bucket, in line order within one (a stable counting sort,
+ * each of T threads counting and placing its own range of lines); bstart[k] is where bucket
+ * k starts, bstart[B] = L.  @return 0, or -1 out of memory. */
+static int bucket_lines(uint64_t L, uint64_t B, uint64_t sk, int T, uint64_t *perm, uint64_t *bstart)
+{
+    uint64_t *hist = calloc((size_t)T * B, sizeof *hist);
+    if (hist == NULL) return -1;
 #pragma omp parallel num_threads(T)
     {
         const int t = thread_id(), nt = T;
         const uint64_t lo = L * (uint64_t)t / (uint64_t)nt, hi = L * (uint64_t)(t + 1) / (uint64_t)nt;
         uint64_t *h = hist + (size_t)t * B;
-        for (uint64_t i = lo; i < hi; i++) h[SY_BUCKET(i)]++;
+        for (uint64_t i = lo; i < hi; i++) h[bucket_of(sk, B, i)]++;
 #pragma omp barrier
 #pragma omp single
         {
@@ -133,11 +128,15 @@ int sy_shuffle_write(int fd, int positioned, uint64_t off, char *const *blocks, 
             }
             bstart[B] = run;
         }
-        for (uint64_t i = lo; i < hi; i++) perm[h[SY_BUCKET(i)]++] = i;
+        for (uint64_t i = lo; i < hi; i++) perm[h[bucket_of(sk, B, i)]++] = i;
     }
-#undef SY_BUCKET
+    free(hist);
+    return 0;
+}
 
-    /* Fisher-Yates within each bucket, a generator per bucket */
+/* Fisher-Yates within each bucket, a generator seeded from (sk, bucket). */
+static void shuffle_buckets(uint64_t *perm, const uint64_t *bstart, uint64_t B, uint64_t sk)
+{
 #pragma omp parallel for schedule(dynamic, 16)
     for (uint64_t k = 0; k < B; k++) {
         uint64_t s = mix(sk ^ (UINT64_C(0xD1B54A32D192ED03) * (k + 1)));
@@ -150,11 +149,20 @@ int sy_shuffle_write(int fd, int positioned, uint64_t off, char *const *blocks, 
             a[j] = x;
         }
     }
+}
 
-    /* pieces of whole lines: their byte offsets, then filled and written */
+/* Writes lines perm[0..L) in that order: pieces of whole lines, their byte offsets first, then
+ * each filled by a thread and written at its offset (positioned) or in order.
+ * @return 0, or -1 with *err the failure's errno (ENOMEM, or the write's). */
+static int write_pieces(int fd, int positioned, uint64_t off, const char *const *lp, const uint32_t *ll,
+                        const uint64_t *perm, uint64_t L, int *err)
+{
     const uint64_t np = (L + SY_SHUF_PIECE_LINES - 1) / SY_SHUF_PIECE_LINES;
-    poff = calloc(np + 1, sizeof *poff);
-    if (poff == NULL) goto out;
+    uint64_t *poff = calloc(np + 1, sizeof *poff);
+    if (poff == NULL) {
+        *err = ENOMEM;
+        return -1;
+    }
 #pragma omp parallel for schedule(static)
     for (uint64_t q = 0; q < np; q++) {
         uint64_t s = 0, e = (q + 1) * SY_SHUF_PIECE_LINES < L ? (q + 1) * SY_SHUF_PIECE_LINES : L;
@@ -196,19 +204,52 @@ int sy_shuffle_write(int fd, int positioned, uint64_t off, char *const *blocks, 
         }
         free(buf);
     }
-    if (failed) {
-        err = ferr;
+    free(poff);
+    if (failed) *err = ferr;
+    return failed ? -1 : 0;
+}
+
+int sy_shuffle_write(int fd, int positioned, uint64_t off, char *const *blocks, const size_t *lens, uint32_t nb,
+                     uint64_t seed)
+{
+    int rc = -1, err = ENOMEM;
+    const int T = nthreads();
+    uint64_t *base = calloc((size_t)nb + 1, sizeof *base);
+    const char **lp = NULL;
+    uint32_t *ll = NULL;
+    uint64_t *perm = NULL, *bstart = NULL;
+    if (base == NULL) goto out;
+
+    /* the lines of each block, their starts and lengths */
+    count_lines(blocks, lens, nb, base);
+    const uint64_t L = base[nb];
+    if (L == 0) {
+        rc = 0;
         goto out;
     }
+    lp = malloc(L * sizeof *lp);
+    ll = malloc(L * sizeof *ll);
+    perm = malloc(L * sizeof *perm);
+    if (lp == NULL || ll == NULL || perm == NULL) goto out;
+    index_lines(blocks, lens, nb, base, lp, ll);
+
+    /* a random order: lines to buckets, then each bucket shuffled */
+    uint64_t B = L / SY_SHUF_BUCKET_LINES + 1;
+    if (B > ((uint64_t)1 << 20)) B = (uint64_t)1 << 20;
+    const uint64_t sk = mix(seed ^ SY_SHUF_SALT);
+    bstart = calloc(B + 1, sizeof *bstart);
+    if (bstart == NULL || bucket_lines(L, B, sk, T, perm, bstart) != 0) goto out;
+    shuffle_buckets(perm, bstart, B, sk);
+
+    /* the lines in that order */
+    if (write_pieces(fd, positioned, off, lp, ll, perm, L, &err) != 0) goto out;
     rc = 0;
 out:
     free(base);
     free(lp);
     free(ll);
     free(perm);
-    free(hist);
     free(bstart);
-    free(poff);
     if (rc != 0) errno = err;
     return rc;
 }
