@@ -336,6 +336,7 @@ rk_status rk_detect(const rk_load_opts *o, const char *name, const char *p,
         goto done;
     }
     cs.n = 0;
+    hdr->n = 0; /* an empty sample has no first line to split into it */
     /* a UTF-8 byte order mark is not part of the first id */
     size_t bom = len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
     p += bom;
