@@ -81,6 +81,23 @@ rk_status rk_metric_from_code(uint32_t c, rk_metric *out);
  *  length the whole list needs, as snprintf. */
 int rk_metric_names(char *buf, size_t cap, int full);
 
+/*! rk_metric_is_full() : 1 for the full-vector metrics (the table's `full`
+ *  column), whose formulas read each item's whole vector (its rater count
+ *  and squared norm) besides the co-rating sums. */
+static inline int rk_metric_is_full(rk_metric m)
+{
+    const rk_metric_row *r = rk_metric_row_of(m);
+    return r != NULL && r->full;
+}
+
+/*! rk_metric_on_residuals() : 1 for the metrics computed on the baseline
+ *  residuals (the table's `residuals` column: pearson-baseline). */
+static inline int rk_metric_on_residuals(rk_metric m)
+{
+    const rk_metric_row *r = rk_metric_row_of(m);
+    return r != NULL && r->residuals;
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -41,23 +41,6 @@ typedef struct rk_sim_params {
  * not a variance.  Exact integer sums never come near it. */
 #define RK_SIM_VAR_EPS 1e-12
 
-/*! rk_metric_is_full() : 1 for the full-vector metrics (the table's `full`
- *  column), whose formulas read each item's whole vector (its rater count
- *  and squared norm) besides the co-rating sums. */
-static inline int rk_metric_is_full(rk_metric m)
-{
-    const rk_metric_row *r = rk_metric_row_of(m);
-    return r != NULL && r->full;
-}
-
-/*! rk_metric_on_residuals() : 1 for the metrics computed on the baseline
- *  residuals (the table's `residuals` column: pearson-baseline). */
-static inline int rk_metric_on_residuals(rk_metric m)
-{
-    const rk_metric_row *r = rk_metric_row_of(m);
-    return r != NULL && r->residuals;
-}
-
 /*! rk_sim_value() : the similarity of CONTRACT.md §2 from the six sums (in units).
  *  pearson-baseline reads sxx, syy, sxy as Σe_i², Σe_j², Σe_i·e_j of the
  *  baseline residuals (sx, sy unused).  The full-vector metrics of CONTRACT.md §6b

@@ -86,7 +86,7 @@ const rk_backend *rk_backend_get(rk_backend_id id)
 static void *warm_gpu(void *arg)
 {
     rk_backend_seam *s = arg;
-    if (s->probe) s->gpu_ok = rk_gpu_available(s->gpu_why, sizeof s->gpu_why);
+    s->gpu_ok = rk_gpu_available(s->gpu_why, sizeof s->gpu_why);
     if (s->gpu_ok) {
         if (s->o.resolve != NULL) {
             s->dev_status = s->o.resolve(s->o.ud, s->devices, &s->n_devices, &s->dev_err);
@@ -118,7 +118,6 @@ rk_status rk_backend_start(rk_backend_seam *s, const rk_backend_opts *o, const r
         char why[256];
         if (!rk_gpu_supports(ko, why, sizeof why)) return rk_error_set(err, RK_E_GPU, "--device gpu: %s", why);
     }
-    s->probe = 1;
     s->warming = pthread_create(&s->warm, NULL, warm_gpu, s) == 0;
     if (!s->warming) warm_gpu(s);
     return RK_OK;

@@ -86,7 +86,7 @@ typedef struct rk_backend_seam {
     int fell_back;                /* the GPU failed under --device auto: the CPU runs from now on */
     char fell_back_why[RK_ERROR_MSG_CAP];
     pthread_t warm;
-    int warming, probe, gpu_ok;
+    int warming, gpu_ok;
     char gpu_why[256];
     rk_status dev_status;
     rk_error dev_err;

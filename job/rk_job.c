@@ -291,11 +291,9 @@ static rk_status fold_data(const rk_job_opts *o, const rk_knn_opts *ko, job_stat
 /* The GPU engine failed under --device auto and the seam gave the run to
  * the CPU: start the fold's recommendations over (the GPU may have sent some
  * batches); later folds run on the CPU too. */
-static rk_status restart_topn(const rk_job_opts *o, job_state *j, rk_job_report *rep, tee_sink *tee,
-                              const rk_topn_opts *to, rk_error *err)
+static rk_status restart_topn(const rk_job_opts *o, job_state *j, tee_sink *tee, const rk_topn_opts *to,
+                              rk_error *err)
 {
-    rep->gpu_fallback = 1;
-    snprintf(rep->gpu_fallback_why, sizeof rep->gpu_fallback_why, "%s", j->seam.fell_back_why);
     if (tee->rank != NULL) {
         const rk_dataset *ds = &j->data.ds;
         rk_rank_free(j->rank);
@@ -400,7 +398,7 @@ static rk_status engine_lists(const rk_job_opts *o, job_state *j, rk_job_report 
     *topn_done = *topn_done || fused;
     if (be->gpu && rk_backend_fall_back(&j->seam, s, "the GPU engine", err)) {
         /* the CPU gives the same results; what the GPU sent is dropped */
-        RK_FORWARD(restart_topn(o, j, rep, &e->tee, &e->to, err));
+        RK_FORWARD(restart_topn(o, j, &e->tee, &e->to, err));
         *topn_done = !e->want_topn;
         memset(&e->ts, 0, sizeof e->ts);
         s = rk_backend_current(&j->seam)->knn(e->em, &e->eko, &g, &j->lists, qp, NULL, NULL, st, err);
@@ -640,6 +638,8 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
     rep->eval = lf->eval;
     rep->have_eval = lf->have_eval;
     snprintf(rep->device, sizeof rep->device, "%s", st.device);
+    rep->gpu_fallback = j.seam.fell_back; /* the seam's, for every engine path */
+    snprintf(rep->gpu_fallback_why, sizeof rep->gpu_fallback_why, "%s", j.seam.fell_back_why);
     snprintf(rep->path, sizeof rep->path, "%s", st.path);
     double t_engine_end = rk_omp_wtime();
 

@@ -39,10 +39,6 @@ rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const
     rk_rbc_stats *as = &rep->approx;
     int on_gpu = 0;
     const rk_status s = rk_backend_rbc(seam, em, ko, &r, lists, as, &on_gpu, err);
-    if (seam->fell_back && !rep->gpu_fallback) {
-        rep->gpu_fallback = 1;
-        snprintf(rep->gpu_fallback_why, sizeof rep->gpu_fallback_why, "%s", seam->fell_back_why);
-    }
     if (s != RK_OK) return s;
     rep->have_approx = 1;
     memset(st, 0, sizeof *st);
