@@ -86,6 +86,20 @@ static const char usage_text[] =
     "                          into recommendations.csv (default 10; 0: none)\n"
     "      --users FILE        recommend only for the users of FILE (one id a\n"
     "                          line; unknown ids are counted, not fatal)\n"
+    "      --rank SIM          the similarity top-N is summed from: rp3beta\n"
+    "                          (default: a random walk with a popularity\n"
+    "                          penalty), weighted-cosine, or lists (the --metric\n"
+    "                          lists of neighbors.csv, as before 2026-11)\n"
+    "      --rank-k N          length of the ranking lists (default 100)\n"
+    "      --alpha A           rp3beta: walk exponent (default 0.75);\n"
+    "                          weighted-cosine: asymmetry, 0.5 = cosine\n"
+    "      --beta B            rp3beta: popularity penalty (default 0.3)\n"
+    "      --weighting W       weighted-cosine: none (default), tfidf, bm25\n"
+    "      --bm25 K1:B         BM25's K1 and B (default 1.2:0.75)\n"
+    "      --rank-values V     weighted-cosine: interactions (default) or ratings\n"
+    "      --rank-shrink L     weighted-cosine: L added to the denominator\n"
+    "      --locality Q        raise every list similarity to Q (default 1)\n"
+    "      --normalize yes|no  each ranking list sums to 1 (default yes)\n"
     "\n"
     "Evaluation:\n"
     "      --test FILE         held-out ratings to predict (same formats)\n"
@@ -168,6 +182,8 @@ enum {
     OPT_SPLIT, OPT_FOLDS, OPT_WRITE_FOLDS, OPT_RELEVANCE, OPT_BASELINE, OPT_REPORT,
     OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT, OPT_BY, OPT_IMPLICIT,
     OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK, OPT_GPUS, OPT_MPI_LOAD,
+    OPT_RANK, OPT_RANK_K, OPT_ALPHA, OPT_BETA, OPT_WEIGHTING, OPT_BM25, OPT_RANK_VALUES, OPT_RANK_SHRINK,
+    OPT_LOCALITY, OPT_NORMALIZE,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -197,6 +213,16 @@ static const struct option long_opts[] = {
     {"threads", required_argument, NULL, OPT_THREADS},
     {"top-n", required_argument, NULL, OPT_TOP_N},
     {"users", required_argument, NULL, OPT_USERS},
+    {"rank", required_argument, NULL, OPT_RANK},
+    {"rank-k", required_argument, NULL, OPT_RANK_K},
+    {"alpha", required_argument, NULL, OPT_ALPHA},
+    {"beta", required_argument, NULL, OPT_BETA},
+    {"weighting", required_argument, NULL, OPT_WEIGHTING},
+    {"bm25", required_argument, NULL, OPT_BM25},
+    {"rank-values", required_argument, NULL, OPT_RANK_VALUES},
+    {"rank-shrink", required_argument, NULL, OPT_RANK_SHRINK},
+    {"locality", required_argument, NULL, OPT_LOCALITY},
+    {"normalize", required_argument, NULL, OPT_NORMALIZE},
     {"gpu-topn", required_argument, NULL, OPT_GPU_TOPN},
     {"items", required_argument, NULL, OPT_ITEMS},
     {"gpu-query", required_argument, NULL, OPT_GPU_QUERY},
@@ -415,6 +441,9 @@ static int similarity_option(int ch, const char *a, rk_job_opts *o)
             rk_metric_names(names, sizeof names, -1); /* the metric table's rows */
             usage_error("--metric: unknown metric '%s' (%s)", a, names);
         }
+        if (rk_metric_is_ranking(o->knn.sim.metric))
+            usage_error("--metric: %s is a ranking similarity of top-N: use --rank %s", a, a);
+        o->metric_given = 1;
         break;
     case 'k':
     case OPT_K: o->knn.k = (int32_t)parse_ll("-k", a, 1, INT32_MAX); break;
@@ -444,6 +473,50 @@ static int similarity_option(int ch, const char *a, rk_job_opts *o)
     case OPT_ITEMS:
         if (a[0] == '\0') usage_error("--items: empty file name");
         o->items_path = a;
+        break;
+    default: return 0;
+    }
+    return 1;
+}
+
+/* The ranking model's options (CONTRACT.md §5b): 1 when ch is one of them (its value checked and set), else 0. */
+static int ranking_option(int ch, const char *a, rk_job_opts *o)
+{
+    rk_rankw_opts *r = &o->rank;
+    switch (ch) {
+    case OPT_RANK:
+        if (rk_rankw_parse_sim(a, &r->sim) != RK_OK)
+            usage_error("--rank: unknown similarity '%s' (rp3beta, weighted-cosine, lists)", a);
+        o->rank_given = 1;
+        break;
+    case OPT_RANK_K: r->k = (int32_t)parse_ll("--rank-k", a, 1, INT32_MAX); break;
+    case OPT_ALPHA: r->alpha = parse_double("--alpha", a); break;
+    case OPT_BETA: r->beta = parse_double("--beta", a); break;
+    case OPT_WEIGHTING:
+        if (rk_rankw_parse_weighting(a, &r->weighting) != RK_OK)
+            usage_error("--weighting: unknown weighting '%s' (none, tfidf, bm25)", a);
+        break;
+    case OPT_BM25: {
+        char buf[128];
+        snprintf(buf, sizeof buf, "%s", a);
+        char *colon = strchr(buf, ':');
+        if (colon == NULL) usage_error("--bm25: expected K1:B, got '%s'", a);
+        *colon = '\0';
+        r->bm25_k1 = parse_double("--bm25", buf);
+        r->bm25_b = parse_double("--bm25", colon + 1);
+        break;
+    }
+    case OPT_RANK_VALUES:
+        if (strcmp(a, "ratings") == 0) r->ratings = 1;
+        else if (strcmp(a, "interactions") == 0) r->ratings = 0;
+        else usage_error("--rank-values: unknown values '%s' (interactions, ratings)", a);
+        break;
+    case OPT_RANK_SHRINK: r->shrink = parse_double("--rank-shrink", a); break;
+    case OPT_LOCALITY: r->q = parse_double("--locality", a); break;
+    case OPT_NORMALIZE:
+        if (strcmp(a, "yes") == 0) r->normalize = 1;
+        else if (strcmp(a, "no") == 0) r->normalize = 0;
+        else usage_error("--normalize: expected yes or no, got '%s'", a);
         break;
     default: return 0;
     }
@@ -566,8 +639,8 @@ int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
     int ch;
     while ((ch = getopt_long(argc, argv, ":k:qhV", long_opts, NULL)) != -1) {
         const char *a = optarg;
-        if (input_option(ch, a, o) || similarity_option(ch, a, o) || evaluation_option(ch, a, o) ||
-            device_option(ch, a, o))
+        if (input_option(ch, a, o) || similarity_option(ch, a, o) || ranking_option(ch, a, o) ||
+            evaluation_option(ch, a, o) || device_option(ch, a, o))
             continue;
         switch (ch) {
         case OPT_PROGRESS: out->progress = 1; break;

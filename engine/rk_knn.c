@@ -402,6 +402,8 @@ static void similarities(const knn_ctx *c, knn_ws *w, int32_t i, int dense, int 
         break;
     case RK_METRIC_EUCLIDEAN_FULL: SIM_LOOP(RK_METRIC_EUCLIDEAN_FULL, FULL_FIX, 0, 0); break;
     case RK_METRIC_JACCARD: SIM_LOOP(RK_METRIC_JACCARD, FULL_FIX, 0, 0); break;
+    case RK_METRIC_WEIGHTED_COSINE: SIM_LOOP(RK_METRIC_WEIGHTED_COSINE, FULL_FIX, s6[5] <= 0.0, 0); break;
+    case RK_METRIC_RP3BETA: SIM_LOOP(RK_METRIC_RP3BETA, FULL_FIX, s6[5] <= 0.0, 0); break;
     case RK_METRIC_COUNT: break; /* refused by rk_knn_check_args */
     }
 }
@@ -674,7 +676,7 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
         c.ncnt = malloc(n * sizeof *c.ncnt);
         c.nsq = malloc(n * sizeof *c.nsq);
         if (c.ncnt == NULL || c.nsq == NULL) s = rk_error_set(err, RK_E_NOMEM, "out of memory for the item norms");
-        else rk_knn_item_norms(m, c.scale, c.ncnt, c.nsq);
+        else rk_knn_item_norms(m, &o->sim, c.scale, c.ncnt, c.nsq);
     }
     if (s == RK_OK && c.q != NULL) s = group_queries(&c, err);
     if (s == RK_OK) {

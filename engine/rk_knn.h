@@ -100,8 +100,13 @@ double rk_knn_grid_scale(const rk_model *m, double *qmax);
  *  metrics read (rk_sim_value): cnt[i] = |U_i| and sq[i] = Σ over i's raters
  *  of (r_ui · scale)², with r_ui · scale rounded to the nearest integer when
  *  scale is a grid scale (> 0; the engines' exact units) and scale 0 meaning
- *  raw values.  cnt and sq: caller-owned arrays of m's item count. */
-void rk_knn_item_norms(const rk_model *m, double scale, double *cnt, double *sq);
+ *  raw values.  For the ranking similarities (p, may be NULL: none) the
+ *  arrays hold the per-item factors of rk_sim_value instead: weighted-cosine
+ *  cnt[i] = sq_i^α, sq[i] = sq_i^(1−α); rp3beta cnt[i] = |U_i|^−α,
+ *  sq[i] = |U_i|^−β (0 for an item without raters).  Computed on the host
+ *  for every engine, so that the GPU multiplies the same doubles.  cnt and
+ *  sq: caller-owned arrays of m's item count. */
+void rk_knn_item_norms(const rk_model *m, const rk_sim_params *p, double scale, double *cnt, double *sq);
 
 /*! rk_knn_item_order() : order[n_items] = items by descending work
  *  cost[i] = Σ over raters u of i of |I_u| (ties by index), so that the most

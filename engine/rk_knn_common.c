@@ -15,6 +15,8 @@ void rk_knn_opts_default(rk_knn_opts *o)
     o->sim.min_support = 1;
     o->sim.shrinkage = 0.0;
     o->sim.unit = 1.0;
+    o->sim.alpha = 0.5;
+    o->sim.beta = 0.0;
     o->k = 20;
     o->mode = RK_PREDICT_MEANS;
     o->min_k = 1;
@@ -119,9 +121,10 @@ double rk_knn_grid_scale(const rk_model *m, double *qmax_out)
     return 0.0;
 }
 
-void rk_knn_item_norms(const rk_model *m, double scale, double *cnt, double *sq)
+void rk_knn_item_norms(const rk_model *m, const rk_sim_params *sp, double scale, double *cnt, double *sq)
 {
     const rk_csr *I = &m->by_item;
+    const rk_metric metric = sp != NULL ? sp->metric : RK_METRIC_COUNT;
 #pragma omp parallel for schedule(dynamic, 256)
     for (int32_t i = 0; i < I->n_rows; i++) {
         double acc = 0.0;
@@ -129,8 +132,16 @@ void rk_knn_item_norms(const rk_model *m, double scale, double *cnt, double *sq)
             const double v = scale > 0.0 ? nearbyint((double)I->val[p] * scale) : (double)I->val[p];
             acc += v * v;
         }
-        cnt[i] = (double)(I->ptr[i + 1] - I->ptr[i]);
+        const double c = (double)(I->ptr[i + 1] - I->ptr[i]);
+        cnt[i] = c;
         sq[i] = acc;
+        if (metric == RK_METRIC_WEIGHTED_COSINE) {
+            cnt[i] = acc > 0.0 ? pow(acc, sp->alpha) : 0.0;
+            sq[i] = acc > 0.0 ? pow(acc, 1.0 - sp->alpha) : 0.0;
+        } else if (metric == RK_METRIC_RP3BETA) {
+            cnt[i] = c > 0.0 ? pow(c, -sp->alpha) : 0.0;
+            sq[i] = c > 0.0 ? pow(c, -sp->beta) : 0.0;
+        }
     }
 }
 

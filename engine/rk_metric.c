@@ -7,7 +7,7 @@
 /* Indexed by the enum; the order of the rows is the order of --help.  The
  * file codes are MODEL_FORMAT.md's and never change. */
 static const rk_metric_row rows[RK_METRIC_COUNT] = {
-    /* metric                     name              code sums              full resid sym shrinkage */
+    /* metric                     name              code sums              full resid sym shrinkage ranking */
     [RK_METRIC_PEARSON] = {RK_METRIC_PEARSON, "pearson", 1, RK_SUMS_PEARSON, 0, 0, 1, 0.0},
     [RK_METRIC_PEARSON_BASELINE] = {RK_METRIC_PEARSON_BASELINE, "pearson-baseline", 2, RK_SUMS_PRODUCTS, 0, 1, 1,
                                     100.0},
@@ -17,6 +17,8 @@ static const rk_metric_row rows[RK_METRIC_COUNT] = {
     [RK_METRIC_COSINE_FULL] = {RK_METRIC_COSINE_FULL, "cosine-full", 6, RK_SUMS_DOT, 1, 0, 1, 0.0},
     [RK_METRIC_EUCLIDEAN_FULL] = {RK_METRIC_EUCLIDEAN_FULL, "euclidean-full", 7, RK_SUMS_DOT, 1, 0, 1, 0.0},
     [RK_METRIC_JACCARD] = {RK_METRIC_JACCARD, "jaccard", 8, RK_SUMS_DOT, 1, 0, 1, 0.0},
+    [RK_METRIC_WEIGHTED_COSINE] = {RK_METRIC_WEIGHTED_COSINE, "weighted-cosine", 9, RK_SUMS_DOT, 1, 0, 0, 0.0, 1},
+    [RK_METRIC_RP3BETA] = {RK_METRIC_RP3BETA, "rp3beta", 10, RK_SUMS_DOT, 1, 0, 0, 0.0, 1},
 };
 
 const rk_metric_row *rk_metric_row_of(rk_metric m)
@@ -59,7 +61,7 @@ int rk_metric_names(char *buf, size_t cap, int full)
     int len = 0;
     if (cap > 0) buf[0] = '\0';
     for (int m = 0; m < RK_METRIC_COUNT; m++) {
-        if (full >= 0 && rows[m].full != full) continue;
+        if ((full >= 0 && rows[m].full != full) || rows[m].ranking) continue;
         const size_t at = (size_t)len < cap ? (size_t)len : cap;
         len += snprintf(buf + at, cap - at, "%s%s", len > 0 ? ", " : "", rows[m].name);
     }

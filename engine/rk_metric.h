@@ -31,6 +31,10 @@ typedef enum rk_metric {
     RK_METRIC_COSINE_FULL,
     RK_METRIC_EUCLIDEAN_FULL,
     RK_METRIC_JACCARD,
+    /* ranking similarities (CONTRACT.md §5b): top-N only, over the values of
+     * rk_rankw (a weighted or random-walk transform of the matrix) */
+    RK_METRIC_WEIGHTED_COSINE,
+    RK_METRIC_RP3BETA,
     RK_METRIC_COUNT
 } rk_metric;
 
@@ -54,6 +58,8 @@ typedef struct rk_metric_row {
     int residuals;         /* 1: on the baseline residuals r − (μ + b_u + b_i) */
     int symmetric;         /* 1: sim(i, j) = sim(j, i), so a tile may be mirrored */
     double shrinkage;      /* default --shrinkage */
+    int ranking;           /* 1: a ranking similarity of --rank (top-N lists over rk_rankw's
+                              values; not a --metric, no predictions), unclamped */
 } rk_metric_row;
 
 /*! rk_metric_row_of() : the row of metric m; NULL for a value outside the
@@ -75,8 +81,8 @@ const char *rk_metric_name(rk_metric m);
  *  caller names the file). */
 rk_status rk_metric_from_code(uint32_t c, rk_metric *out);
 
-/*! rk_metric_names() : the names of the rows whose `full` flag is full
- *  (full < 0: every row), in table order, joined by ", " into buf (cap
+/*! rk_metric_names() : the names of the --metric rows (the ranking rows
+ *  left out) whose `full` flag is full (full < 0: every such row), in table order, joined by ", " into buf (cap
  *  bytes, always terminated when cap > 0), for messages.  @return the
  *  length the whole list needs, as snprintf. */
 int rk_metric_names(char *buf, size_t cap, int full);
@@ -88,6 +94,14 @@ static inline int rk_metric_is_full(rk_metric m)
 {
     const rk_metric_row *r = rk_metric_row_of(m);
     return r != NULL && r->full;
+}
+
+/*! rk_metric_is_ranking() : 1 for the ranking similarities of --rank
+ *  (the table's `ranking` column). */
+static inline int rk_metric_is_ranking(rk_metric m)
+{
+    const rk_metric_row *r = rk_metric_row_of(m);
+    return r != NULL && r->ranking;
 }
 
 /*! rk_metric_on_residuals() : 1 for the metrics computed on the baseline

@@ -196,7 +196,7 @@ rk_status rk_rbc_ctx_init(rk_rbc_ctx *c, const rk_model *m, const rk_knn_opts *o
     const double s = c->scale;
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < U->nnz; p++) c->uvals[p] = s > 0.0 ? nearbyint((double)U->val[p] * s) : (double)U->val[p];
-    rk_knn_item_norms(m, c->scale, c->ncnt, c->nsq);
+    rk_knn_item_norms(m, NULL, c->scale, c->ncnt, c->nsq);
     rk_status st = rk_rbc_draw_reps(m, c->R, c->T, r->seed, r->draw, c->reps, err);
     if (st != RK_OK) rk_rbc_ctx_free(c);
     return st;

@@ -207,7 +207,7 @@ rk_status rk_rbc_recall(const rk_model *m, const rk_knn_opts *o, const rk_lists 
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < U->nnz; p++)
         c.uval[p] = scale > 0.0 ? nearbyint((double)U->val[p] * scale) : (double)U->val[p];
-    rk_knn_item_norms(m, scale, c.ncnt, c.nsq);
+    rk_knn_item_norms(m, NULL, scale, c.ncnt, c.nsq);
 
     /* per query: hits and exact entries, summed in sample order afterwards,
      * so that the mean does not depend on the thread count */

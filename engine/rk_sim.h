@@ -34,6 +34,11 @@ typedef struct rk_sim_params {
     int32_t min_support; /* pairs with n < max(min_support, 1) get 0 */
     double shrinkage;    /* λ >= 0: sim * (n-1)/(n-1+λ) */
     double unit;         /* value of one unit of the sums (1.0 for raw values) */
+    /* the ranking similarities (CONTRACT.md §5b); other metrics ignore them */
+    double alpha;        /* weighted-cosine: asymmetry α (0.5: cosine); rp3beta: α of the walk */
+    double beta;         /* rp3beta: popularity penalty β */
+    double den_shrink;   /* weighted-cosine: λ added to the denominator, in units of Σxy */
+    double dot_unit;     /* value of one unit of Σxy (rk_rankw's quantum squared; 0: 1) */
 } rk_sim_params;
 
 /* Relative threshold under which a variance term counts as zero: with
@@ -50,7 +55,10 @@ typedef struct rk_sim_params {
  *  over the co-raters; n is still the co-rater count, for the support rule
  *  and shrinkage: like every metric, a pair without max(min_support, 1)
  *  co-raters gets 0 (for euclidean-full, which is positive for every pair,
- *  this keeps the neighbours among items that share a rater).  @return a value in [-1, 1] for the
+ *  this keeps the neighbours among items that share a rater).  The ranking
+ *  similarities (weighted-cosine, rp3beta) read sx and syy as per-item
+ *  factors that rk_knn_item_norms computed on the host (so that every
+ *  engine multiplies the same doubles) and are not clamped.  @return a value in [-1, 1] for the
  *  correlation metrics and in (0, 1] for msd/euclidean; 0 when n is below the
  *  support or a denominator is 0. */
 static inline RK_HD double rk_sim_value(const rk_sim_params *p, double n,
@@ -100,9 +108,24 @@ static inline RK_HD double rk_sim_value(const rk_sim_params *p, double n,
         s = n / uni;
         break;
     }
+    case RK_METRIC_WEIGHTED_COSINE: {
+        /* sx = ‖x_i‖^{2α} of the row item, syy = ‖x_j‖^{2(1−α)} of the column
+         * item (rk_knn_item_norms) */
+        double den = sx * syy + p->den_shrink / (p->unit * p->unit);
+        if (!(den > 0.0)) return 0.0;
+        s = sxy / den; /* the units cancel but for λ's */
+        break;
+    }
+    case RK_METRIC_RP3BETA: {
+        /* sx = |U_i|^−α of the row item, syy = |U_j|^−β of the column item */
+        const double du = p->dot_unit > 0.0 ? p->dot_unit : 1.0;
+        s = sxy * (p->unit * p->unit) * du * sx * syy;
+        break;
+    }
     case RK_METRIC_COUNT: return 0.0; /* not a metric */
     }
     if (p->shrinkage > 0.0) s = s * ((n - 1.0) / (n - 1.0 + p->shrinkage));
+    if (p->metric == RK_METRIC_WEIGHTED_COSINE || p->metric == RK_METRIC_RP3BETA) return s; /* unclamped */
     if (s > 1.0) s = 1.0;
     if (s < -1.0) s = -1.0;
     return s;

@@ -84,7 +84,7 @@ static inline uint32_t metric_code(rk_metric m)
 }
 static inline int metric_from_code(uint32_t c, rk_metric *m)
 {
-    return rk_metric_from_code(c, m) == RK_OK ? 0 : -1;
+    return rk_metric_from_code(c, m) == RK_OK && !rk_metric_is_ranking(*m) ? 0 : -1; /* ranking lists are never saved */
 }
 static inline uint32_t mode_code(rk_predict_mode m)
 {

@@ -35,6 +35,7 @@ void rk_job_opts_default(rk_job_opts *o)
     o->out_dir = "recknn-out";
     o->write_neighbors = 1;
     o->top_n = 10;
+    rk_rankw_opts_default(&o->rank);
     o->gpu_topn = RK_GPU_TOPN_AUTO;
     o->split = RK_SPLIT_RATINGS;
     o->relevance = RK_RANK_RELEVANCE_DEFAULT;
@@ -53,6 +54,7 @@ typedef struct job_state {
     rk_byuser uview;        /* --by user: its transposed view, which the engines read */
     const rk_triples *tr, *te;
     rk_lists lists;
+    rk_lists rlists;        /* the ranking model's lists (--rank, CONTRACT.md §5b) */
     double *pred;
     int32_t *used;
     rk_outset *out;         /* the run's files */
@@ -74,6 +76,7 @@ typedef struct job_state {
 /* What one fold made (the last fold's stays for the files written at the end). */
 static void fold_free(job_state *j)
 {
+    rk_lists_free(&j->rlists);
     rk_byuser_free(&j->uview);
     rk_lists_free(&j->lists);
     free(j->pred);
@@ -307,6 +310,27 @@ static rk_status restart_topn(const rk_job_opts *o, job_state *j, tee_sink *tee,
     return RK_OK;
 }
 
+/* Top-N comes from the ranking model (CONTRACT.md §5b) rather than from the
+ * --metric lists: item mode, exact lists. */
+static int rank_model_on(const rk_job_opts *o)
+{
+    return rk_rankw_on(&o->rank) && !o->by_user && o->approx == RK_APPROX_NONE;
+}
+
+/* restart_topn for the ranking stage (rk_job_rank_topn's callback). */
+typedef struct rank_restart {
+    const rk_job_opts *o;
+    job_state *j;
+    tee_sink *tee;
+    const rk_topn_opts *to;
+} rank_restart;
+
+static rk_status restart_rank(void *ud, rk_error *err)
+{
+    rank_restart *r = ud;
+    return restart_topn(r->o, r->j, r->tee, r->to, err);
+}
+
 /* Subset queries: --items, or --users in user mode without a test set (the
  * users' lists are all their recommendations need). */
 static void subset_rows(const rk_job_opts *o, const job_state *j, int64_t n_test, rk_knn_opts *eko)
@@ -413,7 +437,9 @@ static rk_status fold_engine_run(const rk_job_opts *o, const rk_knn_opts *ko, jo
                                  int f, fold_engine *e, rk_knn_stats *st, rk_error *err)
 {
     memset(st, 0, sizeof *st);
-    int topn_done = !e->want_topn;
+    /* with a ranking model the lists of --metric do not feed top-N */
+    const int ranked = e->want_topn && rank_model_on(o);
+    int topn_done = !e->want_topn || ranked;
     const int gpu = rk_backend_current(&j->seam)->gpu;
     if (o->approx != RK_APPROX_NONE) { /* lists only; top-N from them on the CPU */
         RK_FORWARD(rk_job_approx_lists(o, ko, e->em, &j->seam, &j->lists, rep, st, err));
@@ -422,11 +448,16 @@ static rk_status fold_engine_run(const rk_job_opts *o, const rk_knn_opts *ko, jo
         const rk_gpu_opts g = rk_backend_call_opts(&j->seam);
         rk_job_spread_in in = {o, o->dist, &e->eko, e->em, j->m, o->by_user, j->seam.devices,
                                gpu ? j->seam.n_devices : 0, &g, &j->seam, &j->lists, e->q.n > 0 ? &e->q : NULL,
-                               e->want_topn ? &e->to : NULL, &e->ts, st, rep};
+                               e->want_topn && !ranked ? &e->to : NULL, &e->ts, st, rep};
         RK_FORWARD(rk_job_spread(&in, err));
         topn_done = 1;
     } else {
         RK_FORWARD(engine_lists(o, j, rep, f, e, &topn_done, st, err));
+    }
+    if (ranked) {
+        if (rk_dist_rank(o->dist) != 0) return RK_OK; /* rank 0 ranks, measures and writes */
+        rank_restart rr = {o, j, &e->tee, &e->to};
+        return rk_job_rank_topn(o, &j->seam, j->m, &e->to, restart_rank, &rr, &j->rlists, &e->ts, rep, err);
     }
     if (topn_done) return RK_OK;
     const rk_backend *cpu = rk_backend_get(RK_BACKEND_CPU);
@@ -646,6 +677,9 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
     if (!root) goto done; /* rank 0 writes the model and the metrics */
     /* the model of the last fold, for tomorrow's queries */
     if (o->save_model != NULL) {
+        if (rep->have_rank_model)
+            rk_note(o->note, o->ud, "the model file keeps the --metric lists: --model serves top-N from them, not "
+                    "from --rank %s (CONTRACT.md §5b)", rk_rankw_sim_name(o->rank.sim));
         rk_mfile_view v = {j.m, &j.lists, ds->users, ds->items, &ko};
         s = rk_mfile_save(o->save_model, &v, err);
         if (s != RK_OK) goto fail;

@@ -27,6 +27,7 @@
 #include "rk_gpus.h"
 #include "rk_backend.h"
 #include "rk_note.h"
+#include "rk_rankw.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,12 +53,16 @@ typedef struct rk_job_opts {
     rk_dup_policy duplicates;   /* --duplicates */
     rk_knn_opts knn;            /* metric, k, support, shrinkage, predict, min-k, threads */
     int shrinkage_given;        /* 0: the metric's default shrinkage */
+    int metric_given;           /* --metric was given (--implicit refuses a co-rater metric then) */
     rk_device device;           /* --device */
     double gpu_memory_gb;       /* --gpu-memory cap (0 = whatever is free) */
     double memory_limit_gb;     /* --memory-limit: host memory budget (0 = none) */
     const char *out_dir;        /* --out, default "recknn-out" */
     int write_neighbors;        /* write neighbors.csv (default 1) */
     int32_t top_n;              /* --top-n: recommendations per user (default 10; 0: none) */
+    rk_rankw_opts rank;         /* --rank and its options: the ranking model top-N is summed
+                                   from (CONTRACT.md §5b); sim RK_METRIC_COUNT: --metric's lists */
+    int rank_given;             /* --rank was given (user mode and --approx refuse it then) */
     int top_n_given;            /* --top-n was given (--items refuses it then) */
     int by_user;                /* --by user: user-based k-NN (CONTRACT.md §6b) */
     int implicit;               /* --implicit: every rating counts as 1 (click or play data);
@@ -171,6 +176,12 @@ typedef struct rk_job_report {
     /* top-N (top_n > 0) */
     int32_t top_n;                     /* N used: --top-n capped at the item count */
     rk_topn_stats topn;                /* users served, rows, times, path */
+    /* the ranking model (--rank, CONTRACT.md §5b) of the last fold */
+    int have_rank_model;               /* top-N was summed from the ranking lists */
+    rk_knn_stats rank_lists;           /* the engine call that made them */
+    int64_t rank_entries;              /* their entries */
+    double rank_quantum;               /* rk_rankw's 2^e */
+    double t_rank;                     /* sum over folds: transform, lists and shaping */
     int64_t users_file_ids;            /* --users: ids read */
     int64_t users_unknown;             /* ids that are no user of the training data */
     int64_t users_repeated;            /* ids seen on an earlier line */

@@ -74,6 +74,32 @@ static rk_status check_model_approx(const rk_job_opts *o, rk_error *err)
     return RK_OK;
 }
 
+/* --implicit: every rating is 1, so a metric over co-raters has nothing to
+ * compare (Pearson is undefined, cosine, msd and euclidean are 1 for every
+ * pair): such a metric given is refused, and the default becomes
+ * cosine-full.  The ranking model (--rank) needs item mode and exact
+ * lists. */
+static rk_status check_implicit_rank(rk_job_opts *o, rk_error *err)
+{
+    if (o->implicit && !rk_metric_is_full(o->knn.sim.metric)) {
+        if (o->metric_given)
+            return needs_full(err, "--implicit makes every rating 1, so a similarity over co-raters is constant or "
+                              "undefined: use a full-vector metric (--metric %s), not %s",
+                              rk_metric_name(o->knn.sim.metric));
+        o->knn.sim.metric = RK_METRIC_COSINE_FULL;
+    }
+    if (rk_metric_is_ranking(o->knn.sim.metric))
+        return rk_error_set(err, RK_E_ARG, "--metric %s is a ranking similarity: use --rank %s",
+                            rk_metric_name(o->knn.sim.metric), rk_metric_name(o->knn.sim.metric));
+    if (rk_rankw_on(&o->rank) && o->rank_given && o->by_user)
+        return rk_error_set(err, RK_E_ARG, "--rank %s ranks items by item lists: with --by user top-N comes from the "
+                            "user lists (--rank lists)", rk_rankw_sim_name(o->rank.sim));
+    if (rk_rankw_on(&o->rank) && o->rank_given && o->approx != RK_APPROX_NONE)
+        return rk_error_set(err, RK_E_ARG, "--approx makes the --metric lists approximately; top-N then comes from "
+                            "them (--rank lists), not from --rank %s", rk_rankw_sim_name(o->rank.sim));
+    return rk_rankw_check(&o->rank, err);
+}
+
 /* What the command line's ranges already keep out, for other callers. */
 static rk_status check_ranges(const rk_job_opts *o, rk_error *err)
 {
@@ -95,6 +121,7 @@ rk_status rk_job_opts_check(rk_job_opts *o, rk_error *err)
         return rk_error_set(err, RK_E_ARG, "--relevance cannot be used with --implicit: every held-out item is "
                             "relevant there");
     if (o->implicit) o->relevance = 1.0; /* every held-out rating is 1 */
+    RK_FORWARD(check_implicit_rank(o, err));
     RK_FORWARD(check_model_approx(o, err));
     if (rk_gpus_given(&o->gpus) && o->device == RK_DEVICE_CPU)
         return rk_error_set(err, RK_E_ARG, "--gpus needs the GPU engine: it cannot be used with --device cpu");

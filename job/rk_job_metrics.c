@@ -316,6 +316,30 @@ static json_t *json_engine(const rk_job_report *r, const rk_knn_stats *st)
     return done(e, bad);
 }
 
+/* "topn"."rank": the ranking model top-N was summed from (CONTRACT.md §5b):
+ * "lists" (the --metric lists), or its options, lists and times. */
+static json_t *json_rank_model(const rk_job_opts *o, const rk_job_report *r)
+{
+    const rk_rankw_opts *k = &o->rank;
+    if (!r->have_rank_model) return json_pack("{s:s}", "sim", "lists");
+    const rk_knn_stats *st = &r->rank_lists;
+    json_t *x = json_pack("{s:s, s:i, s:o, s:o, s:o, s:b}", "sim", rk_rankw_sim_name(k->sim), "k", k->k,
+                          "alpha", rk_json_num(k->alpha), "beta", rk_json_num(k->beta), "locality",
+                          rk_json_num(k->q), "normalize", k->normalize != 0);
+    int bad = x == NULL;
+    if (!bad && k->sim == RK_METRIC_WEIGHTED_COSINE)
+        bad |= append(x, json_pack("{s:s, s:s, s:o, s:o, s:o}", "weighting", rk_rankw_weighting_name(k->weighting),
+                                   "values", k->ratings ? "ratings" : "interactions", "bm25_k1",
+                                   rk_json_num(k->bm25_k1), "bm25_b", rk_json_num(k->bm25_b), "shrink",
+                                   rk_json_num(k->shrink)));
+    if (!bad)
+        bad |= append(x, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "entries", (json_int_t)r->rank_entries,
+                                   "quantum", rk_json_num(r->rank_quantum), "path", rk_json_str(st->path),
+                                   "device", rk_json_str(st->device), "lists_s", rk_json_num(st->wall_s),
+                                   "seconds", rk_json_num(r->t_rank)));
+    return done(x, bad);
+}
+
 /* "topn": what top-N served, null without it. */
 static json_t *json_topn(const rk_job_opts *o, const rk_job_report *r)
 {
@@ -327,6 +351,7 @@ static json_t *json_topn(const rk_job_opts *o, const rk_job_report *r)
                           "compute_s", rk_json_num(t->compute_s), "upload_s", rk_json_num(t->upload_s),
                           "sink_s", rk_json_num(t->sink_s), "wall_s", rk_json_num(t->wall_s));
     int bad = x == NULL;
+    if (!bad) bad |= set(x, "rank", json_rank_model(o, r));
     if (!bad && o->users_path != NULL)
         bad |= append(x, json_pack("{s:I, s:I, s:I, s:o}", "users_file_ids", (json_int_t)r->users_file_ids,
                                    "users_unknown", (json_int_t)r->users_unknown,

@@ -31,7 +31,7 @@ fi
 json_get() { grep -o "\"$2\": [-0-9.e+]*" "$1" | head -1 | sed 's/.*: //'; }
 
 for metric in cosine-full euclidean-full jaccard; do
-    expect_status 0 "$RECKNN" "$data" --implicit --metric "$metric" --top-n 5 --out "$tmp/e-$metric" --device cpu --quiet
+    expect_status 0 "$RECKNN" "$data" --implicit --metric "$metric" --top-n 5 --rank lists --out "$tmp/e-$metric" --device cpu --quiet
     expect_status 0 "$RECKNN" "$data" --implicit --metric "$metric" --top-n 5 --approx rbc --reps 40 --probes 40 \
         --out "$tmp/a-$metric" --device cpu --quiet
     cmp -s "$tmp/e-$metric/neighbors.csv" "$tmp/a-$metric/neighbors.csv" ||

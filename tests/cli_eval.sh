@@ -119,7 +119,8 @@ expect_status 2 "$RECKNN" "$train" --baseline best --out "$tmp/e" --device cpu
 [ -e "$tmp/e" ] && fail "a rejected option left $tmp/e behind"
 
 # ---- a saved model answers as the run that saved it -------------------------------------------------
-expect_status 0 "$RECKNN" "$train" --test "$test" --top-n 10 --save-model "$tmp/m.rkm" --out "$tmp/a" --device cpu --quiet
+# (the model file keeps the --metric lists, so the saving run ranks from them: --rank lists)
+expect_status 0 "$RECKNN" "$train" --test "$test" --top-n 10 --rank lists --save-model "$tmp/m.rkm" --out "$tmp/a" --device cpu --quiet
 [ -s "$tmp/m.rkm" ] || fail "--save-model wrote nothing"
 ls "$tmp" | grep -q 'm.rkm.tmp' && fail "--save-model left a temporary file"
 expect_status 0 "$RECKNN" "$train" --model "$tmp/m.rkm" --queries "$test" --top-n 10 --out "$tmp/b" --device cpu

@@ -447,9 +447,17 @@ static void test_metric_table(void)
         CU_ASSERT(r->residuals == 0 || r->residuals == 1);
         CU_ASSERT(r->symmetric == 0 || r->symmetric == 1);
         /* two co-raters with different ratings: every metric gives a value in [-1, 1] */
-        rk_sim_params p = {(rk_metric)m, 1, 0.0, 1.0};
+        rk_sim_params p = {(rk_metric)m, 1, 0.0, 1.0, 0.5, 0.5, 0.0, 1.0};
         double v = rk_sim_value(&p, 2, 3, r->full ? 4 : 5, 5, 13, 8);
-        CU_ASSERT(v >= -1.0 && v <= 1.0 && v != 0.0);
+        if (r->ranking) {
+            CU_ASSERT(isfinite(v) && v > 0.0); /* unclamped, from per-item factors */
+        } else {
+            CU_ASSERT(v >= -1.0 && v <= 1.0 && v != 0.0);
+        }
+        CU_ASSERT_EQUAL(rk_metric_is_ranking((rk_metric)m), r->ranking);
+        if (r->ranking) {
+            CU_ASSERT(r->full && !r->symmetric && !r->residuals);
+        }
     }
     CU_ASSERT_PTR_NULL(rk_metric_row_of(RK_METRIC_COUNT));
     CU_ASSERT_PTR_NULL(rk_metric_row_of((rk_metric)-1));
@@ -463,6 +471,10 @@ static void test_metric_table(void)
     CU_ASSERT(len > 0 && (size_t)len < sizeof names);
     const char *at = names;
     for (int m = 0; m < rk_metric_count(); m++) {
+        if (rk_metric_is_ranking((rk_metric)m)) { /* not a --metric: left out */
+            CU_ASSERT_PTR_NULL(strstr(names, rk_metric_name((rk_metric)m)));
+            continue;
+        }
         const char *hit = strstr(at, rk_metric_name((rk_metric)m));
         CU_ASSERT_PTR_NOT_NULL(hit);
         if (hit != NULL) at = hit + strlen(rk_metric_name((rk_metric)m));
