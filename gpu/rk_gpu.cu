@@ -304,7 +304,7 @@ rk_status knn_call::upload_model(rk_error *err)
     // the full-vector metrics' whole-vector counts and norms, in the sums' units
     if (kind == RK_SUMS_DOT) {
         std::vector<double> ncnt((size_t)(n_items > 0 ? n_items : 1)), nsq(ncnt.size());
-        rk_knn_item_norms(m, grid ? scale : 0.0, ncnt.data(), nsq.data());
+        rk_knn_item_norms(m, &sp, grid ? scale : 0.0, ncnt.data(), nsq.data());
         RK_FORWARD(upload(&d_ncnt, ncnt.data(), (size_t)n_items, mem, sg, s, err));
         RK_FORWARD(upload(&d_nsq, nsq.data(), (size_t)n_items, mem, sg, s, err));
         RK_CUDA_CHECK(err, cudaStreamSynchronize(s)); // the vectors go out of scope

@@ -526,7 +526,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_rbc_opts *r, con
     std::vector<double> ncnt((size_t)std::max(n_items, 1)), nsq(ncnt.size());
     std::vector<int32_t> reps((size_t)std::max(R, 1));
     rk_rbc_values(m, scale, vals.data());
-    rk_knn_item_norms(m, scale, ncnt.data(), nsq.data());
+    rk_knn_item_norms(m, NULL, scale, ncnt.data(), nsq.data());
     RK_FORWARD(rk_rbc_draw_reps(m, R, T, r->seed, r->draw, reps.data(), err));
     c_arrays owned;
     int64_t *rptr = NULL;
