@@ -455,9 +455,15 @@ static rk_status fold_engine_run(const rk_job_opts *o, const rk_knn_opts *ko, jo
         RK_FORWARD(engine_lists(o, j, rep, f, e, &topn_done, st, err));
     }
     if (ranked) {
-        if (rk_dist_rank(o->dist) != 0) return RK_OK; /* rank 0 ranks, measures and writes */
-        rank_restart rr = {o, j, &e->tee, &e->to};
-        return rk_job_rank_topn(o, &j->seam, j->m, &e->to, restart_rank, &rr, &j->rlists, &e->ts, rep, err);
+        /* rank 0 alone makes the ranking lists and ranks (CONTRACT.md §11);
+         * the others wait for its status, so that a failure anywhere stops
+         * every rank before rank 0 writes */
+        rk_status s = rk_dist_fault(o->dist, "topn", err);
+        if (s == RK_OK && rk_dist_rank(o->dist) == 0) {
+            rank_restart rr = {o, j, &e->tee, &e->to};
+            s = rk_job_rank_topn(o, &j->seam, j->m, &e->to, restart_rank, &rr, &j->rlists, &e->ts, rep, err);
+        }
+        return rk_dist_agree(o->dist, s, err);
     }
     if (topn_done) return RK_OK;
     const rk_backend *cpu = rk_backend_get(RK_BACKEND_CPU);

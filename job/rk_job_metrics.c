@@ -336,7 +336,7 @@ static json_t *json_rank_model(const rk_job_opts *o, const rk_job_report *r)
         bad |= append(x, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "entries", (json_int_t)r->rank_entries,
                                    "quantum", rk_json_num(r->rank_quantum), "path", rk_json_str(st->path),
                                    "device", rk_json_str(st->device), "lists_s", rk_json_num(st->wall_s),
-                                   "seconds", rk_json_num(r->t_rank)));
+                                   "wall_s", rk_json_num(r->t_rank)));
     return done(x, bad);
 }
 

@@ -1,0 +1,217 @@
+/* The ranking model (engine/rk_rankw.c, CONTRACT.md §5b) through the CPU
+ * engine, against a float64 brute force written from the contract: the
+ * transformed values unrounded, dense columns, the similarity of every
+ * pair, §3's order, then the locality exponent and the normalisation. */
+#include "test_rankw.h"
+#include "rk_knn.h"
+#include "rk_model.h"
+
+#define AT(M, a, b, cols) ((M)[(size_t)(a) * (size_t)(cols) + (size_t)(b)])
+
+static int g_lists; /* lists compared */
+
+/* The dense transformed matrix X (nu × ni) of CONTRACT.md §5b. */
+static void ref_values(const rk_triples *t, int nu, int ni, const rk_rankw_opts *o, double *X, double *P)
+{
+    double *R = calloc((size_t)nu * ni, sizeof *R), *B = calloc((size_t)nu * ni, sizeof *B);
+    for (int64_t p = 0; p < t->n; p++) {
+        AT(R, t->user[p], t->item[p], ni) = t->rating[p];
+        AT(B, t->user[p], t->item[p], ni) = 1.0;
+    }
+    double *nI = calloc((size_t)nu, sizeof *nI), *len = calloc((size_t)ni, sizeof *len);
+    for (int u = 0; u < nu; u++)
+        for (int i = 0; i < ni; i++) {
+            const double v = o->ratings ? AT(R, u, i, ni) : 1.0;
+            nI[u] += AT(B, u, i, ni);
+            if (AT(B, u, i, ni) > 0) len[i] += v;
+        }
+    double mean = 0;
+    for (int i = 0; i < ni; i++) mean += len[i] / ni;
+    for (int u = 0; u < nu; u++)
+        for (int i = 0; i < ni; i++) {
+            double x = 0.0;
+            if (AT(B, u, i, ni) > 0) {
+                const double v = o->ratings ? AT(R, u, i, ni) : 1.0;
+                const double idf = fmax(0.0, log((double)ni / (1.0 + nI[u])));
+                const double L = (1 - o->bm25_b) + o->bm25_b * len[i] / mean;
+                if (o->sim == RK_METRIC_RP3BETA) x = pow(nI[u], -o->alpha / 2);
+                else if (o->weighting == RK_RANKW_NONE) x = v;
+                else if (o->weighting == RK_RANKW_TFIDF) x = sqrt(v) * idf;
+                else x = v * (o->bm25_k1 + 1) / (o->bm25_k1 * L + v) * idf;
+            }
+            AT(X, u, i, ni) = x;
+            AT(P, u, i, ni) = AT(B, u, i, ni);
+        }
+    free(R); free(B); free(nI); free(len);
+}
+
+/* sim(a, b) of CONTRACT.md §5b over the dense columns; *n the co-raters. */
+static double ref_sim(const double *X, const double *P, int nu, int ni, const rk_rankw_opts *o, int a, int b,
+                      int *n)
+{
+    double dot = 0, na = 0, nb = 0, ca = 0, cb = 0;
+    *n = 0;
+    for (int u = 0; u < nu; u++) {
+        const double xa = AT(X, u, a, ni), xb = AT(X, u, b, ni);
+        dot += xa * xb;
+        na += xa * xa;
+        nb += xb * xb;
+        ca += AT(P, u, a, ni);
+        cb += AT(P, u, b, ni);
+        *n += AT(P, u, a, ni) > 0 && AT(P, u, b, ni) > 0; /* co-raters, whatever their values */
+    }
+    if (*n == 0) return 0.0;
+    if (o->sim == RK_METRIC_RP3BETA) return dot * pow(ca, -o->alpha) * pow(cb, -o->beta);
+    const double den = pow(na, o->alpha) * pow(nb, 1 - o->alpha) + o->shrink;
+    return den > 0 ? dot / den : 0.0;
+}
+
+static void check(int nu, int ni, double dens, int ones, int every, int hole, const rk_rankw_opts *o,
+                  unsigned long long seed)
+{
+    rk_triples t;
+    rkt_data(&t, nu, ni, dens, ones, every, hole, seed);
+    rk_model m;
+    rk_error err;
+    if (t.n == 0 || rk_model_build(&m, &t, nu, ni, 0, 0, 0, 0, &err) != RK_OK) {
+        rk_triples_free(&t);
+        return;
+    }
+    rk_rankw_model tm;
+    CU_ASSERT_FATAL(rk_rankw_build(&m, o, &tm, &err) == RK_OK);
+    /* the rounded values: integers below 2^24 whose products sum below 2^52 */
+    int64_t most = 0;
+    for (int i = 0; i < ni; i++)
+        if (m.by_item.ptr[i + 1] - m.by_item.ptr[i] > most) most = m.by_item.ptr[i + 1] - m.by_item.ptr[i];
+    for (int64_t p = 0; p < m.by_user.nnz; p++) {
+        const double v = tm.model.by_user.val[p];
+        CU_ASSERT(v == nearbyint(v) && v >= 0 && v < 16777216.0);
+        CU_ASSERT(v * v * (double)most < 4503599627370496.0);
+    }
+    rk_knn_opts base, ko;
+    rk_knn_opts_default(&base);
+    rk_rankw_knn_opts(o, &tm, &base, &ko);
+    rk_lists l;
+    CU_ASSERT_FATAL(rk_lists_alloc(&l, ni, o->k, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_knn_cpu(&tm.model, &ko, &l, NULL, NULL, &err) == RK_OK);
+    rk_rankw_shape(o, &l);
+
+    double *X = calloc((size_t)nu * ni, sizeof *X), *P = calloc((size_t)nu * ni, sizeof *P), *row = malloc(sizeof(double) * (size_t)ni);
+    int *sup = malloc(sizeof(int) * (size_t)ni);
+    ref_values(&t, nu, ni, o, X, P);
+    for (int i = 0; i < ni; i++) {
+        int cnt = 0;
+        for (int j = 0; j < ni; j++) {
+            row[j] = j == i ? 0.0 : ref_sim(X, P, nu, ni, o, i, j, &sup[j]);
+            cnt += row[j] > 0;
+        }
+        const int want = cnt < o->k ? cnt : o->k;
+        CU_ASSERT_EQUAL(l.len[i], want);
+        if (l.len[i] != want) continue;
+        /* the reference list: best first, equal values by index; the engine may
+         * swap entries whose exact values differ by the rounding of the values */
+        double prev = INFINITY, total = 0.0, shaped[1024];
+        int taken[1024];
+        for (int r = 0; r < want; r++) {
+            int best = -1;
+            for (int j = 0; j < ni; j++) {
+                int used = 0;
+                for (int q = 0; q < r; q++) used |= taken[q] == j;
+                if (!used && row[j] > 0 && (best < 0 || row[j] > row[best])) best = j;
+            }
+            taken[r] = best;
+            CU_ASSERT(row[best] <= prev);
+            prev = row[best];
+            shaped[r] = pow(row[best], o->q);
+            total += shaped[r];
+        }
+        for (int r = 0; r < want; r++) {
+            const int32_t got = l.nbr[(size_t)i * o->k + r];
+            const double ref = o->normalize ? shaped[r] / total : shaped[r];
+            const double gs = l.sim[(size_t)i * o->k + r];
+            CU_ASSERT(fabs(gs - ref) <= 1e-4 * fabs(ref) + 1e-7);
+            if (got != taken[r]) CU_ASSERT(fabs(row[got] - row[taken[r]]) <= 1e-4 * row[taken[r]]);
+            CU_ASSERT_EQUAL(l.support[(size_t)i * o->k + r], sup[got]);
+            CU_ASSERT(got != i);
+        }
+        g_lists++;
+    }
+    free(X); free(P); free(row); free(sup);
+    rk_lists_free(&l);
+    rk_rankw_free(&tm);
+    rk_model_free(&m);
+    rk_triples_free(&t);
+}
+
+static void test_configs(void)
+{
+    rk_rankw_opts cf[64];
+    const int n = rkt_configs(cf, 64);
+    CU_ASSERT(n >= 16);
+    unsigned long long s = 4242;
+    for (int c = 0; c < n; c++) {
+        check(40, 30, 0.25, 0, 0, 0, &cf[c], 100 + c);
+        check(30, 25, 0.3, 1, 0, 0, &cf[c], 200 + c);
+        check(25, 20, 0.4, 0, 1, 1, &cf[c], 300 + c); /* a user who rated every item, an unrated item */
+        const int nu = 2 + (int)(rk_test_rand(&s) % 40), ni = 1 + (int)(rk_test_rand(&s) % 40);
+        check(nu, ni, 0.05 + 0.8 * rk_test_uniform(&s), c % 2, 0, 0, &cf[c], 400 + c);
+    }
+    CU_ASSERT(g_lists > 1000);
+}
+
+static void test_edges(void)
+{
+    rk_rankw_opts o;
+    rk_rankw_opts_default(&o);
+    check(10, 1, 0.9, 0, 0, 0, &o, 1);   /* one item: empty lists */
+    check(3, 40, 1.0, 1, 0, 0, &o, 2);   /* every user rates every item: equal similarities, ties by index */
+    o.sim = RK_METRIC_WEIGHTED_COSINE;
+    o.weighting = RK_RANKW_TFIDF;
+    check(3, 40, 1.0, 1, 0, 0, &o, 3);   /* idf 0 for everybody: no list at all */
+    o.k = 500;
+    check(20, 15, 0.5, 0, 0, 0, &o, 4);  /* k above the item count */
+}
+
+static void test_options(void)
+{
+    rk_rankw_opts o;
+    rk_error err;
+    rk_rankw_opts_default(&o);
+    CU_ASSERT(rk_rankw_on(&o));
+    CU_ASSERT_EQUAL(rk_rankw_check(&o, &err), RK_OK);
+    rk_metric m;
+    CU_ASSERT_EQUAL(rk_rankw_parse_sim("lists", &m), RK_OK);
+    CU_ASSERT_EQUAL(m, RK_METRIC_COUNT);
+    CU_ASSERT_EQUAL(rk_rankw_parse_sim("cosine", &m), RK_OK);
+    CU_ASSERT_EQUAL(m, RK_METRIC_WEIGHTED_COSINE);
+    CU_ASSERT_EQUAL(rk_rankw_parse_sim("pearson", &m), RK_E_ARG);
+    rk_rankw_weighting w;
+    CU_ASSERT_EQUAL(rk_rankw_parse_weighting("bm25", &w), RK_OK);
+    CU_ASSERT_EQUAL(w, RK_RANKW_BM25);
+    CU_ASSERT_EQUAL(rk_rankw_parse_weighting("okapi", &w), RK_E_ARG);
+    o.q = 0.0;
+    CU_ASSERT_EQUAL(rk_rankw_check(&o, &err), RK_E_ARG);
+    o.q = 1.0;
+    o.beta = -1.0;
+    CU_ASSERT_EQUAL(rk_rankw_check(&o, &err), RK_E_ARG);
+    o.sim = RK_METRIC_WEIGHTED_COSINE;
+    o.alpha = 1.5;
+    CU_ASSERT_EQUAL(rk_rankw_check(&o, &err), RK_E_ARG);
+    o.alpha = 0.5;
+    o.bm25_b = 2.0;
+    CU_ASSERT_EQUAL(rk_rankw_check(&o, &err), RK_E_ARG);
+    o.sim = RK_METRIC_COUNT; /* lists: nothing to check */
+    CU_ASSERT_EQUAL(rk_rankw_check(&o, &err), RK_OK);
+    CU_ASSERT(!rk_rankw_on(&o));
+}
+
+int main(void)
+{
+    static const rk_test_case cases[] = {
+        {"every similarity, weighting and shaping against the float64 brute force", test_configs},
+        {"one item, all ties, zero idf, k above the items", test_edges},
+        {"option names and ranges", test_options},
+        {NULL, NULL},
+    };
+    return rk_test_main("rankw", cases);
+}
