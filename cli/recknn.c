@@ -267,9 +267,13 @@ int main(int argc, char **argv)
             fprintf(stderr, "%d rank%s, %d part%s (slowest engine over mean %.2f); ", rep.ranks,
                     rep.ranks == 1 ? "" : "s", rep.n_parts, rep.n_parts == 1 ? "" : "s", b > 0 ? b : 1.0);
         }
+        char verdict[320];
+        const int below = rk_job_verdict(o, &rep, verdict, sizeof verdict);
         if (rep.fold[rep.n_folds > 0 ? rep.n_folds - 1 : 0].have_rank)
             fprintf(stderr, "precision@%d %.4f; ", rep.top_n, rep.fold[rep.n_folds - 1].rank.precision);
+        if (below == 0) fprintf(stderr, "%s; ", verdict);
         fprintf(stderr, "%.2f s; wrote %s%s\n", rep.t_total, o->out_dir, slash);
+        if (below == 1) fprintf(stderr, "recknn: warning: %s\n", verdict);
     }
     return EXIT_SUCCESS;
 }

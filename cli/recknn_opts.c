@@ -115,8 +115,10 @@ static const char usage_text[] =
     "                          64-bit, default 0)\n"
     "      --relevance R       a test rating >= R is relevant to the ranking\n"
     "                          metrics of top-N (default 4.0)\n"
-    "      --baseline popular  also rank the most popular unseen items and report\n"
-    "                          their ranking metrics beside the model's\n"
+    "      --baseline B        popular (default): with a test set, also rank the\n"
+    "                          most popular unseen items and report their ranking\n"
+    "                          metrics beside the model's, with a warning when\n"
+    "                          the model is below them; none: do not\n"
     "\n"
     "Saved models:\n"
     "      --save-model FILE   save the lists, statistics, ids and training ratings\n"
@@ -561,8 +563,9 @@ static int evaluation_option(int ch, const char *a, rk_job_opts *o)
         o->relevance_given = 1;
         break;
     case OPT_BASELINE:
-        if (strcmp(a, "popular") != 0) usage_error("--baseline: unknown baseline '%s' (popular)", a);
-        o->baseline_popular = 1;
+        if (strcmp(a, "popular") == 0) o->baseline_popular = 1;
+        else if (strcmp(a, "none") == 0) o->baseline_popular = 0;
+        else usage_error("--baseline: unknown baseline '%s' (popular, none)", a);
         break;
     case OPT_REPORT: o->report = 1; break;
     case OPT_SAVE_MODEL:

@@ -27,6 +27,7 @@ static const char *const CSS =
     "th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; }\n"
     "td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }\n"
     "tr.sum td { background: #f4f4f4; }\n"
+    "p.warn { background: #fff3cd; border-left: 4px solid #c77700; padding: 6px 10px; }\n"
     "code { font-family: monospace; word-break: break-all; }\n"
     ".na { color: #777; font-style: italic; }\n"
     ".sw { display: inline-block; width: 10px; height: 10px; margin-right: 6px; }\n"
@@ -433,6 +434,11 @@ static void sec_ranking(FILE *fp, const rk_report_data *d)
     rk_rep_fix(fp, 2, d->fold_rank[0].relevance);
     fprintf(fp, "; means over %d fold%s.%s</p>\n", d->n_folds, d->n_folds == 1 ? "" : "s",
             ns == 1 ? " The popularity baseline was not computed." : "");
+    if (d->verdict != NULL && d->verdict[0] != '\0') {
+        fputs(d->verdict_below ? "<p class=\"warn\"><strong>Warning:</strong> " : "<p>", fp);
+        rk_rep_esc(fp, d->verdict);
+        fputs(".</p>\n", fp);
+    }
     fputs("<table><tr><th>metric</th><th class=\"n\">model</th>", fp);
     if (ns == 2) fputs("<th class=\"n\">popularity</th>", fp);
     fputs("</tr>\n", fp);

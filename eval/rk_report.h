@@ -46,6 +46,8 @@ typedef struct rk_report_data {
     const rk_eval_result *fold_eval;  /* n_folds */
     const rk_rank_result *fold_rank;  /* n_folds, or NULL without top-N */
     const rk_rank_result *fold_base;  /* n_folds, the popularity baseline, or NULL */
+    const char *verdict;          /* the model beside the baseline, one sentence (may be NULL) */
+    int verdict_below;            /* 1: the model ranks below the baseline: shown as a warning */
     /* recommendations of the lists shown (the last fold's): times each item was recommended */
     int32_t n_items;              /* entries of item_counts (0: no top-N) */
     const int64_t *item_counts;

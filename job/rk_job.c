@@ -39,6 +39,7 @@ void rk_job_opts_default(rk_job_opts *o)
     o->gpu_topn = RK_GPU_TOPN_AUTO;
     o->split = RK_SPLIT_RATINGS;
     o->relevance = RK_RANK_RELEVANCE_DEFAULT;
+    o->baseline_popular = 1;
 }
 
 /* ---- the job ---------------------------------------------------------------- */

@@ -216,6 +216,14 @@ typedef enum rk_job_balance_of {
  *  even; 0 when all are 0 or there are no parts). */
 double rk_job_balance(const rk_job_report *r, rk_job_balance_of what);
 
+/*! rk_job_verdict() : the model's ranking beside the most-popular
+ *  baseline's (NDCG at the run's N, means over the folds), as one sentence
+ *  into buf (cap bytes), with what to try when the model is below it.
+ *  @return 1 when the model ranks below most-popular, 0 when not, -1 when
+ *  there is nothing to compare (no test set, no top-N or no baseline; buf
+ *  empty). */
+int rk_job_verdict(const rk_job_opts *o, const rk_job_report *r, char *buf, size_t cap);
+
 /*! rk_job_run() : run the job.  On success the files are in o->out_dir and
  *  *rep is filled.  @return any rk_status; err names the cause.  A failed run
  *  leaves no output file behind. */

@@ -73,6 +73,9 @@ static rk_status report_html(FILE *fp, const void *in, rk_error *err)
     d.fold_eval = ev;
     d.fold_rank = have_rank && d.n_folds > 0 ? rk : NULL;
     d.fold_base = have_base && d.n_folds > 0 ? bs : NULL;
+    char verdict[320];
+    d.verdict_below = rk_job_verdict(o, r, verdict, sizeof verdict) == 1;
+    d.verdict = verdict;
     if (sh->rank != NULL) {
         d.n_items = (int32_t)r->items;
         d.item_counts = rk_rank_item_counts(sh->rank);

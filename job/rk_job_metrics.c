@@ -162,6 +162,27 @@ static json_t *json_summary(const rk_job_report *r, int base)
     return done(s, bad);
 }
 
+int rk_job_verdict(const rk_job_opts *o, const rk_job_report *r, char *buf, size_t cap)
+{
+    double model = 0.0, base = 0.0, sd;
+    if (cap > 0) buf[0] = '\0';
+    if (r->n_folds <= 0 || !fold_stats(r, M_NDCG, 0, &model, &sd) || !fold_stats(r, M_NDCG, 1, &base, &sd))
+        return -1;
+    const int below = model < base;
+    if (!below) {
+        snprintf(buf, cap, "NDCG@%d %.4f, %.2fx most-popular's %.4f", r->top_n, model, base > 0 ? model / base : 0.0,
+                 base);
+        return 0;
+    }
+    snprintf(buf, cap, "the recommendations rank below most-popular (NDCG@%d %.4f against %.4f): %s", r->top_n,
+             model, base,
+             rk_rankw_on(&o->rank) && !o->by_user && o->approx == RK_APPROX_NONE
+                 ? "try --tune, or --rank weighted-cosine"
+                 : "top-N comes from the --metric lists here; in item mode without --approx the default ranking "
+                   "model (no --rank lists) ranks from co-occurrence, and --tune searches it");
+    return 1;
+}
+
 /* "metrics": the one split's values, or the means over the folds. */
 static json_t *json_metrics(const rk_job_report *r)
 {
@@ -375,6 +396,10 @@ static int add_results(json_t *top, const rk_job_opts *o, const rk_job_report *r
     bad |= set(top, "folds", folds);
     bad |= set(top, "summary", json_summary(r, 0));
     bad |= set(top, "summary_baseline_popular", o->baseline_popular ? json_summary(r, 1) : json_null());
+    char verdict[320];
+    const int below = rk_job_verdict(o, r, verdict, sizeof verdict);
+    bad |= set(top, "vs_popular", below < 0 ? json_null()
+                                            : json_pack("{s:b, s:s}", "below", below == 1, "verdict", verdict));
     bad |= set(top, "timings_s", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
         "load", rk_json_num(r->t_load), "similarity", rk_json_num(r->t_similarity),
         "select", rk_json_num(r->t_select), "predict", rk_json_num(r->t_predict),

@@ -1,0 +1,59 @@
+#!/bin/sh
+# cli_rank.sh — the ranking model (CONTRACT.md §5b) from the command line:
+# the model beside most-popular on the summary line, in metrics.json and in
+# the report, with a warning exactly when it ranks below; the refused
+# combinations (--implicit with a co-rater metric, a ranking similarity as
+# --metric, --rank with --by user or --approx); --implicit's default metric.
+. "$top_srcdir/tests/setup.sh"
+[ -x "$RECKNN" ] || fail "$RECKNN is not built"
+[ -x "$SYNTH" ] || fail "$SYNTH is not built"
+
+# taste communities: co-occurrence carries signal, so the default ranks above most-popular
+"$SYNTH" --users 400 --items 300 --ratings 20000 --seed 5 --communities 8 --affinity 0.9 \
+    --output "$tmp/c.csv" --test-output "$tmp/ct.csv" --quiet
+
+# the default: above most-popular, said on the summary line, no warning anywhere
+expect_status 0 "$RECKNN" "$tmp/c.csv" --test "$tmp/ct.csv" --report --device cpu --out "$tmp/good"
+grep -q "most-popular's" "$tmp/stderr" || fail "the summary line does not put the model beside most-popular"
+grep -q "warning" "$tmp/stderr" && fail "a warning although the model ranks above most-popular"
+grep -q '"below": false' "$tmp/good/metrics.json" || fail "metrics.json: vs_popular.below is not false"
+grep -q '"sim": "rp3beta"' "$tmp/good/metrics.json" || fail "metrics.json does not name the ranking model"
+grep -q 'class="warn"' "$tmp/good/report.html" && fail "the report warns although the model is above"
+
+# Pearson's lists over a few co-raters: below most-popular, warned on stderr, in metrics.json, in the report
+expect_status 0 "$RECKNN" "$tmp/c.csv" --test "$tmp/ct.csv" --rank lists --report --device cpu --out "$tmp/bad"
+grep -q "recknn: warning: the recommendations rank below most-popular" "$tmp/stderr" ||
+    { cat "$tmp/stderr" >&2; fail "no warning for a model below most-popular"; }
+grep -q '"below": true' "$tmp/bad/metrics.json" || fail "metrics.json: vs_popular.below is not true"
+grep -q 'class="warn"' "$tmp/bad/report.html" || fail "the report does not warn"
+grep -q '"sim": "lists"' "$tmp/bad/metrics.json" || fail "metrics.json: --rank lists not recorded"
+# the model's lists are the same either way: only top-N changed
+cmp -s "$tmp/good/neighbors.csv" "$tmp/bad/neighbors.csv" || fail "--rank changed neighbors.csv"
+cmp -s "$tmp/good/predictions.csv" "$tmp/bad/predictions.csv" || fail "--rank changed predictions.csv"
+cmp -s "$tmp/good/recommendations.csv" "$tmp/bad/recommendations.csv" && fail "--rank lists changed nothing"
+
+# --baseline none: nothing to compare, no verdict
+expect_status 0 "$RECKNN" "$tmp/c.csv" --test "$tmp/ct.csv" --rank lists --baseline none --device cpu --out "$tmp/nb"
+grep -q "warning" "$tmp/stderr" && fail "a verdict without the baseline"
+grep -q '"vs_popular": null' "$tmp/nb/metrics.json" || fail "metrics.json: vs_popular is not null"
+
+# --implicit: a co-rater metric is refused, the default becomes cosine-full and recommends
+expect_status 2 "$RECKNN" "$tmp/c.csv" --implicit --metric pearson --device cpu --out "$tmp/e"
+grep -q "full-vector metric" "$tmp/stderr" || fail "--implicit --metric pearson: no reason given"
+expect_status 0 "$RECKNN" "$tmp/c.csv" --implicit --device cpu --out "$tmp/imp"
+grep -q '"metric": "cosine-full"' "$tmp/imp/metrics.json" || fail "--implicit: the default metric is not cosine-full"
+[ "$(wc -l < "$tmp/imp/recommendations.csv")" -gt 400 ] || fail "--implicit: few recommendations"
+
+# refused: a ranking similarity as --metric, --rank with user mode or --approx, bad ranges
+expect_status 2 "$RECKNN" "$tmp/c.csv" --metric rp3beta --device cpu --out "$tmp/e"
+expect_status 2 "$RECKNN" "$tmp/c.csv" --by user --rank rp3beta --device cpu --out "$tmp/e"
+expect_status 2 "$RECKNN" "$tmp/c.csv" --approx rbc --metric cosine-full --rank rp3beta --device cpu --out "$tmp/e"
+expect_status 2 "$RECKNN" "$tmp/c.csv" --rank weighted-cosine --alpha 2 --device cpu --out "$tmp/e"
+expect_status 2 "$RECKNN" "$tmp/c.csv" --locality 0 --device cpu --out "$tmp/e"
+expect_status 2 "$RECKNN" "$tmp/c.csv" --weighting okapi --device cpu --out "$tmp/e"
+expect_status 2 "$RECKNN" "$tmp/c.csv" --bm25 1.2 --device cpu --out "$tmp/e"
+[ -e "$tmp/e" ] && fail "a refused run left $tmp/e behind"
+# user mode and --approx without --rank rank from their own lists
+expect_status 0 "$RECKNN" "$tmp/c.csv" --by user --device cpu --out "$tmp/u"
+grep -q '"sim": "lists"' "$tmp/u/metrics.json" || fail "--by user: top-N not from the user lists"
+echo "cli_rank: verdicts, refusals and defaults checked" >&2
