@@ -115,6 +115,10 @@ static const char usage_text[] =
     "                          64-bit, default 0)\n"
     "      --relevance R       a test rating >= R is relevant to the ranking\n"
     "                          metrics of top-N (default 4.0)\n"
+    "      --cutoffs LIST      ranking metrics (precision, recall, NDCG, MAP, MRR,\n"
+    "                          hit rate) also at these list lengths, e.g.\n"
+    "                          10,20,50,100 (the lists grow to the largest\n"
+    "                          unless --top-n is given)\n"
     "      --baseline B        popular (default): with a test set, also rank the\n"
     "                          most popular unseen items and report their ranking\n"
     "                          metrics beside the model's, with a warning when\n"
@@ -185,7 +189,7 @@ enum {
     OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT, OPT_BY, OPT_IMPLICIT,
     OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK, OPT_GPUS, OPT_MPI_LOAD,
     OPT_RANK, OPT_RANK_K, OPT_ALPHA, OPT_BETA, OPT_WEIGHTING, OPT_BM25, OPT_RANK_VALUES, OPT_RANK_SHRINK,
-    OPT_LOCALITY, OPT_NORMALIZE,
+    OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -234,6 +238,7 @@ static const struct option long_opts[] = {
     {"write-folds", no_argument, NULL, OPT_WRITE_FOLDS},
     {"relevance", required_argument, NULL, OPT_RELEVANCE},
     {"baseline", required_argument, NULL, OPT_BASELINE},
+    {"cutoffs", required_argument, NULL, OPT_CUTOFFS},
     {"report", no_argument, NULL, OPT_REPORT},
     {"save-model", required_argument, NULL, OPT_SAVE_MODEL},
     {"model", required_argument, NULL, OPT_MODEL},
@@ -567,6 +572,23 @@ static int evaluation_option(int ch, const char *a, rk_job_opts *o)
         else if (strcmp(a, "none") == 0) o->baseline_popular = 0;
         else usage_error("--baseline: unknown baseline '%s' (popular, none)", a);
         break;
+    case OPT_CUTOFFS: {
+        o->n_cutoffs = 0;
+        const char *p = a;
+        while (*p != '\0') {
+            char *end;
+            errno = 0;
+            const long v = strtol(p, &end, 10);
+            if (end == p || errno != 0 || v < 1 || v > INT32_MAX || (*end != ',' && *end != '\0'))
+                usage_error("--cutoffs: expected a list of positive integers like 10,20,50, got '%s'", a);
+            if (o->n_cutoffs >= RK_RANK_MAX_CUTOFFS)
+                usage_error("--cutoffs: at most %d values", RK_RANK_MAX_CUTOFFS);
+            o->cutoffs[o->n_cutoffs++] = (int32_t)v;
+            p = *end == ',' ? end + 1 : end;
+        }
+        if (o->n_cutoffs == 0) usage_error("--cutoffs: empty list");
+        break;
+    }
     case OPT_REPORT: o->report = 1; break;
     case OPT_SAVE_MODEL:
         if (a[0] == '\0') usage_error("--save-model: empty file name");

@@ -20,8 +20,13 @@ struct rk_rank {
     int32_t max_ideal;
     int64_t users, fed_users, lists, rows;
     int32_t items_recommended;
-    double sum_p, sum_r, sum_ndcg, sum_rr, sum_hit;
+    int n_cut;                               /* cutoffs, ascending, cut[n_cut - 1] == n */
+    int32_t cut[RK_RANK_MAX_CUTOFFS];
+    double sum[RK_RANK_MAX_CUTOFFS][6];      /* per cutoff: precision, recall, NDCG, AP, RR, hit */
+    rk_rank_user_row *per_user;              /* n_users rows, or NULL (rk_rank_keep_users) */
 };
+
+enum { S_P, S_R, S_NDCG, S_AP, S_RR, S_HIT };
 
 /* The one expression of the discount, so that a perfect list's DCG and the
  * ideal DCG are the same double and NDCG is exactly 1. */
@@ -39,6 +44,7 @@ void rk_rank_free(rk_rank *r)
     free(r->count);
     free(r->sorted);
     free(r->ideal);
+    free(r->per_user);
     free(r);
 }
 
@@ -126,6 +132,8 @@ rk_status rk_rank_new(rk_rank **out, const rk_triples *test, int32_t n_users, in
     r->n_items = n_items;
     r->n = n;
     r->relevance = relevance;
+    r->n_cut = 1;
+    r->cut[0] = n;
     r->ptr = calloc((size_t)n_users + 1, sizeof *r->ptr);
     r->seen = calloc((size_t)(n_users > 0 ? n_users : 1), 1);
     r->count = calloc((size_t)(n_items > 0 ? n_items : 1), sizeof *r->count);
@@ -175,24 +183,96 @@ void rk_rank_add(rk_rank *r, int32_t user, const int32_t *items, int32_t len)
     r->fed_users++;
     const int32_t *rel = r->rel + r->ptr[user];
     int64_t hits = 0, first = 0;
-    double dcg = 0.0;
-    for (int32_t x = 0; x < len; x++) {
+    double dcg = 0.0, ap = 0.0;
+    int c = 0; /* the next cutoff to close */
+    for (int32_t x = 0; x <= len && c < r->n_cut; x++) {
+        /* close every cutoff that ends before place x + 1 (a short list closes the rest at its end) */
+        while (c < r->n_cut && (x == len || r->cut[c] <= x)) {
+            const int32_t cn = r->cut[c];
+            if (hits > 0) {
+                const int32_t k = (int32_t)(n_rel < cn ? n_rel : cn);
+                r->sum[c][S_P] += (double)hits / (double)cn;
+                r->sum[c][S_R] += (double)hits / (double)n_rel;
+                r->sum[c][S_NDCG] += dcg / r->ideal[k];
+                r->sum[c][S_AP] += ap / (double)k;
+                r->sum[c][S_RR] += 1.0 / (double)first;
+                r->sum[c][S_HIT] += 1.0;
+            }
+            c++;
+        }
+        if (x == len || c == r->n_cut) break;
         if (!contains(rel, n_rel, items[x])) continue;
         int repeat = 0; /* an item listed twice is one hit (hits are few: a short scan) */
         for (int32_t y = 0; y < x && !repeat; y++) repeat = items[y] == items[x];
         if (repeat) continue;
         hits++;
         dcg += discount(x + 1);
+        ap += (double)hits / (double)(x + 1);
         if (first == 0) first = x + 1;
     }
-    if (hits == 0) return; /* every metric of this user is 0 */
-    const int32_t k = (int32_t)(n_rel < r->n ? n_rel : r->n);
-    r->sum_p += (double)hits / (double)r->n;
-    r->sum_r += (double)hits / (double)n_rel;
-    r->sum_ndcg += dcg / r->ideal[k];
-    r->sum_rr += 1.0 / (double)first;
-    r->sum_hit += 1.0;
+    if (r->per_user != NULL) {
+        rk_rank_user_row *u = &r->per_user[user];
+        const int32_t k = (int32_t)(n_rel < r->n ? n_rel : r->n);
+        u->listed = 1;
+        u->hits = (int32_t)hits;
+        u->precision = (double)hits / (double)r->n;
+        u->recall = (double)hits / (double)n_rel;
+        u->ndcg = hits > 0 ? dcg / r->ideal[k] : 0.0;
+        u->ap = hits > 0 ? ap / (double)k : 0.0;
+        u->rr = first > 0 ? 1.0 / (double)first : 0.0;
+    }
 }
+
+rk_status rk_rank_set_cutoffs(rk_rank *r, const int32_t *cut, int n_cut, rk_error *err)
+{
+    if (r == NULL) return rk_error_set(err, RK_E_ARG, "ranking: no accumulator");
+    if (r->lists > 0) return rk_error_set(err, RK_E_ARG, "ranking: cutoffs set after the first list");
+    int32_t c[RK_RANK_MAX_CUTOFFS + 1];
+    int n = 0;
+    for (int t = 0; t < n_cut; t++) {
+        if (cut[t] < 1 || cut[t] > r->n)
+            return rk_error_set(err, RK_E_ARG, "ranking: cutoff %d outside [1, %d]", cut[t], r->n);
+        int dup = 0;
+        for (int q = 0; q < n; q++) dup |= c[q] == cut[t];
+        if (dup) continue;
+        if (n >= RK_RANK_MAX_CUTOFFS) return rk_error_set(err, RK_E_ARG, "ranking: more than %d cutoffs",
+                                                         RK_RANK_MAX_CUTOFFS);
+        c[n++] = cut[t];
+    }
+    int has_n = 0;
+    for (int q = 0; q < n; q++) has_n |= c[q] == r->n;
+    if (!has_n) {
+        if (n >= RK_RANK_MAX_CUTOFFS) return rk_error_set(err, RK_E_ARG, "ranking: more than %d cutoffs",
+                                                         RK_RANK_MAX_CUTOFFS);
+        c[n++] = r->n;
+    }
+    for (int a = 1; a < n; a++) /* insertion sort: at most 16 */
+        for (int b = a; b > 0 && c[b - 1] > c[b]; b--) {
+            const int32_t t = c[b];
+            c[b] = c[b - 1];
+            c[b - 1] = t;
+        }
+    memcpy(r->cut, c, (size_t)n * sizeof *c);
+    r->n_cut = n;
+    return RK_OK;
+}
+
+rk_status rk_rank_keep_users(rk_rank *r, rk_error *err)
+{
+    if (r == NULL || r->per_user != NULL) return RK_OK;
+    r->per_user = calloc((size_t)(r->n_users > 0 ? r->n_users : 1), sizeof *r->per_user);
+    RK_CHECK_ALLOC(r->per_user, err);
+    for (int32_t u = 0; u < r->n_users; u++) r->per_user[u].relevant = r->ptr[u + 1] - r->ptr[u];
+    return RK_OK;
+}
+
+void rk_rank_user(const rk_rank *r, int32_t u, rk_rank_user_row *out)
+{
+    memset(out, 0, sizeof *out);
+    if (r != NULL && r->per_user != NULL && u >= 0 && u < r->n_users) *out = r->per_user[u];
+}
+
+int32_t rk_rank_users(const rk_rank *r) { return r != NULL ? r->n_users : 0; }
 
 rk_status rk_rank_sink(void *ud, const rk_topn_batch *b, rk_error *err)
 {
@@ -216,14 +296,25 @@ void rk_rank_finish(const rk_rank *r, rk_rank_result *out)
     out->relevance = r->relevance;
     out->users = r->users;
     out->users_without_list = r->users - r->fed_users;
-    if (r->users > 0) {
-        const double nu = (double)r->users;
-        out->precision = r->sum_p / nu;
-        out->recall = r->sum_r / nu;
-        out->ndcg = r->sum_ndcg / nu;
-        out->mrr = r->sum_rr / nu;
-        out->hit_rate = r->sum_hit / nu;
+    out->n_cutoffs = r->n_cut;
+    const double nu = r->users > 0 ? (double)r->users : 1.0;
+    for (int c = 0; c < r->n_cut; c++) {
+        rk_rank_at *a = &out->at[c];
+        a->n = r->cut[c];
+        a->precision = r->sum[c][S_P] / nu;
+        a->recall = r->sum[c][S_R] / nu;
+        a->ndcg = r->sum[c][S_NDCG] / nu;
+        a->map = r->sum[c][S_AP] / nu;
+        a->mrr = r->sum[c][S_RR] / nu;
+        a->hit_rate = r->sum[c][S_HIT] / nu;
     }
+    const rk_rank_at *at_n = &out->at[r->n_cut - 1]; /* N is the last cutoff */
+    out->precision = at_n->precision;
+    out->recall = at_n->recall;
+    out->ndcg = at_n->ndcg;
+    out->map = at_n->map;
+    out->mrr = at_n->mrr;
+    out->hit_rate = at_n->hit_rate;
     out->lists = r->lists;
     out->rows = r->rows;
     out->items_recommended = r->items_recommended;

@@ -32,6 +32,13 @@ extern "C" {
 #endif
 
 #define RK_RANK_RELEVANCE_DEFAULT 4.0
+#define RK_RANK_MAX_CUTOFFS 16
+
+/* The user metrics at one cutoff c (the first c places of each list). */
+typedef struct rk_rank_at {
+    int32_t n;                  /* the cutoff c */
+    double precision, recall, ndcg, map, mrr, hit_rate;
+} rk_rank_at;
 
 typedef struct rk_rank_result {
     int32_t n;                  /* N of the lists */
@@ -39,6 +46,10 @@ typedef struct rk_rank_result {
     int64_t users;              /* test users with at least one relevant test item */
     int64_t users_without_list; /* of them, users who got no list */
     double precision, recall, ndcg, mrr, hit_rate; /* means over `users` (0 when users == 0) */
+    double map;                 /* mean average precision: AP@N = Σ_{hit at rank r} hits@r / r
+                                   over min(N, #relevant) */
+    int32_t n_cutoffs;          /* the cutoffs asked (rk_rank_set_cutoffs), ascending, the last N */
+    rk_rank_at at[RK_RANK_MAX_CUTOFFS];
     int64_t lists;              /* lists fed (every served user) */
     int64_t rows;               /* recommendations fed: Σ list lengths */
     int32_t items_recommended;  /* distinct items in the lists */
@@ -57,6 +68,32 @@ typedef struct rk_rank rk_rank; /* opaque accumulator */
  *  the test rating), RK_E_NOMEM. */
 rk_status rk_rank_new(rk_rank **r, const rk_triples *test, int32_t n_users, int32_t n_items, int32_t n,
                       double relevance, rk_error *err);
+
+/*! rk_rank_set_cutoffs() : also measure the user metrics at the cutoffs
+ *  cut[0..n_cut) (each in [1, N]; sorted and deduplicated here; N is always
+ *  one of them), before the first list.  @return RK_OK, or RK_E_ARG (a
+ *  cutoff out of range, more than RK_RANK_MAX_CUTOFFS, or lists already
+ *  fed). */
+rk_status rk_rank_set_cutoffs(rk_rank *r, const int32_t *cut, int n_cut, rk_error *err);
+
+/*! rk_rank_keep_users() : keep every user's metrics at N, for
+ *  rk_rank_user (before the first list).  @return RK_OK or RK_E_NOMEM. */
+rk_status rk_rank_keep_users(rk_rank *r, rk_error *err);
+
+/* One user's metrics at N (rk_rank_keep_users). */
+typedef struct rk_rank_user_row {
+    int64_t relevant;           /* relevant test items (0: the user is not measured) */
+    int32_t listed;             /* 1 when a list came for the user */
+    int32_t hits;
+    double precision, recall, ndcg, ap, rr;
+} rk_rank_user_row;
+
+/*! rk_rank_user() : user u's row (zeros outside the range or without
+ *  rk_rank_keep_users). */
+void rk_rank_user(const rk_rank *r, int32_t u, rk_rank_user_row *out);
+
+/*! rk_rank_users() : the number of user indices (n_users of rk_rank_new). */
+int32_t rk_rank_users(const rk_rank *r);
 
 /*! rk_rank_add() : the list of `user` (items best first, len <= n).  Each
  *  user is expected once: a second list of the same user is ignored by the

@@ -305,6 +305,7 @@ static rk_status restart_topn(const rk_job_opts *o, job_state *j, tee_sink *tee,
         tee->rank = NULL;
         RK_FORWARD(rk_rank_new(&j->rank, j->te, rk_ids_count(ds->users), rk_ids_count(ds->items), to->n,
                                o->relevance, err));
+        RK_FORWARD(rk_rank_set_cutoffs(j->rank, o->cutoffs, o->n_cutoffs, err));
         tee->rank = j->rank;
     }
     if (tee->recs != NULL) RK_FORWARD(rk_outset_restart(tee->recs, err));
@@ -368,6 +369,7 @@ static rk_status fold_engine_setup(const rk_job_opts *o, const rk_knn_opts *ko, 
     if (e->want_topn && root) {
         RK_FORWARD(rk_rank_new(&j->rank, test, rk_ids_count(ds->users), rk_ids_count(ds->items), rep->top_n,
                                o->relevance, err));
+        RK_FORWARD(rk_rank_set_cutoffs(j->rank, o->cutoffs, o->n_cutoffs, err));
         e->tee.rank = j->rank;
     }
     if (e->want_topn && write && root) {
@@ -489,6 +491,7 @@ static rk_status fold_measure(const rk_job_opts *o, const rk_knn_opts *ko, job_s
         double t0 = rk_omp_wtime();
         RK_FORWARD(rk_rank_new(&j->base, test, rk_ids_count(ds->users), rk_ids_count(ds->items), rep->top_n,
                                o->relevance, err));
+        RK_FORWARD(rk_rank_set_cutoffs(j->base, o->cutoffs, o->n_cutoffs, err));
         rk_topn_opts to = e->to;
         to.sink = rk_rank_sink;
         to.sink_ud = j->base;

@@ -88,6 +88,8 @@ typedef struct rk_job_opts {
     double relevance;           /* --relevance: a test rating this high is relevant (4.0) */
     int relevance_given;        /* --relevance was given (--implicit refuses it then) */
     int baseline_popular;       /* --baseline popular: its ranking metrics beside the model's */
+    int32_t cutoffs[RK_RANK_MAX_CUTOFFS]; /* --cutoffs: the ranking metrics also at these list lengths */
+    int n_cutoffs;
     int report;                 /* --report: report.html in the output folder */
     const char *command_line;   /* shown in the report (may be NULL) */
     /* saved models */

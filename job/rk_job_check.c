@@ -100,6 +100,25 @@ static rk_status check_implicit_rank(rk_job_opts *o, rk_error *err)
     return rk_rankw_check(&o->rank, err);
 }
 
+/* --cutoffs: each in [1, N]; without --top-n the lists grow to the largest. */
+static rk_status check_cutoffs(rk_job_opts *o, rk_error *err)
+{
+    if (o->n_cutoffs == 0) return RK_OK;
+    if (o->n_cutoffs > RK_RANK_MAX_CUTOFFS)
+        return rk_error_set(err, RK_E_ARG, "--cutoffs takes at most %d values", RK_RANK_MAX_CUTOFFS);
+    int32_t most = 0;
+    for (int c = 0; c < o->n_cutoffs; c++) {
+        if (o->cutoffs[c] < 1) return rk_error_set(err, RK_E_ARG, "--cutoffs: every value must be at least 1");
+        if (o->cutoffs[c] > most) most = o->cutoffs[c];
+    }
+    if (o->top_n_given && most > o->top_n)
+        return rk_error_set(err, RK_E_ARG, "--cutoffs: %d is above --top-n %d (the lists measured are the "
+                            "recommendations)", most, o->top_n);
+    if (!o->top_n_given && most > o->top_n) o->top_n = most;
+    if (o->top_n == 0) return rk_error_set(err, RK_E_ARG, "--cutoffs needs recommendations (--top-n N)");
+    return RK_OK;
+}
+
 /* What the command line's ranges already keep out, for other callers. */
 static rk_status check_ranges(const rk_job_opts *o, rk_error *err)
 {
@@ -122,6 +141,7 @@ rk_status rk_job_opts_check(rk_job_opts *o, rk_error *err)
                             "relevant there");
     if (o->implicit) o->relevance = 1.0; /* every held-out rating is 1 */
     RK_FORWARD(check_implicit_rank(o, err));
+    RK_FORWARD(check_cutoffs(o, err));
     RK_FORWARD(check_model_approx(o, err));
     if (rk_gpus_given(&o->gpus) && o->device == RK_DEVICE_CPU)
         return rk_error_set(err, RK_E_ARG, "--gpus needs the GPU engine: it cannot be used with --device cpu");

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,10 +47,10 @@ void rk_job_report_counts(rk_job_report *rep, const rk_job_opts *o, const rk_dat
 /* ---- metrics of the folds ---------------------------------------------------- */
 
 /* The numbers of a fold, by name, for the per-fold objects and the summary. */
-enum { M_RMSE, M_MAE, M_FALLBACK_RATE, M_PRECISION, M_RECALL, M_NDCG, M_MRR, M_HIT, M_COVERAGE, M_GINI,
+enum { M_RMSE, M_MAE, M_FALLBACK_RATE, M_PRECISION, M_RECALL, M_NDCG, M_MAP, M_MRR, M_HIT, M_COVERAGE, M_GINI,
        M_COUNT };
 static const char *const m_names[M_COUNT] = {"rmse", "mae", "fallback_rate", "precision", "recall",
-                                             "ndcg", "mrr", "hit_rate", "coverage", "gini"};
+                                             "ndcg", "map", "mrr", "hit_rate", "coverage", "gini"};
 
 /* @return 1 when the fold has value v (of the model's, or the baseline's when base). */
 static int fold_value(const rk_job_fold *f, int v, int base, double *x)
@@ -66,6 +67,7 @@ static int fold_value(const rk_job_fold *f, int v, int base, double *x)
     case M_PRECISION: *x = r->precision; break;
     case M_RECALL: *x = r->recall; break;
     case M_NDCG: *x = r->ndcg; break;
+    case M_MAP: *x = r->map; break;
     case M_MRR: *x = r->mrr; break;
     case M_HIT: *x = r->hit_rate; break;
     case M_COVERAGE: *x = r->coverage; break;
@@ -121,7 +123,33 @@ static json_t *done(json_t *o, int bad)
     return NULL;
 }
 
+static json_t *json_rank_main(const rk_rank_result *k);
+
+/* The user metrics at every cutoff of --cutoffs: [{n, precision, ...}, ...]. */
+static json_t *json_cutoffs(const rk_rank_result *k)
+{
+    json_t *a = json_array();
+    int bad = a == NULL;
+    for (int c = 0; c < k->n_cutoffs && !bad; c++) {
+        const rk_rank_at *x = &k->at[c];
+        bad |= json_array_append_new(a, json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "n", x->n, "precision",
+                                                  rk_json_num(x->precision), "recall", rk_json_num(x->recall),
+                                                  "ndcg", rk_json_num(x->ndcg), "map", rk_json_num(x->map), "mrr",
+                                                  rk_json_num(x->mrr), "hit_rate", rk_json_num(x->hit_rate)));
+    }
+    return done(a, bad);
+}
+
 static json_t *json_rank(const rk_rank_result *k)
+{
+    json_t *x = json_rank_main(k);
+    int bad = x == NULL;
+    if (!bad) bad |= set(x, "map", rk_json_num(k->map));
+    if (!bad && k->n_cutoffs > 1) bad |= set(x, "cutoffs", json_cutoffs(k));
+    return done(x, bad);
+}
+
+static json_t *json_rank_main(const rk_rank_result *k)
 {
     return json_pack("{s:i, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:i, s:o, s:o}",
                      "n", k->n, "relevance", rk_json_num(k->relevance), "users", (json_int_t)k->users,
@@ -150,6 +178,49 @@ static json_t *json_fold(const rk_job_fold *f, int index)
                      "baseline", rk_json_num(f->t_baseline));
 }
 
+/* {"mean", "sd"} over the folds of value `off` (a double member of
+ * rk_rank_at) at cutoff c. */
+static json_t *cutoff_stat(const rk_job_report *r, int base, int c, size_t off)
+{
+    double sum = 0.0, sq = 0.0;
+    int n = 0;
+    for (int f = 0; f < r->n_folds; f++) {
+        const rk_rank_result *k = base ? &r->fold[f].base : &r->fold[f].rank;
+        if ((base ? r->fold[f].have_base : r->fold[f].have_rank) && c < k->n_cutoffs) {
+            sum += *(const double *)((const char *)&k->at[c] + off);
+            n++;
+        }
+    }
+    const double mean = n > 0 ? sum / n : 0.0;
+    for (int f = 0; f < r->n_folds; f++) {
+        const rk_rank_result *k = base ? &r->fold[f].base : &r->fold[f].rank;
+        if ((base ? r->fold[f].have_base : r->fold[f].have_rank) && c < k->n_cutoffs) {
+            const double x = *(const double *)((const char *)&k->at[c] + off) - mean;
+            sq += x * x;
+        }
+    }
+    return json_pack("{s:o, s:o}", "mean", rk_json_num(mean), "sd", rk_json_num(n > 1 ? sqrt(sq / (n - 1)) : 0.0));
+}
+
+/* "summary"."cutoffs": per cutoff of --cutoffs, mean and sd over the folds. */
+static json_t *json_summary_cutoffs(const rk_job_report *r, int base)
+{
+    static const struct { const char *name; size_t off; } v[] = {
+        {"precision", offsetof(rk_rank_at, precision)}, {"recall", offsetof(rk_rank_at, recall)},
+        {"ndcg", offsetof(rk_rank_at, ndcg)}, {"map", offsetof(rk_rank_at, map)},
+        {"mrr", offsetof(rk_rank_at, mrr)}, {"hit_rate", offsetof(rk_rank_at, hit_rate)}};
+    const rk_rank_result *k0 = base ? &r->fold[r->n_folds - 1].base : &r->fold[r->n_folds - 1].rank;
+    json_t *a = json_array();
+    int bad = a == NULL;
+    for (int c = 0; c < k0->n_cutoffs && !bad; c++) {
+        json_t *o = json_pack("{s:i}", "n", k0->at[c].n);
+        bad |= o == NULL;
+        for (size_t x = 0; x < sizeof v / sizeof v[0] && !bad; x++) bad |= set(o, v[x].name, cutoff_stat(r, base, c, v[x].off));
+        bad |= json_array_append_new(a, o);
+    }
+    return done(a, bad);
+}
+
 /* "summary": mean and sd over the folds of every value some fold has. */
 static json_t *json_summary(const rk_job_report *r, int base)
 {
@@ -159,6 +230,10 @@ static json_t *json_summary(const rk_job_report *r, int base)
     for (int v = 0; v < M_COUNT; v++)
         if (fold_stats(r, v, base, &mean, &sd))
             bad |= set(s, m_names[v], json_pack("{s:o, s:o}", "mean", rk_json_num(mean), "sd", rk_json_num(sd)));
+    const rk_job_fold *last = r->n_folds > 0 ? &r->fold[r->n_folds - 1] : NULL;
+    if (!bad && last != NULL && (base ? last->have_base : last->have_rank) &&
+        (base ? last->base.n_cutoffs : last->rank.n_cutoffs) > 1)
+        bad |= set(s, "cutoffs", json_summary_cutoffs(r, base));
     return done(s, bad);
 }
 

@@ -430,6 +430,68 @@ static void test_odd_lists(void)
     rk_triples_free(&t);
 }
 
+/* Cutoffs, MAP and the per-user rows on the hand case's data, with N = 4
+ * and cutoffs {1, 3} (N is added):
+ *   user 0 (#rel 2): [1, 3, 2] hits at ranks 1 and 3
+ *     @1: P 1, R 1/2, NDCG 1/1 = 1, AP 1/min(1,2) · 1 = 1, RR 1
+ *     @3: P 2/3, R 1, DCG 1 + 1/2 over ideal 1 + 1/log2 3; AP (1/1 + 2/3) / 2; RR 1
+ *     @4: P 2/4, the rest as @3 (the list is shorter than 4)
+ *   user 2 (#rel 4): [0, 5, 9, 6] hits at ranks 2 and 4
+ *     @1: nothing;  @3: P 1/3, R 1/4, DCG 1/log2 3 over ideal(3), AP (1/2) / 3, RR 1/2
+ *     @4: P 2/4, R 2/4, DCG 1/log2 3 + 1/log2 5 over ideal(4), AP (1/2 + 2/4) / 4, RR 1/2
+ *   user 3 (#rel 1): no list, zeros; users = 3. */
+static void test_cutoffs_map_users(void)
+{
+    rk_triples t;
+    rk_rank *r;
+    rk_error err;
+    rk_rank_result res;
+    set_triples(&t, H_U, H_I, H_R, 9);
+    CU_ASSERT_FATAL(rk_rank_new(&r, &t, 5, 10, 4, RK_RANK_RELEVANCE_DEFAULT, &err) == RK_OK);
+    const int32_t cut[] = {3, 1, 3};
+    CU_ASSERT_EQUAL(rk_rank_set_cutoffs(r, cut, 3, &err), RK_OK);
+    CU_ASSERT_EQUAL(rk_rank_keep_users(r, &err), RK_OK);
+    const int32_t l0[] = {1, 3, 2}, l2[] = {0, 5, 9, 6};
+    rk_rank_add(r, 0, l0, 3);
+    rk_rank_add(r, 2, l2, 4);
+    rk_rank_finish(r, &res);
+    const double i2 = 1 + 1 / log2(3), i3 = i2 + 0.5, i4 = i3 + 1 / log2(5);
+    CU_ASSERT_EQUAL(res.n_cutoffs, 3);
+    CU_ASSERT_EQUAL(res.at[0].n, 1);
+    CU_ASSERT_EQUAL(res.at[1].n, 3);
+    CU_ASSERT_EQUAL(res.at[2].n, 4);
+    CU_ASSERT(fabs(res.at[0].precision - (1.0 + 0 + 0) / 3) < EPS);
+    CU_ASSERT(fabs(res.at[0].ndcg - 1.0 / 3) < EPS);
+    CU_ASSERT(fabs(res.at[0].map - 1.0 / 3) < EPS);
+    CU_ASSERT(fabs(res.at[1].precision - (2.0 / 3 + 1.0 / 3) / 3) < EPS);
+    CU_ASSERT(fabs(res.at[1].recall - (1.0 + 0.25) / 3) < EPS);
+    CU_ASSERT(fabs(res.at[1].ndcg - ((1 + 0.5) / i2 + (1 / log2(3)) / i3) / 3) < EPS);
+    CU_ASSERT(fabs(res.at[1].map - ((1 + 2.0 / 3) / 2 + 0.5 / 3) / 3) < EPS);
+    CU_ASSERT(fabs(res.at[1].mrr - (1 + 0.5) / 3) < EPS);
+    CU_ASSERT(fabs(res.at[2].precision - (0.5 + 0.5) / 3) < EPS);
+    CU_ASSERT(fabs(res.at[2].ndcg - ((1 + 0.5) / i2 + (1 / log2(3) + 1 / log2(5)) / i4) / 3) < EPS);
+    CU_ASSERT(fabs(res.at[2].map - ((1 + 2.0 / 3) / 2 + (0.5 + 0.5) / 4) / 3) < EPS);
+    CU_ASSERT(fabs(res.at[2].hit_rate - 2.0 / 3) < EPS);
+    /* the main values are those at N */
+    CU_ASSERT_EQUAL(res.map, res.at[2].map);
+    CU_ASSERT_EQUAL(res.ndcg, res.at[2].ndcg);
+    rk_rank_user_row u;
+    rk_rank_user(r, 0, &u);
+    CU_ASSERT(u.listed && u.hits == 2 && u.relevant == 2);
+    CU_ASSERT(fabs(u.ap - (1 + 2.0 / 3) / 2) < EPS);
+    rk_rank_user(r, 3, &u);
+    CU_ASSERT(!u.listed && u.relevant == 1 && u.ndcg == 0.0);
+    rk_rank_user(r, 1, &u);
+    CU_ASSERT_EQUAL(u.relevant, 0);
+    CU_ASSERT_EQUAL(rk_rank_users(r), 5);
+    /* bad cutoffs, and cutoffs after a list */
+    const int32_t big[] = {5}, zero[] = {0};
+    CU_ASSERT_EQUAL(rk_rank_set_cutoffs(r, big, 1, &err), RK_E_ARG);
+    CU_ASSERT_EQUAL(rk_rank_set_cutoffs(r, zero, 1, &err), RK_E_ARG);
+    rk_rank_free(r);
+    rk_triples_free(&t);
+}
+
 static void test_errors(void)
 {
     rk_triples t;
@@ -467,6 +529,7 @@ int main(void)
         {"Gini and coverage on hand cases", test_gini},
         {"random lists against a naive evaluator; the sink path", test_random},
         {"odd lists: users and items out of range, long lists, repeats", test_odd_lists},
+        {"cutoffs, MAP and per-user rows on a hand case", test_cutoffs_map_users},
         {"errors", test_errors},
         {NULL, NULL},
     };
