@@ -100,6 +100,15 @@ static const char usage_text[] =
     "      --rank-shrink L     weighted-cosine: L added to the denominator\n"
     "      --locality Q        raise every list similarity to Q (default 1)\n"
     "      --normalize yes|no  each ranking list sums to 1 (default yes)\n"
+    "      --tune              choose the ranking model on a validation split of\n"
+    "                          the training data (never the test set): 352\n"
+    "                          configurations of rp3beta and weighted-cosine,\n"
+    "                          the best trained on all training data\n"
+    "      --tune-metric M     ndcg (default), precision, recall, map, mrr,\n"
+    "                          hit_rate, at the --top-n N\n"
+    "      --tune-fraction F   of each user's training ratings validated (0.2)\n"
+    "      --tune-grid G       full (default) or small (8 bases, 32 configurations)\n"
+    "      --tune-rounds R     validation draws whose scores are averaged (1)\n"
     "\n"
     "Evaluation:\n"
     "      --test FILE         held-out ratings to predict (same formats)\n"
@@ -189,7 +198,7 @@ enum {
     OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT, OPT_BY, OPT_IMPLICIT,
     OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK, OPT_GPUS, OPT_MPI_LOAD,
     OPT_RANK, OPT_RANK_K, OPT_ALPHA, OPT_BETA, OPT_WEIGHTING, OPT_BM25, OPT_RANK_VALUES, OPT_RANK_SHRINK,
-    OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS,
+    OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS, OPT_TUNE, OPT_TUNE_METRIC, OPT_TUNE_FRACTION, OPT_TUNE_GRID, OPT_TUNE_ROUNDS,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -229,6 +238,11 @@ static const struct option long_opts[] = {
     {"rank-shrink", required_argument, NULL, OPT_RANK_SHRINK},
     {"locality", required_argument, NULL, OPT_LOCALITY},
     {"normalize", required_argument, NULL, OPT_NORMALIZE},
+    {"tune", no_argument, NULL, OPT_TUNE},
+    {"tune-metric", required_argument, NULL, OPT_TUNE_METRIC},
+    {"tune-fraction", required_argument, NULL, OPT_TUNE_FRACTION},
+    {"tune-grid", required_argument, NULL, OPT_TUNE_GRID},
+    {"tune-rounds", required_argument, NULL, OPT_TUNE_ROUNDS},
     {"gpu-topn", required_argument, NULL, OPT_GPU_TOPN},
     {"items", required_argument, NULL, OPT_ITEMS},
     {"gpu-query", required_argument, NULL, OPT_GPU_QUERY},
@@ -524,6 +538,22 @@ static int ranking_option(int ch, const char *a, rk_job_opts *o)
         if (strcmp(a, "yes") == 0) r->normalize = 1;
         else if (strcmp(a, "no") == 0) r->normalize = 0;
         else usage_error("--normalize: expected yes or no, got '%s'", a);
+        break;
+    case OPT_TUNE: o->tune = 1; break;
+    case OPT_TUNE_METRIC:
+        if (rk_tune_metric_parse(a, &o->tune_metric) != RK_OK)
+            usage_error("--tune-metric: unknown metric '%s' (ndcg, precision, recall, map, mrr, hit_rate)", a);
+        break;
+    case OPT_TUNE_FRACTION:
+        o->tune_fraction = parse_double("--tune-fraction", a);
+        if (!(o->tune_fraction > 0.0 && o->tune_fraction < 1.0))
+            usage_error("--tune-fraction: must be a fraction strictly between 0 and 1, got '%s'", a);
+        break;
+    case OPT_TUNE_ROUNDS: o->tune_rounds = (int)parse_ll("--tune-rounds", a, 1, 20); break;
+    case OPT_TUNE_GRID:
+        if (strcmp(a, "small") == 0) o->tune_small = 1;
+        else if (strcmp(a, "full") == 0) o->tune_small = 0;
+        else usage_error("--tune-grid: unknown grid '%s' (full, small)", a);
         break;
     default: return 0;
     }

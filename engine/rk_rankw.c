@@ -112,8 +112,12 @@ static rk_status wctx_init(const rk_model *m, const rk_rankw_opts *o, wctx *c, r
     c->idf = malloc((size_t)(nu > 0 ? nu : 1) * sizeof *c->idf);
     c->lnorm = malloc((size_t)(ni > 0 ? ni : 1) * sizeof *c->lnorm);
     if (c->idf == NULL || c->lnorm == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for the weights");
+    /* the catalogue is the items with training ratings: ids that only a test
+     * set brings must not change a weight */
+    int32_t known = 0;
+    for (int32_t i = 0; i < ni; i++) known += m->by_item.ptr[i + 1] > m->by_item.ptr[i];
     for (int32_t u = 0; u < nu; u++) {
-        const double d = log((double)ni / (1.0 + (double)(m->by_user.ptr[u + 1] - m->by_user.ptr[u])));
+        const double d = log((double)known / (1.0 + (double)(m->by_user.ptr[u + 1] - m->by_user.ptr[u])));
         c->idf[u] = d > 0.0 ? d : 0.0;
     }
     double total = 0.0;
@@ -126,7 +130,7 @@ static rk_status wctx_init(const rk_model *m, const rk_rankw_opts *o, wctx *c, r
         c->lnorm[i] = len;
         total += len;
     }
-    const double mean = ni > 0 && total > 0.0 ? total / (double)ni : 1.0;
+    const double mean = known > 0 && total > 0.0 ? total / (double)known : 1.0;
     for (int32_t i = 0; i < ni; i++) c->lnorm[i] = (1.0 - o->bm25_b) + o->bm25_b * c->lnorm[i] / mean;
     return RK_OK;
 }

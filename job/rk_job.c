@@ -40,6 +40,8 @@ void rk_job_opts_default(rk_job_opts *o)
     o->split = RK_SPLIT_RATINGS;
     o->relevance = RK_RANK_RELEVANCE_DEFAULT;
     o->baseline_popular = 1;
+    o->tune_metric = RK_TUNE_NDCG;
+    o->tune_fraction = 0.2;
 }
 
 /* ---- the job ---------------------------------------------------------------- */
@@ -56,6 +58,7 @@ typedef struct job_state {
     const rk_triples *tr, *te;
     rk_lists lists;
     rk_lists rlists;        /* the ranking model's lists (--rank, CONTRACT.md §5b) */
+    rk_tune_result tune;    /* --tune: the last fold's search */
     double *pred;
     int32_t *used;
     rk_outset *out;         /* the run's files */
@@ -100,6 +103,7 @@ static void fold_free(job_state *j)
 
 static void job_free(job_state *j)
 {
+    rk_tune_free(&j->tune);
     rk_backend_free(&j->seam);
     fold_free(j);
     free(j->users_asked);
@@ -319,6 +323,30 @@ static int rank_model_on(const rk_job_opts *o)
     return rk_rankw_on(&o->rank) && !o->by_user && o->approx == RK_APPROX_NONE;
 }
 
+/* --tune on the fold's training model: the search's table stays for
+ * metrics.json and the report; *cfg gets the chosen configuration. */
+static rk_status tune_fold(const rk_job_opts *o, job_state *j, rk_job_report *rep, rk_rankw_opts *cfg,
+                           rk_error *err)
+{
+    rk_tune_free(&j->tune);
+    rk_tune_opts to;
+    memset(&to, 0, sizeof to);
+    to.metric = o->tune_metric;
+    to.n = rep->top_n;
+    to.relevance = o->relevance;
+    to.fraction = o->tune_fraction;
+    to.seed = o->seed ^ 0x74756e65ULL; /* "tune": a draw of its own */
+    to.small = o->tune_small;
+    to.rounds = o->tune_rounds;
+    to.threads = o->knn.threads;
+    to.progress = o->progress;
+    to.progress_ud = o->ud;
+    RK_FORWARD(rk_tune_run(j->m, &to, &o->knn, &j->seam, &j->tune, err));
+    rep->t_tune += j->tune.t_total;
+    *cfg = j->tune.rows[j->tune.best].cfg;
+    return RK_OK;
+}
+
 /* restart_topn for the ranking stage (rk_job_rank_topn's callback). */
 typedef struct rank_restart {
     const rk_job_opts *o;
@@ -463,8 +491,11 @@ static rk_status fold_engine_run(const rk_job_opts *o, const rk_knn_opts *ko, jo
          * every rank before rank 0 writes */
         rk_status s = rk_dist_fault(o->dist, "topn", err);
         if (s == RK_OK && rk_dist_rank(o->dist) == 0) {
+            rk_rankw_opts cfg = o->rank;
+            if (o->tune) s = tune_fold(o, j, rep, &cfg, err);
             rank_restart rr = {o, j, &e->tee, &e->to};
-            s = rk_job_rank_topn(o, &j->seam, j->m, &e->to, restart_rank, &rr, &j->rlists, &e->ts, rep, err);
+            if (s == RK_OK)
+                s = rk_job_rank_topn(o, &cfg, &j->seam, j->m, &e->to, restart_rank, &rr, &j->rlists, &e->ts, rep, err);
         }
         return rk_dist_agree(o->dist, s, err);
     }
@@ -696,7 +727,7 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
         rep->t_model_io = rk_omp_wtime() - t_engine_end;
     }
     s = rk_job_finish(o, rep, &j.data, j.m, &st, j.out, t0, t_engine_end + rep->t_model_io,
-                      &(rk_job_shown){j.te, j.pred, &j.lists, j.rank}, err);
+                      &(rk_job_shown){j.te, j.pred, &j.lists, j.rank, o->tune ? &j.tune : NULL}, err);
     if (s != RK_OK) goto fail;
 done:
     /* every rank ends with one agreement: a rank's failure is everyone's */

@@ -28,6 +28,7 @@
 #include "rk_backend.h"
 #include "rk_note.h"
 #include "rk_rankw.h"
+#include "rk_tune.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,6 +64,11 @@ typedef struct rk_job_opts {
     rk_rankw_opts rank;         /* --rank and its options: the ranking model top-N is summed
                                    from (CONTRACT.md §5b); sim RK_METRIC_COUNT: --metric's lists */
     int rank_given;             /* --rank was given (user mode and --approx refuse it then) */
+    int tune;                   /* --tune: the ranking model chosen on a validation split (rk_tune.h) */
+    rk_tune_metric tune_metric; /* --tune-metric (NDCG) */
+    double tune_fraction;       /* --tune-fraction: of each user's training ratings (0.2) */
+    int tune_small;             /* --tune-grid small: the test grid */
+    int tune_rounds;            /* --tune-rounds: validation draws averaged (1) */
     int top_n_given;            /* --top-n was given (--items refuses it then) */
     int by_user;                /* --by user: user-based k-NN (CONTRACT.md §6b) */
     int implicit;               /* --implicit: every rating counts as 1 (click or play data);
@@ -184,6 +190,8 @@ typedef struct rk_job_report {
     int64_t rank_entries;              /* their entries */
     double rank_quantum;               /* rk_rankw's 2^e */
     double t_rank;                     /* sum over folds: transform, lists and shaping */
+    rk_rankw_opts rank_used;           /* the ranking model of the last fold (--tune: the chosen one) */
+    double t_tune;                     /* sum over folds: --tune's search */
     int64_t users_file_ids;            /* --users: ids read */
     int64_t users_unknown;             /* ids that are no user of the training data */
     int64_t users_repeated;            /* ids seen on an earlier line */

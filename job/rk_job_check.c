@@ -97,6 +97,11 @@ static rk_status check_implicit_rank(rk_job_opts *o, rk_error *err)
     if (rk_rankw_on(&o->rank) && o->rank_given && o->approx != RK_APPROX_NONE)
         return rk_error_set(err, RK_E_ARG, "--approx makes the --metric lists approximately; top-N then comes from "
                             "them (--rank lists), not from --rank %s", rk_rankw_sim_name(o->rank.sim));
+    if (o->tune && (!rk_rankw_on(&o->rank) || o->by_user || o->approx != RK_APPROX_NONE))
+        return rk_error_set(err, RK_E_ARG, "--tune searches the ranking model: it needs item mode, exact lists and "
+                            "a ranking similarity (not --by user, --approx or --rank lists)");
+    if (o->tune && o->top_n == 0) return rk_error_set(err, RK_E_ARG, "--tune needs recommendations (--top-n N)");
+    if (o->tune && o->model_path != NULL) return rk_error_set(err, RK_E_ARG, "--tune cannot be used with --model");
     return rk_rankw_check(&o->rank, err);
 }
 

@@ -412,27 +412,72 @@ static json_t *json_engine(const rk_job_report *r, const rk_knn_stats *st)
     return done(e, bad);
 }
 
+/* One configuration of the ranking model as a JSON object (its own options only). */
+static json_t *json_rank_cfg(const rk_rankw_opts *k)
+{
+    json_t *x = json_pack("{s:s, s:i, s:o, s:o, s:b}", "sim", rk_rankw_sim_name(k->sim), "k", k->k, "alpha",
+                          rk_json_num(k->alpha), "locality", rk_json_num(k->q), "normalize", k->normalize != 0);
+    int bad = x == NULL;
+    if (!bad && k->sim == RK_METRIC_RP3BETA) bad |= set(x, "beta", rk_json_num(k->beta));
+    if (!bad && k->sim == RK_METRIC_WEIGHTED_COSINE)
+        bad |= append(x, json_pack("{s:s, s:s, s:o}", "weighting", rk_rankw_weighting_name(k->weighting), "values",
+                                   k->ratings ? "ratings" : "interactions", "shrink", rk_json_num(k->shrink)));
+    if (!bad && k->sim == RK_METRIC_WEIGHTED_COSINE && k->weighting == RK_RANKW_BM25)
+        bad |= append(x, json_pack("{s:o, s:o}", "bm25_k1", rk_json_num(k->bm25_k1), "bm25_b", rk_json_num(k->bm25_b)));
+    return done(x, bad);
+}
+
 /* "topn"."rank": the ranking model top-N was summed from (CONTRACT.md §5b):
- * "lists" (the --metric lists), or its options, lists and times. */
+ * "lists" (the --metric lists), or its configuration, lists and times. */
 static json_t *json_rank_model(const rk_job_opts *o, const rk_job_report *r)
 {
-    const rk_rankw_opts *k = &o->rank;
+    (void)o;
     if (!r->have_rank_model) return json_pack("{s:s}", "sim", "lists");
     const rk_knn_stats *st = &r->rank_lists;
-    json_t *x = json_pack("{s:s, s:i, s:o, s:o, s:o, s:b}", "sim", rk_rankw_sim_name(k->sim), "k", k->k,
-                          "alpha", rk_json_num(k->alpha), "beta", rk_json_num(k->beta), "locality",
-                          rk_json_num(k->q), "normalize", k->normalize != 0);
+    json_t *x = json_rank_cfg(&r->rank_used);
     int bad = x == NULL;
-    if (!bad && k->sim == RK_METRIC_WEIGHTED_COSINE)
-        bad |= append(x, json_pack("{s:s, s:s, s:o, s:o, s:o}", "weighting", rk_rankw_weighting_name(k->weighting),
-                                   "values", k->ratings ? "ratings" : "interactions", "bm25_k1",
-                                   rk_json_num(k->bm25_k1), "bm25_b", rk_json_num(k->bm25_b), "shrink",
-                                   rk_json_num(k->shrink)));
     if (!bad)
         bad |= append(x, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "entries", (json_int_t)r->rank_entries,
                                    "quantum", rk_json_num(r->rank_quantum), "path", rk_json_str(st->path),
                                    "device", rk_json_str(st->device), "lists_s", rk_json_num(st->wall_s),
                                    "wall_s", rk_json_num(r->t_rank)));
+    return done(x, bad);
+}
+
+/* "tune": --tune's search of the last fold: its split, the chosen row and
+ * every row (null without --tune). */
+static json_t *json_tune(const rk_job_opts *o, const rk_job_report *r, const rk_tune_result *t, rk_json_layout *ly)
+{
+    if (t == NULL || t->n_rows == 0) return json_null();
+    json_t *rows = rk_json_lined(ly, json_array());
+    int bad = rows == NULL;
+    for (int i = 0; i < t->n_rows && !bad; i++) {
+        const rk_tune_row *w = &t->rows[i];
+        json_t *x = json_rank_cfg(&w->cfg);
+        bad |= x == NULL;
+        if (!bad)
+            bad |= append(x, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "precision",
+                                       rk_json_num(w->res.precision), "recall", rk_json_num(w->res.recall), "ndcg",
+                                       rk_json_num(w->res.ndcg), "map", rk_json_num(w->res.map), "mrr",
+                                       rk_json_num(w->res.mrr), "hit_rate", rk_json_num(w->res.hit_rate), "topn_s",
+                                       rk_json_num(w->seconds)));
+        bad |= json_array_append_new(rows, x);
+    }
+    json_t *x = json_pack("{s:s, s:i, s:o, s:s, s:i, s:i, s:I, s:I, s:I, s:s}", "metric",
+                          rk_tune_metric_name(o->tune_metric), "n", r->top_n, "fraction",
+                          rk_json_num(o->tune_fraction), "grid", o->tune_small ? "small" : "full", "configs",
+                          t->n_rows, "bases", t->bases, "train_ratings", (json_int_t)t->train_ratings,
+                          "validation_ratings", (json_int_t)t->val_ratings, "validation_users",
+                          (json_int_t)t->val_users, "device", t->device);
+    bad |= x == NULL;
+    if (!bad)
+        bad |= append(x, json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "best", t->best, "best_config",
+                                   json_rank_cfg(&t->rows[t->best].cfg), "best_score",
+                                   rk_json_num(t->rows[t->best].score), "split_s", rk_json_num(t->t_split),
+                                   "lists_s", rk_json_num(t->t_lists), "topn_s", rk_json_num(t->t_topn), "wall_s",
+                                   rk_json_num(t->t_total), "rows", rows));
+    else
+        json_decref(rows);
     return done(x, bad);
 }
 
@@ -504,6 +549,7 @@ rk_status rk_job_metrics_json(FILE *fp, const void *in, rk_error *err)
     bad = bad || set(top, "approx", rk_job_approx_json(o, r));
     bad = bad || set(top, "scale", json_scale(r, &ly));
     bad = bad || set(top, "topn", json_topn(o, r));
+    bad = bad || set(top, "tune", json_tune(o, r, res->shown != NULL ? res->shown->tune : NULL, &ly));
     bad = bad || add_results(top, o, r, &ly);
     rk_status s = bad ? rk_error_set(err, RK_E_NOMEM, "out of memory building metrics.json")
                       : rk_json_write(fp, top, &ly, err);

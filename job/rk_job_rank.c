@@ -19,15 +19,16 @@ static rk_status rank_lists(rk_backend_seam *seam, const rk_model *tm, const rk_
     return s;
 }
 
-rk_status rk_job_rank_topn(const rk_job_opts *o, rk_backend_seam *seam, const rk_model *m, const rk_topn_opts *to,
+rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_backend_seam *seam, const rk_model *m,
+                           const rk_topn_opts *to,
                            rk_status (*restart)(void *ud, rk_error *err), void *ud, rk_lists *rl,
                            rk_topn_stats *ts, rk_job_report *rep, rk_error *err)
 {
     const double t0 = rk_omp_wtime();
     rk_rankw_model tm;
-    RK_FORWARD(rk_rankw_build(m, &o->rank, &tm, err));
+    RK_FORWARD(rk_rankw_build(m, cfg, &tm, err));
     rk_knn_opts ko;
-    rk_rankw_knn_opts(&o->rank, &tm, &o->knn, &ko);
+    rk_rankw_knn_opts(cfg, &tm, &o->knn, &ko);
     ko.progress = o->progress;
     ko.progress_ud = o->ud;
     rk_status s = rk_lists_alloc(rl, m->by_item.n_rows, ko.k, err);
@@ -35,7 +36,8 @@ rk_status rk_job_rank_topn(const rk_job_opts *o, rk_backend_seam *seam, const rk
     rep->rank_quantum = tm.quantum;
     rk_rankw_free(&tm);
     RK_FORWARD(s);
-    rk_rankw_shape(&o->rank, rl);
+    rk_rankw_shape(cfg, rl);
+    rep->rank_used = *cfg;
     int64_t entries = 0;
     for (int32_t i = 0; i < rl->n_items; i++) entries += rl->len[i];
     rep->rank_entries = entries;

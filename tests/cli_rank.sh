@@ -57,3 +57,27 @@ expect_status 2 "$RECKNN" "$tmp/c.csv" --bm25 1.2 --device cpu --out "$tmp/e"
 expect_status 0 "$RECKNN" "$tmp/c.csv" --by user --device cpu --out "$tmp/u"
 grep -q '"sim": "lists"' "$tmp/u/metrics.json" || fail "--by user: top-N not from the user lists"
 echo "cli_rank: verdicts, refusals and defaults checked" >&2
+
+# ---- --tune: never reads the test set ------------------------------------------------------------
+# the same training data with the real test set and with garbage in its place (other items, other
+# ratings): the search, its choice and the recommendations must be the same
+awk -F, 'NR == 1 { print; next } { srand(NR); printf "%s,%d,%.1f,%s\n", $1, 1 + int(rand() * 300), 0.5 + int(rand() * 10) / 2, $4 }' \
+    "$tmp/ct.csv" > "$tmp/garbage.csv"
+expect_status 0 "$RECKNN" "$tmp/c.csv" --test "$tmp/ct.csv" --tune --tune-grid small --device cpu --out "$tmp/t1" --progress
+grep -q "tune" "$tmp/stderr" || fail "--tune shows no progress"
+expect_status 0 "$RECKNN" "$tmp/c.csv" --test "$tmp/garbage.csv" --tune --tune-grid small --device cpu --out "$tmp/t2"
+# the "tune" member of metrics.json (it comes just before "metrics"), without its seconds
+tune_of() { tr -d '\n ' < "$1" | grep -o '"tune":{.*' | sed -E 's/,"metrics":.*//; s/"[a-z_]*_s":[-+0-9.eE]+//g'; }
+[ -n "$(tune_of "$tmp/t1/metrics.json")" ] || fail "metrics.json has no tune table"
+[ "$(tune_of "$tmp/t1/metrics.json" | grep -o '"ndcg":' | wc -l)" -eq 32 ] || fail "the small grid is not 32 rows"
+[ "$(tune_of "$tmp/t1/metrics.json")" = "$(tune_of "$tmp/t2/metrics.json")" ] ||
+    fail "--tune chose differently when the test set changed: it read the test set"
+cmp -s "$tmp/t1/recommendations.csv" "$tmp/t2/recommendations.csv" || fail "--tune: the recommendations depend on the test set"
+# the chosen configuration is the one top-N then used
+best=$(tr -d '\n ' < "$tmp/t1/metrics.json" | grep -o '"best_config":{[^}]*}' | sed 's/"best_config"://')
+used=$(tr -d '\n ' < "$tmp/t1/metrics.json" | grep -o '"rank":{"sim":[^}]*}' | sed -E 's/"rank"://; s/,"entries".*//')
+case "$used" in "${best%\}}"*) ;; *) fail "top-N did not use the chosen configuration: $used / $best" ;; esac
+expect_status 2 "$RECKNN" "$tmp/c.csv" --tune --rank lists --device cpu --out "$tmp/e"
+expect_status 2 "$RECKNN" "$tmp/c.csv" --tune --by user --device cpu --out "$tmp/e"
+expect_status 2 "$RECKNN" "$tmp/c.csv" --tune-metric nope --device cpu --out "$tmp/e"
+echo "cli_rank: --tune checked" >&2

@@ -25,14 +25,21 @@ static void ref_values(const rk_triples *t, int nu, int ni, const rk_rankw_opts 
             nI[u] += AT(B, u, i, ni);
             if (AT(B, u, i, ni) > 0) len[i] += v;
         }
-    double mean = 0;
-    for (int i = 0; i < ni; i++) mean += len[i] / ni;
+    double mean = 0; /* over the items with ratings: the catalogue of the weights */
+    int nk = 0;
+    for (int i = 0; i < ni; i++) {
+        int rated = 0;
+        for (int u = 0; u < nu; u++) rated |= AT(B, u, i, ni) > 0;
+        nk += rated;
+        mean += len[i];
+    }
+    mean = nk > 0 ? mean / nk : 1.0;
     for (int u = 0; u < nu; u++)
         for (int i = 0; i < ni; i++) {
             double x = 0.0;
             if (AT(B, u, i, ni) > 0) {
                 const double v = o->ratings ? AT(R, u, i, ni) : 1.0;
-                const double idf = fmax(0.0, log((double)ni / (1.0 + nI[u])));
+                const double idf = fmax(0.0, log((double)nk / (1.0 + nI[u])));
                 const double L = (1 - o->bm25_b) + o->bm25_b * len[i] / mean;
                 if (o->sim == RK_METRIC_RP3BETA) x = pow(nI[u], -o->alpha / 2);
                 else if (o->weighting == RK_RANKW_NONE) x = v;
