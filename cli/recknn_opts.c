@@ -115,7 +115,10 @@ static const char usage_text[] =
     "      --holdout F         hold out a fraction 0 < F < 1 of the ratings\n"
     "      --split S           how --holdout draws: ratings (default: at random\n"
     "                          over all ratings), user (about F of each user's,\n"
-    "                          at least one kept), temporal (each user's latest F)\n"
+    "                          at least one kept), temporal (each user's latest F),\n"
+    "                          users (F of the users held out, each user's 20%\n"
+    "                          tested and 80% folded in; the ranking model learns\n"
+    "                          from the other users only)\n"
     "      --folds K           K-fold cross-validation, 2 <= K <= 50: every rating\n"
     "                          tested once; metrics per fold, mean and sd\n"
     "      --write-folds       write every fold's files (NAME.foldF.csv), not only\n"
@@ -589,7 +592,7 @@ static int evaluation_option(int ch, const char *a, rk_job_opts *o)
         break;
     case OPT_SPLIT:
         if (rk_split_kind_parse(a, &o->split) != RK_OK)
-            usage_error("--split: unknown split '%s' (ratings, user, temporal)", a);
+            usage_error("--split: unknown split '%s' (ratings, user, temporal, users)", a);
         break;
     case OPT_FOLDS: o->folds = (int32_t)parse_ll("--folds", a, 2, RK_JOB_MAX_FOLDS); break;
     case OPT_WRITE_FOLDS: o->write_folds = 1; break;

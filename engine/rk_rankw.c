@@ -248,3 +248,36 @@ void rk_rankw_free(rk_rankw_model *t)
     free(t->model.by_item.val);
     memset(t, 0, sizeof *t);
 }
+
+rk_status rk_rankw_restrict(const rk_model *m, const uint8_t *drop, rk_model *out, rk_error *err)
+{
+    const rk_csr *U = &m->by_user;
+    rk_csr c;
+    memset(&c, 0, sizeof c);
+    memset(out, 0, sizeof *out);
+    int64_t nnz = 0;
+    for (int32_t u = 0; u < U->n_rows; u++)
+        if (!drop[u]) nnz += U->ptr[u + 1] - U->ptr[u];
+    c.n_rows = U->n_rows;
+    c.n_cols = U->n_cols;
+    c.nnz = nnz;
+    c.ptr = malloc(((size_t)U->n_rows + 1) * sizeof *c.ptr);
+    c.idx = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *c.idx);
+    c.val = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *c.val);
+    if (c.ptr == NULL || c.idx == NULL || c.val == NULL) {
+        rk_csr_free(&c);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for the training users' ratings");
+    }
+    int64_t a = 0;
+    c.ptr[0] = 0;
+    for (int32_t u = 0; u < U->n_rows; u++) {
+        if (!drop[u]) {
+            const int64_t n = U->ptr[u + 1] - U->ptr[u];
+            memcpy(c.idx + a, U->idx + U->ptr[u], (size_t)n * sizeof *c.idx);
+            memcpy(c.val + a, U->val + U->ptr[u], (size_t)n * sizeof *c.val);
+            a += n;
+        }
+        c.ptr[u + 1] = a;
+    }
+    return rk_model_from_csr(out, &c, 1, m->rmin, m->rmax, 0, err);
+}

@@ -100,6 +100,12 @@ void rk_rankw_shape(const rk_rankw_opts *o, rk_lists *l);
  *  normalisation), so that an engine cannot rank top-N from its raw lists. */
 int rk_rankw_shapes(const rk_rankw_opts *o);
 
+/*! rk_rankw_restrict() : a model of m's training ratings without the rows
+ *  of the users u with drop[u] != 0 (held-out users, whose fold-in ratings
+ *  must not make the similarities; the item indices stay), no baselines.
+ *  @return RK_OK, RK_E_EMPTY (nothing left), RK_E_NOMEM. */
+rk_status rk_rankw_restrict(const rk_model *m, const uint8_t *drop, rk_model *out, rk_error *err);
+
 /*! rk_rankw_free() : the values of a transformed model (not the shared
  *  index arrays). */
 void rk_rankw_free(rk_rankw_model *t);

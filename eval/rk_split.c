@@ -10,11 +10,12 @@
  * is sorted by (key, t).  (key, t) is a total order, so the result is the same
  * for every thread count whatever order the scatter left a group in. */
 
-static const char *const kind_names[] = {"ratings", "user", "temporal"};
+static const char *const kind_names[] = {"ratings", "user", "temporal", "users"};
+#define N_KINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
 
 rk_status rk_split_kind_parse(const char *name, rk_split_kind *out)
 {
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < N_KINDS; k++)
         if (name != NULL && strcmp(name, kind_names[k]) == 0) {
             *out = (rk_split_kind)k;
             return RK_OK;
@@ -24,7 +25,7 @@ rk_status rk_split_kind_parse(const char *name, rk_split_kind *out)
 
 const char *rk_split_kind_name(rk_split_kind k)
 {
-    return (unsigned)k < 3 ? kind_names[k] : "unknown";
+    return (unsigned)k < (unsigned)N_KINDS ? kind_names[k] : "unknown";
 }
 
 
@@ -196,4 +197,59 @@ rk_status rk_split_apply(const rk_triples *all, const int32_t *part, int32_t whi
         if (with_time) dst->time[i] = all->time[t];
     }
     return RK_OK;
+}
+
+typedef struct user_key {
+    uint64_t key;
+    int32_t u;
+} user_key;
+
+static int user_key_cmp(const void *a, const void *b)
+{
+    const user_key *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->u > y->u) - (x->u < y->u);
+}
+
+rk_status rk_split_users_out(const rk_triples *all, int32_t n_users, double frac_users, double frac_test,
+                             uint64_t seed, int32_t *part, int64_t *n_test, rk_error *err)
+{
+    if (!(frac_users > 0.0 && frac_users < 1.0))
+        return rk_error_set(err, RK_E_ARG, "--holdout with --split users is the fraction of users held out, in (0, 1)");
+    int64_t *cnt = calloc((size_t)(n_users > 0 ? n_users : 1), sizeof *cnt);
+    user_key *k = malloc((size_t)(n_users > 0 ? n_users : 1) * sizeof *k);
+    uint8_t *out = calloc((size_t)(n_users > 0 ? n_users : 1), 1);
+    rk_status s = RK_OK;
+    if (cnt == NULL || k == NULL || out == NULL) s = rk_error_set(err, RK_E_NOMEM, "out of memory for the user split");
+    for (int64_t t = 0; t < all->n && s == RK_OK; t++) {
+        if (all->user[t] < 0 || all->user[t] >= n_users)
+            s = rk_error_set(err, RK_E_ARG, "rating %lld has user index %d outside [0, %d)", (long long)t,
+                             all->user[t], n_users);
+        else cnt[all->user[t]]++;
+    }
+    int32_t eligible = 0;
+    /* the users' keys come from the seed's key with the rows' constant flipped,
+     * so that they are not the ratings' keys of the same seed */
+    const uint64_t sk = rk_split_seed_key(seed) ^ 0x5555555555555555ULL;
+    for (int32_t u = 0; u < n_users && s == RK_OK; u++)
+        if (cnt[u] >= 2) k[eligible++] = (user_key){rk_split_row_key(sk, u), u};
+    if (s == RK_OK && eligible == 0) s = rk_error_set(err, RK_E_ARG, "--split users: no user has two ratings");
+    if (s == RK_OK) {
+        qsort(k, (size_t)eligible, sizeof *k, user_key_cmp);
+        int64_t want = (int64_t)floor(frac_users * eligible + 0.5);
+        if (want < 1) want = 1;
+        for (int64_t x = 0; x < want; x++) out[k[x].u] = 1;
+        s = rk_split_user(all, n_users, frac_test, seed, part, NULL, err);
+    }
+    int64_t nt = 0;
+    for (int64_t t = 0; t < all->n && s == RK_OK; t++) {
+        if (!out[all->user[t]]) part[t] = 0;
+        else if (part[t] == 1) nt++;
+        else part[t] = 2;
+    }
+    if (n_test != NULL) *n_test = nt;
+    free(cnt);
+    free(k);
+    free(out);
+    return s;
 }

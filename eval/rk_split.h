@@ -23,10 +23,16 @@ extern "C" {
 typedef enum rk_split_kind {
     RK_SPLIT_RATINGS = 0, /* --holdout F over all ratings (rk_split_holdout) */
     RK_SPLIT_USER,        /* --split user: about F of each user's ratings */
-    RK_SPLIT_TEMPORAL     /* --split temporal: each user's latest F by timestamp */
+    RK_SPLIT_TEMPORAL,    /* --split temporal: each user's latest F by timestamp */
+    RK_SPLIT_USERS_OUT    /* --split users: about F of the users held out, each with a fold-in
+                             part (training, part 2) and a test part (rk_split_users_out) */
 } rk_split_kind;
 
-/*! rk_split_kind_parse() : "ratings", "user", "temporal".  @return RK_OK or RK_E_ARG. */
+/* The share of a held-out user's ratings that --split users tests (the
+ * rest is its fold-in part), as in the Mult-VAE and EASE protocols. */
+#define RK_SPLIT_USERS_TEST_FRACTION 0.2
+
+/*! rk_split_kind_parse() : "ratings", "user", "temporal", "users".  @return RK_OK or RK_E_ARG. */
 rk_status rk_split_kind_parse(const char *name, rk_split_kind *out);
 const char *rk_split_kind_name(rk_split_kind k);
 
@@ -61,6 +67,19 @@ rk_status rk_split_user(const rk_triples *all, int32_t n_users, double frac, uin
  *  range, or all->time == NULL: the input has no timestamps), RK_E_NOMEM. */
 rk_status rk_split_temporal(const rk_triples *all, int32_t n_users, double frac, int32_t *part,
                             int64_t *n_test, rk_error *err);
+
+/*! rk_split_users_out() : held-out users (strong generalisation): of the
+ *  users with n_u >= 2 ratings, the round(frac_users × their number) with
+ *  the smallest keys splitmix64(seed key, u) (ties by index, at least one
+ *  and at most all) are held out; each of them gives t_u = floor(frac_test ×
+ *  n_u + 1/2), at most n_u − 1, of its ratings to the test set (part 1, the
+ *  smallest rating keys as in rk_split_user) and keeps the rest as its
+ *  fold-in part (part 2); every other rating is part 0.  rk_split_apply(…,
+ *  1, …) then gives training = parts 0 and 2.  *n_test (may be NULL) gets the
+ *  test ratings.  @return RK_OK, RK_E_ARG (a fraction outside (0, 1), no user
+ *  with two ratings, a user index out of range), RK_E_NOMEM. */
+rk_status rk_split_users_out(const rk_triples *all, int32_t n_users, double frac_users, double frac_test,
+                             uint64_t seed, int32_t *part, int64_t *n_test, rk_error *err);
 
 /*! rk_split_apply() : test = the ratings t with part[t] == which, train =
  *  the others, both in the order of `all` (timestamps copied when present).

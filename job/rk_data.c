@@ -52,6 +52,9 @@ rk_status rk_data_split(const rk_data_opts *o, rk_data *d, rk_error *err)
     const int32_t n_users = rk_ids_count(d->ds.users);
     if (o->folds > 0) return rk_split_folds(all->n, o->folds, o->seed, d->part, err);
     if (o->split == RK_SPLIT_USER) return rk_split_user(all, n_users, o->split_frac, o->seed, d->part, NULL, err);
+    if (o->split == RK_SPLIT_USERS_OUT)
+        return rk_split_users_out(all, n_users, o->split_frac, RK_SPLIT_USERS_TEST_FRACTION, o->seed, d->part, NULL,
+                                  err);
     if (all->time == NULL || !d->ds.train_report.has_time)
         return rk_error_set(err, RK_E_ARG, "--split temporal needs timestamps, and %s has none",
                             o->n_inputs == 1 ? o->inputs[0] : "the input");

@@ -59,6 +59,7 @@ typedef struct job_state {
     rk_lists lists;
     rk_lists rlists;        /* the ranking model's lists (--rank, CONTRACT.md §5b) */
     rk_tune_result tune;    /* --tune: the last fold's search */
+    rk_model lmodel;        /* --split users: the fold's training users alone, for the ranking lists */
     double *pred;
     int32_t *used;
     rk_outset *out;         /* the run's files */
@@ -80,6 +81,7 @@ typedef struct job_state {
 /* What one fold made (the last fold's stays for the files written at the end). */
 static void fold_free(job_state *j)
 {
+    rk_model_free(&j->lmodel);
     rk_lists_free(&j->rlists);
     rk_byuser_free(&j->uview);
     rk_lists_free(&j->lists);
@@ -325,8 +327,8 @@ static int rank_model_on(const rk_job_opts *o)
 
 /* --tune on the fold's training model: the search's table stays for
  * metrics.json and the report; *cfg gets the chosen configuration. */
-static rk_status tune_fold(const rk_job_opts *o, job_state *j, rk_job_report *rep, rk_rankw_opts *cfg,
-                           rk_error *err)
+static rk_status tune_fold(const rk_job_opts *o, job_state *j, const rk_model *lm, rk_job_report *rep,
+                           rk_rankw_opts *cfg, rk_error *err)
 {
     rk_tune_free(&j->tune);
     rk_tune_opts to;
@@ -341,10 +343,27 @@ static rk_status tune_fold(const rk_job_opts *o, job_state *j, rk_job_report *re
     to.threads = o->knn.threads;
     to.progress = o->progress;
     to.progress_ud = o->ud;
-    RK_FORWARD(rk_tune_run(j->m, &to, &o->knn, &j->seam, &j->tune, err));
+    RK_FORWARD(rk_tune_run(lm, &to, &o->knn, &j->seam, &j->tune, err));
     rep->t_tune += j->tune.t_total;
     *cfg = j->tune.rows[j->tune.best].cfg;
     return RK_OK;
+}
+
+/* --split users: the fold's model without the held-out users (those with a
+ * test or fold-in rating), whose fold-in ratings serve their own top-N but
+ * must not make the ranking model's similarities (CONTRACT.md §6d). */
+static rk_status training_users(job_state *j, rk_error *err)
+{
+    const rk_triples *all = &j->data.train;
+    const int32_t nu = j->m->by_user.n_rows;
+    uint8_t *drop = calloc((size_t)(nu > 0 ? nu : 1), 1);
+    RK_CHECK_ALLOC(drop, err);
+    for (int64_t t = 0; t < all->n; t++)
+        if (j->data.part[t] != 0 && all->user[t] < nu) drop[all->user[t]] = 1;
+    rk_model_free(&j->lmodel);
+    rk_status s = rk_rankw_restrict(j->m, drop, &j->lmodel, err);
+    free(drop);
+    return s;
 }
 
 /* restart_topn for the ranking stage (rk_job_rank_topn's callback). */
@@ -492,10 +511,14 @@ static rk_status fold_engine_run(const rk_job_opts *o, const rk_knn_opts *ko, jo
         rk_status s = rk_dist_fault(o->dist, "topn", err);
         if (s == RK_OK && rk_dist_rank(o->dist) == 0) {
             rk_rankw_opts cfg = o->rank;
-            if (o->tune) s = tune_fold(o, j, rep, &cfg, err);
+            const rk_model *lm = j->m;
+            if (o->split == RK_SPLIT_USERS_OUT && j->data.part != NULL) s = training_users(j, err);
+            if (s == RK_OK && j->lmodel.by_user.ptr != NULL) lm = &j->lmodel;
+            if (s == RK_OK && o->tune) s = tune_fold(o, j, lm, rep, &cfg, err);
             rank_restart rr = {o, j, &e->tee, &e->to};
             if (s == RK_OK)
-                s = rk_job_rank_topn(o, &cfg, &j->seam, j->m, &e->to, restart_rank, &rr, &j->rlists, &e->ts, rep, err);
+                s = rk_job_rank_topn(o, &cfg, &j->seam, lm, j->m, &e->to, restart_rank, &rr, &j->rlists, &e->ts, rep,
+                                     err);
         }
         return rk_dist_agree(o->dist, s, err);
     }

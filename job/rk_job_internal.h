@@ -66,13 +66,14 @@ rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const
 struct json_t *rk_job_approx_json(const rk_job_opts *o, const rk_job_report *r);
 
 /*! rk_job_rank_topn() : top-N from the ranking model cfg (o->rank, or --tune's choice)
- *  (rk_job_rank.c): the transformed matrix of m, its lists on the seam's
+ *  (rk_job_rank.c): the transformed matrix of lm (m, or m without the
+ *  held-out users of --split users), top-N from the ratings of m, its lists on the seam's
  *  current backend (the CPU after a GPU failure under --device auto, which
  *  restart(ud) is told of before the CPU starts over), their shaping, then
  *  top-N into to's sink.  rl: the lists' storage (the caller frees it).
  *  Fills rep's rank members and *ts.  @return any engine status. */
-rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_backend_seam *seam, const rk_model *m,
-                           const rk_topn_opts *to,
+rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_backend_seam *seam, const rk_model *lm,
+                           const rk_model *m, const rk_topn_opts *to,
                            rk_status (*restart)(void *ud, rk_error *err), void *ud, rk_lists *rl,
                            rk_topn_stats *ts, rk_job_report *rep, rk_error *err);
 

@@ -19,19 +19,19 @@ static rk_status rank_lists(rk_backend_seam *seam, const rk_model *tm, const rk_
     return s;
 }
 
-rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_backend_seam *seam, const rk_model *m,
-                           const rk_topn_opts *to,
+rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_backend_seam *seam, const rk_model *lm,
+                           const rk_model *m, const rk_topn_opts *to,
                            rk_status (*restart)(void *ud, rk_error *err), void *ud, rk_lists *rl,
                            rk_topn_stats *ts, rk_job_report *rep, rk_error *err)
 {
     const double t0 = rk_omp_wtime();
     rk_rankw_model tm;
-    RK_FORWARD(rk_rankw_build(m, cfg, &tm, err));
+    RK_FORWARD(rk_rankw_build(lm, cfg, &tm, err));
     rk_knn_opts ko;
     rk_rankw_knn_opts(cfg, &tm, &o->knn, &ko);
     ko.progress = o->progress;
     ko.progress_ud = o->ud;
-    rk_status s = rk_lists_alloc(rl, m->by_item.n_rows, ko.k, err);
+    rk_status s = rk_lists_alloc(rl, lm->by_item.n_rows, ko.k, err);
     if (s == RK_OK) s = rank_lists(seam, &tm.model, &ko, rl, &rep->rank_lists, err);
     rep->rank_quantum = tm.quantum;
     rk_rankw_free(&tm);

@@ -179,6 +179,60 @@ static void test_edges(void)
     check(20, 15, 0.5, 0, 0, 0, &o, 4);  /* k above the item count */
 }
 
+/* rk_rankw_restrict: the lists of m without some users' rows are those of
+ * a model built from the other users' ratings alone. */
+static void test_restrict(void)
+{
+    rk_triples t, kept;
+    rkt_data(&t, 40, 30, 0.3, 0, 0, 0, 77);
+    CU_ASSERT_FATAL(rk_triples_alloc(&kept, t.n, 0, NULL) == RK_OK);
+    uint8_t drop[40] = {0};
+    for (int u = 0; u < 40; u += 3) drop[u] = 1;
+    kept.n = 0;
+    for (int64_t p = 0; p < t.n; p++)
+        if (!drop[t.user[p]]) {
+            kept.user[kept.n] = t.user[p];
+            kept.item[kept.n] = t.item[p];
+            kept.rating[kept.n++] = t.rating[p];
+        }
+    rk_model m, mk, r;
+    rk_error err;
+    CU_ASSERT_FATAL(rk_model_build(&m, &t, 40, 30, 1, 0.5, 5, 0, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_model_build(&mk, &kept, 40, 30, 1, 0.5, 5, 0, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_rankw_restrict(&m, drop, &r, &err) == RK_OK);
+    CU_ASSERT_EQUAL(r.by_user.nnz, kept.n);
+    rk_rankw_opts o;
+    rk_rankw_opts_default(&o);
+    rk_lists a, b;
+    const rk_model *two[2] = {&r, &mk};
+    rk_lists *out[2] = {&a, &b};
+    for (int x = 0; x < 2; x++) {
+        rk_rankw_model tm;
+        CU_ASSERT_FATAL(rk_rankw_build(two[x], &o, &tm, &err) == RK_OK);
+        rk_knn_opts base, ko;
+        rk_knn_opts_default(&base);
+        rk_rankw_knn_opts(&o, &tm, &base, &ko);
+        CU_ASSERT_FATAL(rk_lists_alloc(out[x], 30, o.k, &err) == RK_OK);
+        CU_ASSERT_FATAL(rk_knn_cpu(&tm.model, &ko, out[x], NULL, NULL, &err) == RK_OK);
+        rk_rankw_free(&tm);
+    }
+    int64_t entries = 0;
+    for (int i = 0; i < 30; i++) {
+        CU_ASSERT_EQUAL(a.len[i], b.len[i]);
+        entries += a.len[i];
+    }
+    CU_ASSERT(entries > 100);
+    CU_ASSERT(memcmp(a.nbr, b.nbr, sizeof(int32_t) * 30 * (size_t)o.k) == 0);
+    CU_ASSERT(memcmp(a.sim, b.sim, sizeof(float) * 30 * (size_t)o.k) == 0);
+    rk_lists_free(&a);
+    rk_lists_free(&b);
+    rk_model_free(&m);
+    rk_model_free(&mk);
+    rk_model_free(&r);
+    rk_triples_free(&t);
+    rk_triples_free(&kept);
+}
+
 static void test_options(void)
 {
     rk_rankw_opts o;
@@ -218,6 +272,7 @@ int main(void)
         {"every similarity, weighting and shaping against the float64 brute force", test_configs},
         {"one item, all ties, zero idf, k above the items", test_edges},
         {"option names and ranges", test_options},
+        {"a model without some users' rows", test_restrict},
         {NULL, NULL},
     };
     return rk_test_main("rankw", cases);

@@ -90,7 +90,10 @@ static void test_kind_names(void)
     CU_ASSERT_EQUAL(k, RK_SPLIT_USER);
     CU_ASSERT_EQUAL(rk_split_kind_parse("temporal", &k), RK_OK);
     CU_ASSERT_EQUAL(k, RK_SPLIT_TEMPORAL);
-    CU_ASSERT_EQUAL(rk_split_kind_parse("users", &k), RK_E_ARG);
+    CU_ASSERT_EQUAL(rk_split_kind_parse("users", &k), RK_OK);
+    CU_ASSERT_EQUAL(k, RK_SPLIT_USERS_OUT);
+    CU_ASSERT_EQUAL(rk_split_kind_parse("items", &k), RK_E_ARG);
+    k = RK_SPLIT_TEMPORAL;
     CU_ASSERT_EQUAL(rk_split_kind_parse("", &k), RK_E_ARG);
     CU_ASSERT_EQUAL(rk_split_kind_parse(NULL, &k), RK_E_ARG);
     CU_ASSERT_EQUAL(k, RK_SPLIT_TEMPORAL); /* untouched on failure */
@@ -300,6 +303,49 @@ static void test_user_random(void)
     rk_triples_free(&all);
 }
 
+/* Held-out users: round(F × eligible) users, each with its per-user test
+ * part (part 1, as rk_split_user gives it) and every other rating of it
+ * folded in (part 2); the rest part 0; users with one rating never out. */
+static void test_users_out(void)
+{
+    rk_triples all = make_users(0, 21);
+    int32_t *part = new_parts(all.n), *pu = new_parts(all.n);
+    static const double fracs[] = {0.1, 0.5, 0.9};
+    for (size_t q = 0; q < 3; q++) {
+        int64_t n_test = -1, n_ref = 0;
+        CU_ASSERT_EQUAL_FATAL(rk_split_users_out(&all, 500, fracs[q], 0.2, 7 + q, part, &n_test, NULL), RK_OK);
+        CU_ASSERT_EQUAL_FATAL(rk_split_user(&all, 500, 0.2, 7 + q, pu, NULL, NULL), RK_OK);
+        int out[500] = {0}, in[500] = {0}, eligible = 0, held = 0;
+        for (int64_t t = 0; t < all.n; t++) {
+            CU_ASSERT(part[t] >= 0 && part[t] <= 2);
+            if (part[t] == 0) in[all.user[t]] = 1;
+            else out[all.user[t]] = 1;
+            if (part[t] != 0) CU_ASSERT_EQUAL(part[t] == 1, pu[t] == 1); /* the per-user draw of the seed */
+            n_ref += part[t] == 1;
+        }
+        CU_ASSERT_EQUAL(n_test, n_ref);
+        int64_t cnt[500] = {0};
+        for (int64_t t = 0; t < all.n; t++) cnt[all.user[t]]++;
+        for (int u = 0; u < 500; u++) {
+            CU_ASSERT(!(out[u] && in[u])); /* a user is out whole or not at all */
+            eligible += cnt[u] >= 2;
+            held += out[u];
+            if (cnt[u] < 2) CU_ASSERT(!out[u]);
+        }
+        CU_ASSERT_EQUAL(held, (int)floor(fracs[q] * eligible + 0.5));
+        /* the same draw again */
+        int32_t *again = new_parts(all.n);
+        CU_ASSERT_EQUAL(rk_split_users_out(&all, 500, fracs[q], 0.2, 7 + q, again, NULL, NULL), RK_OK);
+        CU_ASSERT(memcmp(part, again, sizeof *part * (size_t)all.n) == 0);
+        free(again);
+    }
+    CU_ASSERT_EQUAL(rk_split_users_out(&all, 500, 1.0, 0.2, 1, part, NULL, NULL), RK_E_ARG);
+    CU_ASSERT_EQUAL(rk_split_users_out(&all, 500, 0.5, 0.0, 1, part, NULL, NULL), RK_E_ARG);
+    free(part);
+    free(pu);
+    rk_triples_free(&all);
+}
+
 /* 3 users with 1, 2 and 5 ratings, frac 0.5: t_u = 0, 1 (1.0), 3 (2.5 half up) */
 static void test_user_hand(void)
 {
@@ -488,6 +534,7 @@ int main(void)
 {
     static const rk_test_case cases[] = {
         {"kind names", test_kind_names},
+        {"held-out users: whole users out, fold-in and test parts", test_users_out},
         {"folds: partition, sizes, blocks of the seeded order", test_folds_partition},
         {"folds: fold 0 is rk_eval's holdout of the same seed", test_folds_match_holdout},
         {"folds: determinism and thread count", test_folds_determinism},
