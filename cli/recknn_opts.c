@@ -127,6 +127,9 @@ static const char usage_text[] =
     "                          64-bit, default 0)\n"
     "      --relevance R       a test rating >= R is relevant to the ranking\n"
     "                          metrics of top-N (default 4.0)\n"
+    "      --user-metrics      user_metrics.csv: every test user's precision,\n"
+    "                          recall, NDCG, AP and RR at N (for significance\n"
+    "                          tests between two runs of the same split)\n"
     "      --cutoffs LIST      ranking metrics (precision, recall, NDCG, MAP, MRR,\n"
     "                          hit rate) also at these list lengths, e.g.\n"
     "                          10,20,50,100 (the lists grow to the largest\n"
@@ -201,7 +204,7 @@ enum {
     OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT, OPT_BY, OPT_IMPLICIT,
     OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK, OPT_GPUS, OPT_MPI_LOAD,
     OPT_RANK, OPT_RANK_K, OPT_ALPHA, OPT_BETA, OPT_WEIGHTING, OPT_BM25, OPT_RANK_VALUES, OPT_RANK_SHRINK,
-    OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS, OPT_TUNE, OPT_TUNE_METRIC, OPT_TUNE_FRACTION, OPT_TUNE_GRID, OPT_TUNE_ROUNDS,
+    OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS, OPT_TUNE, OPT_TUNE_METRIC, OPT_TUNE_FRACTION, OPT_TUNE_GRID, OPT_TUNE_ROUNDS, OPT_USER_METRICS,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -257,6 +260,7 @@ static const struct option long_opts[] = {
     {"baseline", required_argument, NULL, OPT_BASELINE},
     {"cutoffs", required_argument, NULL, OPT_CUTOFFS},
     {"report", no_argument, NULL, OPT_REPORT},
+    {"user-metrics", no_argument, NULL, OPT_USER_METRICS},
     {"save-model", required_argument, NULL, OPT_SAVE_MODEL},
     {"model", required_argument, NULL, OPT_MODEL},
     {"queries", required_argument, NULL, OPT_QUERIES},
@@ -623,6 +627,7 @@ static int evaluation_option(int ch, const char *a, rk_job_opts *o)
         break;
     }
     case OPT_REPORT: o->report = 1; break;
+    case OPT_USER_METRICS: o->user_metrics = 1; break;
     case OPT_SAVE_MODEL:
         if (a[0] == '\0') usage_error("--save-model: empty file name");
         o->save_model = a;

@@ -37,6 +37,7 @@ typedef enum rk_outset_content {
     RK_OUTSET_RECOMMENDATIONS, /* streamed: rk_outset_ids, then rk_topn_batch after batch */
     RK_OUTSET_METRICS,         /* the caller's (the job's summary of the run) */
     RK_OUTSET_REPORT,          /* the caller's */
+    RK_OUTSET_USER_METRICS,    /* rk_outset_users */
     RK_OUTSET_CONTENTS
 } rk_outset_content;
 
@@ -66,6 +67,22 @@ typedef struct rk_outset_preds {
 typedef struct rk_outset_ids {
     const rk_idmap *users, *items;
 } rk_outset_ids;
+
+/* RK_OUTSET_USER_METRICS: one row per measured user (its ranking metrics at
+ * the run's N), named by its id. */
+typedef struct rk_outset_user_row {
+    int32_t user;                /* dense index */
+    int32_t listed;              /* 1 when the user got a list */
+    int32_t hits;
+    int64_t relevant;            /* relevant test items */
+    double precision, recall, ndcg, ap, rr;
+} rk_outset_user_row;
+
+typedef struct rk_outset_users {
+    int64_t n;
+    const rk_outset_user_row *rows;
+    const rk_idmap *users;
+} rk_outset_users;
 
 /* One file of the run. */
 typedef struct rk_outset_row {
@@ -132,6 +149,11 @@ int rk_outset_name(char *buf, size_t cap, const char *name, int fold);
 
 /*! rk_outset_neighbors_csv() : neighbors.csv (rk_out_neighbors); in: rk_outset_lists. */
 rk_status rk_outset_neighbors_csv(FILE *fp, const void *in, rk_error *err);
+
+/*! rk_outset_user_metrics_csv() : user_metrics.csv, a header
+ *  user,relevant,listed,hits,precision,recall,ndcg,ap,rr then a row per
+ *  user; in: rk_outset_users. */
+rk_status rk_outset_user_metrics_csv(FILE *fp, const void *in, rk_error *err);
 
 /*! rk_outset_predictions_csv() : predictions.csv (rk_out_predictions, or
  *  raw ids with an empty rating column); in: rk_outset_preds. */

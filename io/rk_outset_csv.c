@@ -56,3 +56,27 @@ void rk_outset_recs_csv_close(void *w)
 {
     rk_out_recs_free(w);
 }
+
+rk_status rk_outset_user_metrics_csv(FILE *fp, const void *in, rk_error *err)
+{
+    const rk_outset_users *u = in;
+    fputs("user,relevant,listed,hits,precision,recall,ndcg,ap,rr\n", fp);
+    for (int64_t t = 0; t < u->n; t++) {
+        const rk_outset_user_row *r = &u->rows[t];
+        char id[RK_ID_MAX + 1], v[5][40];
+        rk_ids_format(u->users, r->user, id, sizeof id);
+        rk_out_double(v[0], sizeof v[0], r->precision);
+        rk_out_double(v[1], sizeof v[1], r->recall);
+        rk_out_double(v[2], sizeof v[2], r->ndcg);
+        rk_out_double(v[3], sizeof v[3], r->ap);
+        rk_out_double(v[4], sizeof v[4], r->rr);
+        fprintf(fp, "%s,%lld,%d,%d,%s,%s,%s,%s,%s\n", id, (long long)r->relevant, r->listed, r->hits, v[0], v[1],
+                v[2], v[3], v[4]);
+    }
+    if (ferror(fp)) {
+        const char *path = rk_out_path_of(fp);
+        return rk_error_set(err, RK_E_IO, "cannot write %s: %s", path != NULL ? path : "user_metrics.csv",
+                            strerror(errno != 0 ? errno : EIO));
+    }
+    return RK_OK;
+}

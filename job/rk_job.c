@@ -312,6 +312,7 @@ static rk_status restart_topn(const rk_job_opts *o, job_state *j, tee_sink *tee,
         RK_FORWARD(rk_rank_new(&j->rank, j->te, rk_ids_count(ds->users), rk_ids_count(ds->items), to->n,
                                o->relevance, err));
         RK_FORWARD(rk_rank_set_cutoffs(j->rank, o->cutoffs, o->n_cutoffs, err));
+        if (o->user_metrics) RK_FORWARD(rk_rank_keep_users(j->rank, err));
         tee->rank = j->rank;
     }
     if (tee->recs != NULL) RK_FORWARD(rk_outset_restart(tee->recs, err));
@@ -417,6 +418,7 @@ static rk_status fold_engine_setup(const rk_job_opts *o, const rk_knn_opts *ko, 
         RK_FORWARD(rk_rank_new(&j->rank, test, rk_ids_count(ds->users), rk_ids_count(ds->items), rep->top_n,
                                o->relevance, err));
         RK_FORWARD(rk_rank_set_cutoffs(j->rank, o->cutoffs, o->n_cutoffs, err));
+        if (o->user_metrics) RK_FORWARD(rk_rank_keep_users(j->rank, err));
         e->tee.rank = j->rank;
     }
     if (e->want_topn && write && root) {
@@ -566,6 +568,25 @@ static rk_status fold_measure(const rk_job_opts *o, const rk_knn_opts *ko, job_s
     return RK_OK;
 }
 
+/* user_metrics.csv: every measured user's row, in index order. */
+static rk_status write_user_metrics(job_state *j, int file_fold, rk_error *err)
+{
+    const int32_t nu = rk_rank_users(j->rank);
+    rk_outset_user_row *rows = malloc((size_t)(nu > 0 ? nu : 1) * sizeof *rows);
+    RK_CHECK_ALLOC(rows, err);
+    int64_t n = 0;
+    for (int32_t u = 0; u < nu; u++) {
+        rk_rank_user_row r;
+        rk_rank_user(j->rank, u, &r);
+        if (r.relevant == 0) continue;
+        rows[n++] = (rk_outset_user_row){u, r.listed, r.hits, r.relevant, r.precision, r.recall, r.ndcg, r.ap, r.rr};
+    }
+    const rk_outset_users pu = {n, rows, j->data.ds.users};
+    rk_status s = rk_outset_write(j->out, RK_OUTSET_USER_METRICS, file_fold, &pu, err);
+    free(rows);
+    return s;
+}
+
 /* The fold's other files (progress in rows, a file at a time). */
 static rk_status fold_write(const rk_job_opts *o, job_state *j, rk_job_report *rep, int last, int file_fold,
                             rk_error *err)
@@ -588,6 +609,7 @@ static rk_status fold_write(const rk_job_opts *o, job_state *j, rk_job_report *r
         RK_FORWARD(rk_outset_write(j->out, RK_OUTSET_PREDICTIONS, file_fold, &pr, err));
         RK_PROGRESS(o->progress, o->ud, "write", w_rows, w_rows, "rows");
     }
+    if (o->user_metrics && test->n > 0 && j->rank != NULL) RK_FORWARD(write_user_metrics(j, file_fold, err));
     return RK_OK;
 }
 

@@ -97,6 +97,7 @@ typedef struct rk_job_opts {
     int32_t cutoffs[RK_RANK_MAX_CUTOFFS]; /* --cutoffs: the ranking metrics also at these list lengths */
     int n_cutoffs;
     int report;                 /* --report: report.html in the output folder */
+    int user_metrics;           /* --user-metrics: user_metrics.csv, each test user's ranking metrics */
     const char *command_line;   /* shown in the report (may be NULL) */
     /* saved models */
     const char *save_model;     /* --save-model FILE (NULL: none) */

@@ -27,6 +27,10 @@ static rk_status check_evaluation(const rk_job_opts *o, rk_error *err)
     if (o->split != RK_SPLIT_RATINGS && o->holdout <= 0.0)
         return rk_error_set(err, RK_E_ARG, "--split %s needs --holdout F", rk_split_kind_name(o->split));
     if (o->write_folds && o->folds == 0) return rk_error_set(err, RK_E_ARG, "--write-folds needs --folds K");
+    if (o->user_metrics && o->test_path == NULL && o->holdout <= 0.0 && o->folds == 0)
+        return rk_error_set(err, RK_E_ARG, "--user-metrics needs a test set (--test, --holdout or --folds)");
+    if (o->user_metrics && o->top_n == 0)
+        return rk_error_set(err, RK_E_ARG, "--user-metrics needs recommendations (--top-n N)");
     return RK_OK;
 }
 

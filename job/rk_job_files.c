@@ -91,6 +91,7 @@ static const rk_outset_row job_files[] = {
     {RK_OUTSET_PREDICTIONS, "predictions.csv", rk_outset_predictions_csv, NULL, NULL, NULL},
     {RK_OUTSET_METRICS, "metrics.json", rk_job_metrics_json, NULL, NULL, NULL},
     {RK_OUTSET_REPORT, "report.html", report_html, NULL, NULL, NULL},
+    {RK_OUTSET_USER_METRICS, "user_metrics.csv", rk_outset_user_metrics_csv, NULL, NULL, NULL},
 };
 
 rk_status rk_job_files_open(rk_outset **set, const char *dir, rk_error *err)

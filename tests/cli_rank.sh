@@ -94,3 +94,14 @@ expect_status 0 "$RECKNN" "$tmp/c.csv" --holdout 0.25 --split users --cutoffs 5,
 cmp -s "$tmp/hu/recommendations.csv" "$tmp/hu2/recommendations.csv" || fail "--split users is not deterministic"
 expect_status 2 "$RECKNN" "$tmp/c.csv" --cutoffs 5,50 --top-n 10 --device cpu --out "$tmp/e"
 echo "cli_rank: held-out users checked" >&2
+
+# ---- user_metrics.csv: one row per measured user, whose mean is metrics.json's ----------------------
+expect_status 0 "$RECKNN" "$tmp/c.csv" --test "$tmp/ct.csv" --user-metrics --device cpu --out "$tmp/um"
+head -1 "$tmp/um/user_metrics.csv" | grep -qx 'user,relevant,listed,hits,precision,recall,ndcg,ap,rr' ||
+    fail "user_metrics.csv: header"
+mean=$(awk -F, 'NR > 1 { s += $7; n++ } END { printf "%.6f", s / n }' "$tmp/um/user_metrics.csv")
+want=$(tr -d '\n ' < "$tmp/um/metrics.json" | grep -o '"metrics":{[^}]*' | grep -o '"ndcg":[0-9.e-]*' | sed 's/.*://')
+awk -v a="$mean" -v b="$want" 'BEGIN { exit !(a - b < 1e-6 && b - a < 1e-6) }' ||
+    fail "user_metrics.csv: mean NDCG $mean, metrics.json $want"
+expect_status 2 "$RECKNN" "$tmp/c.csv" --user-metrics --device cpu --out "$tmp/e"
+echo "cli_rank: user metrics checked" >&2
