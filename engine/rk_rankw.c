@@ -4,6 +4,7 @@
 #include "rk_omp.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,4 +281,21 @@ rk_status rk_rankw_restrict(const rk_model *m, const uint8_t *drop, rk_model *ou
         c.ptr[u + 1] = a;
     }
     return rk_model_from_csr(out, &c, 1, m->rmin, m->rmax, 0, err);
+}
+
+void rk_rankw_label(const rk_rankw_opts *o, char *buf, size_t cap)
+{
+    if (!rk_rankw_on(o)) {
+        snprintf(buf, cap, "--rank lists");
+        return;
+    }
+    int n = snprintf(buf, cap, "--rank %s --alpha %g", rk_rankw_sim_name(o->sim), o->alpha);
+    if (n < 0 || (size_t)n >= cap) return;
+    if (o->sim == RK_METRIC_RP3BETA) n += snprintf(buf + n, cap - (size_t)n, " --beta %g", o->beta);
+    else
+        n += snprintf(buf + n, cap - (size_t)n, " --weighting %s --rank-values %s --rank-shrink %g",
+                      rk_rankw_weighting_name(o->weighting), o->ratings ? "ratings" : "interactions", o->shrink);
+    if (n < 0 || (size_t)n >= cap) return;
+    snprintf(buf + n, cap - (size_t)n, " --rank-k %d --locality %g --normalize %s", o->k, o->q,
+             o->normalize ? "yes" : "no");
 }

@@ -27,6 +27,7 @@
 #ifndef RK_RANKW_H
 #define RK_RANKW_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "rk_status.h"
 #include "rk_model.h"
@@ -105,6 +106,10 @@ int rk_rankw_shapes(const rk_rankw_opts *o);
  *  must not make the similarities; the item indices stay), no baselines.
  *  @return RK_OK, RK_E_EMPTY (nothing left), RK_E_NOMEM. */
 rk_status rk_rankw_restrict(const rk_model *m, const uint8_t *drop, rk_model *out, rk_error *err);
+
+/*! rk_rankw_label() : the configuration in words, as its options
+ *  ("--rank rp3beta --alpha 0.75 --beta 0.3 --rank-k 100 ..."), into buf. */
+void rk_rankw_label(const rk_rankw_opts *o, char *buf, size_t cap);
 
 /*! rk_rankw_free() : the values of a transformed model (not the shared
  *  index arrays). */

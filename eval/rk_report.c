@@ -453,6 +453,41 @@ static void sec_ranking(FILE *fp, const rk_report_data *d)
     rk_rep_svg_grouped(fp, ns == 2 ? "Model and popularity baseline" : "Model", 6, name, ns, series, val);
 }
 
+/* ---- 6b. tuning ------------------------------------------------------------------ */
+
+static const double *g_tune_score;
+static int by_score_desc(const void *a, const void *b)
+{
+    const int x = *(const int *)a, y = *(const int *)b;
+    if (g_tune_score[x] != g_tune_score[y]) return g_tune_score[x] > g_tune_score[y] ? -1 : 1;
+    return x - y;
+}
+
+static rk_status sec_tuning(FILE *fp, const rk_report_data *d, rk_error *err)
+{
+    if (d->n_tune <= 0) return RK_OK;
+    h2(fp, "tuning", "Tuning the ranking model");
+    int *order = malloc((size_t)d->n_tune * sizeof *order);
+    if (order == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory sorting %d configurations", d->n_tune);
+    for (int i = 0; i < d->n_tune; i++) order[i] = i;
+    g_tune_score = d->tune_score;
+    qsort(order, (size_t)d->n_tune, sizeof *order, by_score_desc);
+    fprintf(fp, "<p>%d configurations tried on a validation split of the training data (never the test set); "
+                "the ten best by ", d->n_tune);
+    rk_rep_esc(fp, d->tune_metric != NULL ? d->tune_metric : "score");
+    fputs(", the chosen one first.</p>\n<table><tr><th>configuration</th><th class=\"n\">score</th></tr>\n", fp);
+    for (int r = 0; r < d->n_tune && r < 10; r++) {
+        const int i = order[r];
+        fputs(i == d->tune_best ? "<tr class=\"sum\">" : "<tr>", fp);
+        td_text(fp, d->tune_label[i]);
+        td_fix(fp, 4, d->tune_score[i]);
+        fputs("</tr>\n", fp);
+    }
+    fputs("</table>\n", fp);
+    free(order);
+    return RK_OK;
+}
+
 /* ---- 7. concentration ------------------------------------------------------------- */
 
 static int desc_i64(const void *a, const void *b)
@@ -538,6 +573,7 @@ rk_status rk_report_write(FILE *fp, const rk_report_data *d, rk_error *err)
     sec_lists(fp, d->lists);
     RK_FORWARD(sec_folds(fp, d, err));
     sec_ranking(fp, d);
+    RK_FORWARD(sec_tuning(fp, d, err));
     RK_FORWARD(sec_concentration(fp, d, err));
     fputs("</body>\n</html>\n", fp);
     if (fflush(fp) != 0 || ferror(fp)) {

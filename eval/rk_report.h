@@ -48,6 +48,12 @@ typedef struct rk_report_data {
     const rk_rank_result *fold_base;  /* n_folds, the popularity baseline, or NULL */
     const char *verdict;          /* the model beside the baseline, one sentence (may be NULL) */
     int verdict_below;            /* 1: the model ranks below the baseline: shown as a warning */
+    /* --tune's table (n_tune 0: none): a label and the score of each configuration */
+    int n_tune;
+    const char *const *tune_label;
+    const double *tune_score;
+    int tune_best;
+    const char *tune_metric;      /* the score's name */
     /* recommendations of the lists shown (the last fold's): times each item was recommended */
     int32_t n_items;              /* entries of item_counts (0: no top-N) */
     const int64_t *item_counts;

@@ -8,6 +8,7 @@
 #include "rk_report.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static rk_status report_html(FILE *fp, const void *in, rk_error *err)
@@ -80,7 +81,37 @@ static rk_status report_html(FILE *fp, const void *in, rk_error *err)
         d.n_items = (int32_t)r->items;
         d.item_counts = rk_rank_item_counts(sh->rank);
     }
-    return rk_report_write(fp, &d, err);
+    /* --tune's table: a label per configuration */
+    char *text = NULL;
+    const char **label = NULL;
+    double *score = NULL;
+    const rk_tune_result *t = sh->tune;
+    if (t != NULL && t->n_rows > 0) {
+        text = malloc((size_t)t->n_rows * 160);
+        label = malloc((size_t)t->n_rows * sizeof *label);
+        score = malloc((size_t)t->n_rows * sizeof *score);
+        if (text == NULL || label == NULL || score == NULL) {
+            free(text);
+            free(label);
+            free(score);
+            return rk_error_set(err, RK_E_NOMEM, "out of memory for the tuning table");
+        }
+        for (int i = 0; i < t->n_rows; i++) {
+            rk_rankw_label(&t->rows[i].cfg, text + (size_t)i * 160, 160);
+            label[i] = text + (size_t)i * 160;
+            score[i] = t->rows[i].score;
+        }
+        d.n_tune = t->n_rows;
+        d.tune_label = label;
+        d.tune_score = score;
+        d.tune_best = t->best;
+        d.tune_metric = rk_tune_metric_name(o->tune_metric);
+    }
+    rk_status s = rk_report_write(fp, &d, err);
+    free(text);
+    free(label);
+    free(score);
+    return s;
 }
 
 /* Every file a run writes, in the order a content's files are made. */

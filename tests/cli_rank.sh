@@ -65,7 +65,8 @@ awk -F, 'NR == 1 { print; next } { srand(NR); printf "%s,%d,%.1f,%s\n", $1, 1 + 
     "$tmp/ct.csv" > "$tmp/garbage.csv"
 expect_status 0 "$RECKNN" "$tmp/c.csv" --test "$tmp/ct.csv" --tune --tune-grid small --device cpu --out "$tmp/t1" --progress
 grep -q "tune" "$tmp/stderr" || fail "--tune shows no progress"
-expect_status 0 "$RECKNN" "$tmp/c.csv" --test "$tmp/garbage.csv" --tune --tune-grid small --device cpu --out "$tmp/t2"
+expect_status 0 "$RECKNN" "$tmp/c.csv" --test "$tmp/garbage.csv" --tune --tune-grid small --report --device cpu --out "$tmp/t2"
+grep -q 'id="tuning"' "$tmp/t2/report.html" || fail "the report has no tuning section"
 # the "tune" member of metrics.json (it comes just before "metrics"), without its seconds
 tune_of() { tr -d '\n ' < "$1" | grep -o '"tune":{.*' | sed -E 's/,"metrics":.*//; s/"[a-z_]*_s":[-+0-9.eE]+//g'; }
 [ -n "$(tune_of "$tmp/t1/metrics.json")" ] || fail "metrics.json has no tune table"
