@@ -109,6 +109,8 @@ static const char usage_text[] =
     "      --tune-fraction F   of each user's training ratings validated (0.2)\n"
     "      --tune-grid G       full (default) or small (8 bases, 32 configurations)\n"
     "      --tune-rounds R     validation draws whose scores are averaged (1)\n"
+    "      --tune-users N      validation users measured at most: a seeded sample\n"
+    "                          (default 20000; 0: every one)\n"
     "\n"
     "Evaluation:\n"
     "      --test FILE         held-out ratings to predict (same formats)\n"
@@ -204,7 +206,7 @@ enum {
     OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT, OPT_BY, OPT_IMPLICIT,
     OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK, OPT_GPUS, OPT_MPI_LOAD,
     OPT_RANK, OPT_RANK_K, OPT_ALPHA, OPT_BETA, OPT_WEIGHTING, OPT_BM25, OPT_RANK_VALUES, OPT_RANK_SHRINK,
-    OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS, OPT_TUNE, OPT_TUNE_METRIC, OPT_TUNE_FRACTION, OPT_TUNE_GRID, OPT_TUNE_ROUNDS, OPT_USER_METRICS,
+    OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS, OPT_TUNE, OPT_TUNE_METRIC, OPT_TUNE_FRACTION, OPT_TUNE_GRID, OPT_TUNE_ROUNDS, OPT_USER_METRICS, OPT_TUNE_USERS,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -249,6 +251,7 @@ static const struct option long_opts[] = {
     {"tune-fraction", required_argument, NULL, OPT_TUNE_FRACTION},
     {"tune-grid", required_argument, NULL, OPT_TUNE_GRID},
     {"tune-rounds", required_argument, NULL, OPT_TUNE_ROUNDS},
+    {"tune-users", required_argument, NULL, OPT_TUNE_USERS},
     {"gpu-topn", required_argument, NULL, OPT_GPU_TOPN},
     {"items", required_argument, NULL, OPT_ITEMS},
     {"gpu-query", required_argument, NULL, OPT_GPU_QUERY},
@@ -556,6 +559,7 @@ static int ranking_option(int ch, const char *a, rk_job_opts *o)
         if (!(o->tune_fraction > 0.0 && o->tune_fraction < 1.0))
             usage_error("--tune-fraction: must be a fraction strictly between 0 and 1, got '%s'", a);
         break;
+    case OPT_TUNE_USERS: o->tune_users = (int64_t)parse_ll("--tune-users", a, 0, INT32_MAX); break;
     case OPT_TUNE_ROUNDS: o->tune_rounds = (int)parse_ll("--tune-rounds", a, 1, 20); break;
     case OPT_TUNE_GRID:
         if (strcmp(a, "small") == 0) o->tune_small = 1;

@@ -42,6 +42,7 @@ void rk_job_opts_default(rk_job_opts *o)
     o->baseline_popular = 1;
     o->tune_metric = RK_TUNE_NDCG;
     o->tune_fraction = 0.2;
+    o->tune_users = 20000;
 }
 
 /* ---- the job ---------------------------------------------------------------- */
@@ -341,6 +342,7 @@ static rk_status tune_fold(const rk_job_opts *o, job_state *j, const rk_model *l
     to.seed = o->seed ^ 0x74756e65ULL; /* "tune": a draw of its own */
     to.small = o->tune_small;
     to.rounds = o->tune_rounds;
+    to.max_users = o->tune_users;
     to.threads = o->knn.threads;
     to.progress = o->progress;
     to.progress_ud = o->ud;

@@ -69,6 +69,7 @@ typedef struct rk_job_opts {
     double tune_fraction;       /* --tune-fraction: of each user's training ratings (0.2) */
     int tune_small;             /* --tune-grid small: the test grid */
     int tune_rounds;            /* --tune-rounds: validation draws averaged (1) */
+    int64_t tune_users;         /* --tune-users: validation users measured at most (20000; 0: all) */
     int top_n_given;            /* --top-n was given (--items refuses it then) */
     int by_user;                /* --by user: user-based k-NN (CONTRACT.md §6b) */
     int implicit;               /* --implicit: every rating counts as 1 (click or play data);

@@ -282,22 +282,50 @@ static rk_status one(const rk_model *vm, const rk_triples *va, const rk_lists *f
     return s;
 }
 
-/* The validation users with a relevant rating, ascending (top-N serves them only). */
-static rk_status val_users(const rk_triples *va, int32_t n_users, double relevance, int32_t **out, int64_t *n,
+/* The validation users with a relevant rating, ascending (top-N serves them
+ * only); above o->max_users, the max_users of them with the smallest keys
+ * mix64(seed ^ mix64(r)), r the user's rank among the users with ratings
+ * (as the draw's, so that test-only ids change nothing).  Then va keeps only
+ * their ratings, so that the metrics are means over the users measured. */
+static rk_status val_users(const rk_model *vm, rk_triples *va, const rk_tune_opts *o, int32_t **out, int64_t *n,
                            rk_error *err)
 {
+    const int32_t n_users = vm->by_user.n_rows;
     uint8_t *has = calloc((size_t)(n_users > 0 ? n_users : 1), 1);
+    keyed *k = malloc((size_t)(n_users > 0 ? n_users : 1) * sizeof *k);
     *out = malloc((size_t)(n_users > 0 ? n_users : 1) * sizeof **out);
-    if (has == NULL || *out == NULL) {
+    if (has == NULL || k == NULL || *out == NULL) {
         free(has);
+        free(k);
         return rk_error_set(err, RK_E_NOMEM, "out of memory for the validation users");
     }
     for (int64_t t = 0; t < va->n; t++)
-        if (va->rating[t] >= relevance) has[va->user[t]] = 1;
+        if (va->rating[t] >= o->relevance) has[va->user[t]] = 1;
+    int64_t m = 0;
+    int32_t rank = 0;
+    for (int32_t u = 0; u < n_users; u++) {
+        const int rated = vm->by_user.ptr[u + 1] > vm->by_user.ptr[u];
+        if (has[u]) k[m++] = (keyed){mix64(o->seed ^ mix64(0x75736572ULL + (uint64_t)rank)), u};
+        rank += rated;
+    }
+    if (o->max_users > 0 && m > o->max_users) {
+        qsort(k, (size_t)m, sizeof *k, keyed_cmp);
+        memset(has, 0, (size_t)n_users);
+        for (int64_t x = 0; x < o->max_users; x++) has[k[x].p] = 1;
+        int64_t w = 0; /* the validation ratings of the sample only */
+        for (int64_t t = 0; t < va->n; t++)
+            if (has[va->user[t]]) {
+                va->user[w] = va->user[t];
+                va->item[w] = va->item[t];
+                va->rating[w++] = va->rating[t];
+            }
+        va->n = w;
+    }
     *n = 0;
     for (int32_t u = 0; u < n_users; u++)
         if (has[u]) (*out)[(*n)++] = u;
     free(has);
+    free(k);
     return RK_OK;
 }
 
@@ -353,8 +381,9 @@ static rk_status round_of(const rk_model *m, const rk_tune_opts *o, int round, i
     t->val_ratings = va.n;
     if (s == RK_OK) s = rk_model_from_csr(&vm, &tr, 1, m->rmin, m->rmax, 0, err);
     else rk_csr_free(&tr);
-    if (s == RK_OK) s = val_users(&va, vm.by_user.n_rows, o->relevance, &users, &n_users, err);
+    if (s == RK_OK) s = val_users(&vm, &va, &ro, &users, &n_users, err);
     t->val_users = n_users;
+    t->val_ratings = va.n;
     t->t_split += rk_omp_wtime() - t0;
     if (s == RK_OK) {
         rk_topn_opts to;

@@ -48,6 +48,7 @@ typedef struct rk_tune_opts {
     uint64_t seed;
     int small;              /* 1: a small grid (tests) */
     int rounds;             /* validation draws, each its own seed; the scores are their means (0: 1) */
+    int64_t max_users;      /* validation users measured at most (a seeded sample; 0: all) */
     int threads;            /* 0: OpenMP's default */
     rk_progress_fn progress; /* "tune", in configurations (may be NULL) */
     void *progress_ud;
