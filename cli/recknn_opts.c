@@ -107,7 +107,8 @@ static const char usage_text[] =
     "      --tune-metric M     ndcg (default), precision, recall, map, mrr,\n"
     "                          hit_rate, at the --top-n N\n"
     "      --tune-fraction F   of each user's training ratings validated (0.2)\n"
-    "      --tune-grid G       full (default) or small (8 bases, 32 configurations)\n"
+    "      --tune-grid G       full (default), small (32 configurations), or the\n"
+    "                          full grid's rp3beta, cosine (plain) or bm25 rows\n"
     "      --tune-rounds R     validation draws whose scores are averaged (1)\n"
     "      --tune-users N      validation users measured at most: a seeded sample\n"
     "                          (default 20000; 0: every one)\n"
@@ -562,9 +563,8 @@ static int ranking_option(int ch, const char *a, rk_job_opts *o)
     case OPT_TUNE_USERS: o->tune_users = (int64_t)parse_ll("--tune-users", a, 0, INT32_MAX); break;
     case OPT_TUNE_ROUNDS: o->tune_rounds = (int)parse_ll("--tune-rounds", a, 1, 20); break;
     case OPT_TUNE_GRID:
-        if (strcmp(a, "small") == 0) o->tune_small = 1;
-        else if (strcmp(a, "full") == 0) o->tune_small = 0;
-        else usage_error("--tune-grid: unknown grid '%s' (full, small)", a);
+        if (rk_tune_grid_parse(a, &o->tune_grid) != RK_OK)
+            usage_error("--tune-grid: unknown grid '%s' (full, small, rp3beta, cosine, bm25)", a);
         break;
     default: return 0;
     }

@@ -340,7 +340,7 @@ static rk_status tune_fold(const rk_job_opts *o, job_state *j, const rk_model *l
     to.relevance = o->relevance;
     to.fraction = o->tune_fraction;
     to.seed = o->seed ^ 0x74756e65ULL; /* "tune": a draw of its own */
-    to.small = o->tune_small;
+    to.grid = o->tune_grid;
     to.rounds = o->tune_rounds;
     to.max_users = o->tune_users;
     to.threads = o->knn.threads;

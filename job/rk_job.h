@@ -67,7 +67,7 @@ typedef struct rk_job_opts {
     int tune;                   /* --tune: the ranking model chosen on a validation split (rk_tune.h) */
     rk_tune_metric tune_metric; /* --tune-metric (NDCG) */
     double tune_fraction;       /* --tune-fraction: of each user's training ratings (0.2) */
-    int tune_small;             /* --tune-grid small: the test grid */
+    rk_tune_grid_kind tune_grid; /* --tune-grid: full, small (tests), or one family's rows */
     int tune_rounds;            /* --tune-rounds: validation draws averaged (1) */
     int64_t tune_users;         /* --tune-users: validation users measured at most (20000; 0: all) */
     int top_n_given;            /* --top-n was given (--items refuses it then) */

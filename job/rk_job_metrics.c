@@ -465,7 +465,7 @@ static json_t *json_tune(const rk_job_opts *o, const rk_job_report *r, const rk_
     }
     json_t *x = json_pack("{s:s, s:i, s:o, s:s, s:i, s:I, s:i, s:i, s:I, s:I, s:I, s:s}", "metric",
                           rk_tune_metric_name(o->tune_metric), "n", r->top_n, "fraction",
-                          rk_json_num(o->tune_fraction), "grid", o->tune_small ? "small" : "full", "rounds",
+                          rk_json_num(o->tune_fraction), "grid", rk_tune_grid_name(o->tune_grid), "rounds",
                           o->tune_rounds > 0 ? o->tune_rounds : 1, "max_users", (json_int_t)o->tune_users, "configs",
                           t->n_rows, "bases", t->bases, "train_ratings", (json_int_t)t->train_ratings,
                           "validation_ratings", (json_int_t)t->val_ratings, "validation_users",

@@ -54,7 +54,24 @@ static int add_shapes(const rk_rankw_opts *b, const int32_t *ks, int nk, const d
     return n;
 }
 
-int rk_tune_grid(int small, rk_rankw_opts *out, int cap)
+rk_status rk_tune_grid_parse(const char *name, rk_tune_grid_kind *out)
+{
+    static const char *const names[] = {"full", "small", "rp3beta", "cosine", "bm25"};
+    for (int g = 0; g < 5 && name != NULL; g++)
+        if (strcmp(name, names[g]) == 0) {
+            *out = (rk_tune_grid_kind)g;
+            return RK_OK;
+        }
+    return RK_E_ARG;
+}
+
+const char *rk_tune_grid_name(rk_tune_grid_kind g)
+{
+    static const char *const names[] = {"full", "small", "rp3beta", "cosine", "bm25"};
+    return (unsigned)g < 5 ? names[g] : "unknown";
+}
+
+int rk_tune_grid(rk_tune_grid_kind grid, rk_rankw_opts *out, int cap)
 {
     static const int32_t ks[] = {20, 50, 100, 200}, ks_small[] = {3, 8};
     static const double rp_qn[][2] = {{1, 1}, {1, 0}}, cos_qn[][2] = {{1, 0}, {2, 0}};
@@ -62,21 +79,37 @@ int rk_tune_grid(int small, rk_rankw_opts *out, int cap)
     static const struct { rk_rankw_weighting w; int ratings; } weights[] = {
         {RK_RANKW_NONE, 0}, {RK_RANKW_TFIDF, 0}, {RK_RANKW_BM25, 0}, {RK_RANKW_BM25, 1}};
     static const double cos_alpha[] = {0.5, 0.8}, shrinks[] = {0.0, 20.0};
+    const int small = grid == RK_TUNE_GRID_SMALL;
     const int32_t *k = small ? ks_small : ks;
     const int nk = small ? 2 : 4;
     int n = 0;
     rk_rankw_opts b;
-    for (int a = 0; a < (small ? 2 : 4); a++)
-        for (int c = 0; c < (small ? 2 : 7); c++) {
+    if (grid == RK_TUNE_GRID_FULL || grid == RK_TUNE_GRID_SMALL || grid == RK_TUNE_GRID_RP3BETA)
+        for (int a = 0; a < (small ? 2 : 4); a++)
+            for (int c = 0; c < (small ? 2 : 7); c++) {
+                rk_rankw_opts_default(&b);
+                b.sim = RK_METRIC_RP3BETA;
+                b.alpha = alphas[a];
+                b.beta = betas[c];
+                n = add_shapes(&b, k, nk, rp_qn, 2, out, cap, n);
+            }
+    if (grid == RK_TUNE_GRID_COSINE) { /* the plain cosine of interactions, its shrink and shapes */
+        static const double cos_shrinks[] = {0.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0};
+        for (int x = 0; x < 7; x++) {
             rk_rankw_opts_default(&b);
-            b.sim = RK_METRIC_RP3BETA;
-            b.alpha = alphas[a];
-            b.beta = betas[c];
-            n = add_shapes(&b, k, nk, rp_qn, 2, out, cap, n);
+            b.sim = RK_METRIC_WEIGHTED_COSINE;
+            b.alpha = 0.5;
+            b.shrink = cos_shrinks[x];
+            n = add_shapes(&b, k, nk, cos_qn, 2, out, cap, n);
         }
+        return n;
+    }
     for (int w = 0; w < (small ? 2 : 4); w++)
         for (int a = 0; a < 2; a++)
             for (int s = 0; s < (small ? 1 : 2); s++) {
+                /* bm25: the full grid's BM25 rows */
+                if (grid == RK_TUNE_GRID_RP3BETA) continue;
+                if (grid == RK_TUNE_GRID_BM25 && weights[w].w != RK_RANKW_BM25) continue;
                 rk_rankw_opts_default(&b);
                 b.sim = RK_METRIC_WEIGHTED_COSINE;
                 b.weighting = weights[w].w;
@@ -424,7 +457,7 @@ rk_status rk_tune_run(const rk_model *m, const rk_tune_opts *o, const rk_knn_opt
     const double t0 = rk_omp_wtime();
     if (!(o->fraction > 0.0 && o->fraction < 1.0)) return rk_error_set(err, RK_E_ARG, "--tune-fraction must lie in (0, 1)");
     const int rounds = o->rounds > 0 ? o->rounds : 1;
-    const int n = rk_tune_grid(o->small, NULL, 0);
+    const int n = rk_tune_grid(o->grid, NULL, 0);
     rk_tune_result t;
     memset(&t, 0, sizeof t);
     out->rows = calloc((size_t)n, sizeof *out->rows);
@@ -433,7 +466,7 @@ rk_status rk_tune_run(const rk_model *m, const rk_tune_opts *o, const rk_knn_opt
     rk_status s = RK_OK;
     if (out->rows == NULL || t.rows == NULL || g == NULL) s = rk_error_set(err, RK_E_NOMEM, "out of memory for the grid");
     if (s == RK_OK) {
-        rk_tune_grid(o->small, g, n);
+        rk_tune_grid(o->grid, g, n);
         for (int r = 0; r < n; r++) out->rows[r].cfg = t.rows[r].cfg = g[r];
         out->n_rows = t.n_rows = n;
     }

@@ -40,13 +40,23 @@ const char *rk_tune_metric_name(rk_tune_metric m);
 /*! rk_tune_value() : the value of metric m in r. */
 double rk_tune_value(const rk_rank_result *r, rk_tune_metric m);
 
+/* The grids (CONTRACT.md §6c): the full one, a small one for tests, and
+ * the full one's rows of one family. */
+typedef enum rk_tune_grid_kind {
+    RK_TUNE_GRID_FULL = 0, RK_TUNE_GRID_SMALL, RK_TUNE_GRID_RP3BETA, RK_TUNE_GRID_COSINE, RK_TUNE_GRID_BM25
+} rk_tune_grid_kind;
+
+/*! rk_tune_grid_parse() : "full", "small", "rp3beta", "cosine", "bm25". */
+rk_status rk_tune_grid_parse(const char *name, rk_tune_grid_kind *out);
+const char *rk_tune_grid_name(rk_tune_grid_kind g);
+
 typedef struct rk_tune_opts {
     rk_tune_metric metric;  /* what is maximised (default NDCG) */
     int32_t n;              /* list length measured (the run's N) */
     double relevance;       /* a validation rating this high is relevant */
     double fraction;        /* of each user's ratings held out for validation, in (0, 1) */
     uint64_t seed;
-    int small;              /* 1: a small grid (tests) */
+    rk_tune_grid_kind grid; /* which configurations */
     int rounds;             /* validation draws, each its own seed; the scores are their means (0: 1) */
     int64_t max_users;      /* validation users measured at most (a seeded sample; 0: all) */
     int threads;            /* 0: OpenMP's default */
@@ -81,9 +91,9 @@ typedef struct rk_tune_result {
 rk_status rk_tune_run(const rk_model *m, const rk_tune_opts *o, const rk_knn_opts *base, rk_backend_seam *seam,
                       rk_tune_result *out, rk_error *err);
 
-/*! rk_tune_grid() : the configurations of the grid in order (small: the
- *  test grid) into out[cap]; @return how many there are (may exceed cap). */
-int rk_tune_grid(int small, rk_rankw_opts *out, int cap);
+/*! rk_tune_grid() : the configurations of a grid in order into out[cap];
+ *  @return how many there are (may exceed cap). */
+int rk_tune_grid(rk_tune_grid_kind grid, rk_rankw_opts *out, int cap);
 
 void rk_tune_free(rk_tune_result *r);
 
