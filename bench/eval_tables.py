@@ -28,7 +28,10 @@ def run(args, tag):
     """Run recknn with args into OUT/tag; return metrics.json as a dict."""
     global runs
     d = os.path.join(out, tag)
-    cmd = [recknn] + args + ["--out", d, "--device", "cpu", "--quiet", "--no-neighbors"]
+    # --rank lists: these tables measure the --metric lists' top-N (CONTRACT.md §5), the only top-N
+    # before the ranking model (§5b) became the default; EVALUATION.md's ranking-model section has
+    # its own command (bench/rank_tables.sh)
+    cmd = [recknn] + args + ["--out", d, "--device", "cpu", "--quiet", "--no-neighbors", "--rank", "lists"]
     subprocess.run(cmd, check=True)
     runs += 1
     with open(os.path.join(d, "metrics.json")) as f:
@@ -95,7 +98,7 @@ def full_section():
             print("| recommender | precision@10 | recall@10 | NDCG@10 | MRR | hit rate | coverage | Gini |")
             print("|---|---|---|---|---|---|---|---|")
             rows = [("item", m, None) for m in fm] + [("user", "cosine-full", None), ("user", "jaccard", None)]
-            rows.append(("item", "msd", "100"))
+            rows.append(("item", "msd", "100"))  # with --implicit only shrunk: 1 for every pair otherwise
             base = None
             for by, m, shrink in rows:
                 opts = ["--by", by, "--metric", m, "-k", "40", "--baseline", "popular"] + extra + \

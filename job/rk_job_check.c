@@ -86,11 +86,19 @@ static rk_status check_model_approx(const rk_job_opts *o, rk_error *err)
 static rk_status check_implicit_rank(rk_job_opts *o, rk_error *err)
 {
     if (o->implicit && !rk_metric_is_full(o->knn.sim.metric)) {
-        if (o->metric_given)
-            return needs_full(err, "--implicit makes every rating 1, so a similarity over co-raters is constant or "
-                              "undefined: use a full-vector metric (--metric %s), not %s",
-                              rk_metric_name(o->knn.sim.metric));
-        o->knn.sim.metric = RK_METRIC_COSINE_FULL;
+        const rk_metric m = o->knn.sim.metric;
+        const int correlation = m == RK_METRIC_PEARSON || m == RK_METRIC_PEARSON_BASELINE;
+        if (o->metric_given && correlation)
+            return needs_full(err, "--implicit makes every rating 1, so every correlation is undefined: use a "
+                              "full-vector metric (--metric %s), not %s", rk_metric_name(m));
+        if (o->metric_given && !(o->knn.sim.shrinkage > 0.0)) {
+            char names[128];
+            rk_metric_names(names, sizeof names, 1);
+            return rk_error_set(err, RK_E_ARG, "--implicit makes every rating 1, so %s over co-raters is 1 for every "
+                                "pair: use a full-vector metric (--metric %s), or --shrinkage to rank pairs by their "
+                                "co-raters", rk_metric_name(m), names);
+        }
+        if (!o->metric_given) o->knn.sim.metric = RK_METRIC_COSINE_FULL;
     }
     if (rk_metric_is_ranking(o->knn.sim.metric))
         return rk_error_set(err, RK_E_ARG, "--metric %s is a ranking similarity: use --rank %s",

@@ -40,6 +40,8 @@ grep -q '"vs_popular": null' "$tmp/nb/metrics.json" || fail "metrics.json: vs_po
 # --implicit: a co-rater metric is refused, the default becomes cosine-full and recommends
 expect_status 2 "$RECKNN" "$tmp/c.csv" --implicit --metric pearson --device cpu --out "$tmp/e"
 grep -q "full-vector metric" "$tmp/stderr" || fail "--implicit --metric pearson: no reason given"
+expect_status 2 "$RECKNN" "$tmp/c.csv" --implicit --metric msd --device cpu --out "$tmp/e"
+expect_status 0 "$RECKNN" "$tmp/c.csv" --implicit --metric msd --shrinkage 100 --device cpu --out "$tmp/imsd"
 expect_status 0 "$RECKNN" "$tmp/c.csv" --implicit --device cpu --out "$tmp/imp"
 grep -q '"metric": "cosine-full"' "$tmp/imp/metrics.json" || fail "--implicit: the default metric is not cosine-full"
 [ "$(wc -l < "$tmp/imp/recommendations.csv")" -gt 400 ] || fail "--implicit: few recommendations"
