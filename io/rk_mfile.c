@@ -162,6 +162,17 @@ static rk_status check_view(const rk_mfile_view *v, rk_error *err)
         if (l->len[i] < 0 || l->len[i] > cap)
             return rk_error_set(err, RK_E_ARG, "model file: item %d's list has %d entries (at most %d)", i,
                                 l->len[i], cap);
+    if (v->rank_lists != NULL) {
+        const rk_lists *rl = v->rank_lists;
+        const rk_rankw_opts *ro = v->rank;
+        if (ro == NULL || !rk_rankw_on(ro) || rl->n_items != ni || rl->k != ro->k || ro->k < 1 ||
+            rl->len == NULL || !cells_ok(ni, ro->k, 8 * (uint64_t)m->by_user.nnz))
+            return rk_error_set(err, RK_E_ARG, "model file: ranking lists of the wrong shape or without options");
+        const int32_t rcap = ro->k < ni - 1 ? ro->k : ni - 1;
+        for (int32_t i = 0; i < ni; i++)
+            if (rl->len[i] < 0 || rl->len[i] > rcap)
+                return rk_error_set(err, RK_E_ARG, "model file: item %d's ranking list has %d entries", i, rl->len[i]);
+    }
     if (!m->have_baselines)
         for (int32_t u = 0; u < nu; u++)
             if (m->bu[u] != 0.0) return rk_error_set(err, RK_E_ARG, "model file: baselines without have_baselines");
@@ -169,6 +180,42 @@ static rk_status check_view(const rk_mfile_view *v, rk_error *err)
         for (int32_t i = 0; i < ni; i++)
             if (m->bi[i] != 0.0) return rk_error_set(err, RK_E_ARG, "model file: baselines without have_baselines");
     return RK_OK;
+}
+
+/* Four list records from tag on: lengths, then neighbours, similarities
+ * and supports packed (item i's len[i] entries, no padding to k). */
+static void w_lists(wr *w, int tag, const rk_lists *l, int32_t ni, uint64_t ne)
+{
+    const size_t k = (size_t)l->k;
+    w_begin(w, tag, 4 * (uint64_t)ni), w_array(w, l->len, (size_t)ni, 4), w_end(w);
+    w_begin(w, tag + 1, 4 * ne);
+    for (int32_t i = 0; i < ni; i++) w_array(w, l->nbr + (size_t)i * k, (size_t)l->len[i], 4);
+    w_end(w);
+    w_begin(w, tag + 2, 4 * ne);
+    for (int32_t i = 0; i < ni; i++) w_array(w, l->sim + (size_t)i * k, (size_t)l->len[i], 4);
+    w_end(w);
+    w_begin(w, tag + 3, 4 * ne);
+    for (int32_t i = 0; i < ni; i++) w_array(w, l->support + (size_t)i * k, (size_t)l->len[i], 4);
+    w_end(w);
+}
+
+/* The ranking model's options record: similarity code, k, weighting,
+ * values, normalisation, 0; α, β, λ, q, BM25 K1 and B, then the entries. */
+static void ropt_bytes(const rk_rankw_opts *o, uint64_t ne, unsigned char *p)
+{
+    memset(p, 0, ROPT_LEN);
+    put32(p, metric_code(o->sim));
+    put32(p + 4, (uint32_t)o->k);
+    put32(p + 8, (uint32_t)o->weighting);
+    put32(p + 12, o->ratings ? 1u : 0u);
+    put32(p + 16, o->normalize ? 1u : 0u);
+    put64(p + 24, f64_bits(o->alpha));
+    put64(p + 32, f64_bits(o->beta));
+    put64(p + 40, f64_bits(o->shrink));
+    put64(p + 48, f64_bits(o->q));
+    put64(p + 56, f64_bits(o->bm25_k1));
+    put64(p + 64, f64_bits(o->bm25_b));
+    put64(p + 72, ne);
 }
 
 /* The file's bytes to fp (a view that passed check_view). */
@@ -190,9 +237,13 @@ static rk_status write_stream(FILE *fp, const rk_mfile_view *v, const char *name
         free(ub);
         return s;
     }
+    const rk_lists *rl = v->rank_lists;
+    uint64_t ne2 = 0;
+    for (int32_t i = 0; rl != NULL && i < ni; i++) ne2 += (uint64_t)rl->len[i];
     const uint64_t size = HDR_SIZE + rec_size(ulen) + rec_size(ilen) + rec_size(8 * ((uint64_t)nu + 1)) +
                           2 * rec_size(4 * nnz) + 2 * rec_size(8 * (uint64_t)ni) + rec_size(8 * (uint64_t)nu) +
-                          rec_size(4 * (uint64_t)ni) + 3 * rec_size(4 * ne) + rec_size(0);
+                          rec_size(4 * (uint64_t)ni) + 3 * rec_size(4 * ne) + rec_size(0) +
+                          (rl != NULL ? rec_size(ROPT_LEN) + rec_size(4 * (uint64_t)ni) + 3 * rec_size(4 * ne2) : 0);
 
     unsigned char h[HDR_SIZE];
     memset(h, 0, sizeof h);
@@ -211,6 +262,7 @@ static rk_status write_stream(FILE *fp, const rk_mfile_view *v, const char *name
     put32(h + 64, metric_code(o->sim.metric));
     put32(h + 68, mode_code(o->mode));
     put32(h + 72, (uint32_t)o->min_k);
+    put32(h + 76, rl != NULL ? 1u : 0u);
     put64(h + 80, f64_bits(m->mu));
     put64(h + 88, f64_bits(m->rmin));
     put64(h + 96, f64_bits(m->rmax));
@@ -231,17 +283,13 @@ static rk_status write_stream(FILE *fp, const rk_mfile_view *v, const char *name
     w_begin(&w, T_IMEA, 8 * (uint64_t)ni), w_array(&w, m->item_mean, (size_t)ni, 8), w_end(&w);
     w_begin(&w, T_UBAS, 8 * (uint64_t)nu), w_array(&w, m->bu, (size_t)nu, 8), w_end(&w);
     w_begin(&w, T_IBAS, 8 * (uint64_t)ni), w_array(&w, m->bi, (size_t)ni, 8), w_end(&w);
-    w_begin(&w, T_LLEN, 4 * (uint64_t)ni), w_array(&w, l->len, (size_t)ni, 4), w_end(&w);
-    /* the lists packed: item i's len[i] entries, no padding to k */
-    w_begin(&w, T_LNBR, 4 * ne);
-    for (int32_t i = 0; i < ni; i++) w_array(&w, l->nbr + (size_t)i * (size_t)k, (size_t)l->len[i], 4);
-    w_end(&w);
-    w_begin(&w, T_LSIM, 4 * ne);
-    for (int32_t i = 0; i < ni; i++) w_array(&w, l->sim + (size_t)i * (size_t)k, (size_t)l->len[i], 4);
-    w_end(&w);
-    w_begin(&w, T_LSUP, 4 * ne);
-    for (int32_t i = 0; i < ni; i++) w_array(&w, l->support + (size_t)i * (size_t)k, (size_t)l->len[i], 4);
-    w_end(&w);
+    w_lists(&w, T_LLEN, l, ni, ne);
+    if (rl != NULL) {
+        unsigned char op[ROPT_LEN];
+        ropt_bytes(v->rank, ne2, op);
+        w_begin(&w, T_ROPT, ROPT_LEN), w_put(&w, op, ROPT_LEN), w_end(&w);
+        w_lists(&w, T_KLEN, rl, ni, ne2);
+    }
     w_begin(&w, T_END, 0), w_end(&w);
     if (w.st == RK_OK && fflush(fp) != 0)
         w.st = rk_error_set(err, RK_E_IO, "%s: write failed: %s", name, strerror(errno));
@@ -312,6 +360,7 @@ void rk_mfile_free(rk_mfile *f)
     if (f == NULL) return;
     rk_model_free(&f->model);
     rk_lists_free(&f->lists);
+    rk_lists_free(&f->rank_lists);
     rk_ids_free(f->users);
     rk_ids_free(f->items);
     memset(f, 0, sizeof *f);

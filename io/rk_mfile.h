@@ -23,12 +23,13 @@
 #include "rk_ids.h"
 #include "rk_knn.h"
 #include "rk_model.h"
+#include "rk_rankw.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define RK_MFILE_VERSION 1
+#define RK_MFILE_VERSION 2
 
 /* What a run saves (all borrowed). */
 typedef struct rk_mfile_view {
@@ -37,6 +38,9 @@ typedef struct rk_mfile_view {
     const rk_idmap *users;       /* model's users */
     const rk_idmap *items;       /* model's items */
     const rk_knn_opts *knn;      /* metric, min_support, shrinkage, k, mode, min_k */
+    const rk_lists *rank_lists;  /* the ranking model's lists top-N is summed from (CONTRACT.md §5b),
+                                    shaped; NULL: none (top-N from lists) */
+    const rk_rankw_opts *rank;   /* their configuration (with rank_lists) */
 } rk_mfile_view;
 
 /* A model read back (owned; rk_mfile_free). */
@@ -46,6 +50,9 @@ typedef struct rk_mfile {
     rk_lists lists;
     rk_idmap *users, *items;
     rk_knn_opts knn;             /* the saved options; threads, progress zero */
+    int have_rank;               /* the file holds ranking lists */
+    rk_rankw_opts rank;          /* their configuration */
+    rk_lists rank_lists;         /* padded to n_items x rank.k */
 } rk_mfile;
 
 /*! rk_mfile_save() : write the model to `path` through a temporary file in

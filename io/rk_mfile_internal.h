@@ -27,9 +27,13 @@ _Static_assert(sizeof(float) == 4 && sizeof(double) == 8, "IEEE-754 float and do
 static const char MAGIC[8] = {'R', 'E', 'C', 'K', 'N', 'N', 'M', 'F'};
 
 /* Record tags, in file order. */
-enum { T_UIDS, T_IIDS, T_RPTR, T_RIDX, T_RVAL, T_IMEA, T_UBAS, T_IBAS, T_LLEN, T_LNBR, T_LSIM, T_LSUP, T_END, T_N };
-static const char TAGS[T_N][5] = {"UIDS", "IIDS", "RPTR", "RIDX", "RVAL", "IMEA", "UBAS",
-                                  "IBAS", "LLEN", "LNBR", "LSIM", "LSUP", "END "};
+enum { T_UIDS, T_IIDS, T_RPTR, T_RIDX, T_RVAL, T_IMEA, T_UBAS, T_IBAS, T_LLEN, T_LNBR, T_LSIM, T_LSUP,
+       T_ROPT, T_KLEN, T_KNBR, T_KSIM, T_KSUP, T_END, T_N };
+static const char TAGS[T_N][5] = {"UIDS", "IIDS", "RPTR", "RIDX", "RVAL", "IMEA", "UBAS", "IBAS", "LLEN",
+                                  "LNBR", "LSIM", "LSUP", "ROPT", "KLEN", "KNBR", "KSIM", "KSUP", "END "};
+
+/* The ranking model's options record (MODEL_FORMAT.md): 6 u32, 7 f64. */
+#define ROPT_LEN 80
 
 /* ---- little-endian scalars --------------------------------------------------- */
 

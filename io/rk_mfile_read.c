@@ -164,7 +164,7 @@ static rk_status read_ids(const rd *r, const rec *c, int32_t n, const char *what
 
 /* The header's fields (version 1). */
 typedef struct hdr {
-    int have_baselines;
+    int have_baselines, have_rank;
     int32_t nu, ni, k, min_support, min_k;
     uint64_t nnz, ne, size;
     double shrinkage, mu, rmin, rmax;
@@ -189,9 +189,11 @@ static rk_status read_header(rd *r, hdr *h, rk_mfile *f)
     uint32_t version = get32(b + 8);
     if (version != RK_MFILE_VERSION)
         return bad(r, "model format version %u, this recknn reads %d", version, RK_MFILE_VERSION);
-    if (hs != HDR_SIZE) return bad(r, "header size %u, version 1 has %d", hs, HDR_SIZE);
+    if (hs != HDR_SIZE) return bad(r, "header size %u, version %d has %d", hs, RK_MFILE_VERSION, HDR_SIZE);
     if (get32(b + 16) != 0x01020304u) return bad(r, "bad byte-order mark");
-    if (get32(b + 76) != 0 || get64(b + 112) != 0) return bad(r, "reserved header fields are not zero");
+    if (get32(b + 76) > 1) return bad(r, "the ranking-lists flag is %u", get32(b + 76));
+    if (get64(b + 112) != 0) return bad(r, "reserved header fields are not zero");
+    h->have_rank = (int)get32(b + 76);
     uint32_t hb = get32(b + 20);
     h->have_baselines = (int)hb;
     h->nu = (int32_t)get32(b + 24);
@@ -231,7 +233,8 @@ static rk_status read_header(rd *r, hdr *h, rk_mfile *f)
     const uint64_t nu = (uint64_t)h->nu, ni = (uint64_t)h->ni;
     const uint64_t min = HDR_SIZE + rec_size(2 * nu) + rec_size(2 * ni) + rec_size(8 * (nu + 1)) +
                          2 * rec_size(4 * h->nnz) + 2 * rec_size(8 * ni) + rec_size(8 * nu) + rec_size(4 * ni) +
-                         3 * rec_size(4 * h->ne) + rec_size(0);
+                         3 * rec_size(4 * h->ne) + rec_size(0) +
+                         (h->have_rank ? rec_size(ROPT_LEN) + rec_size(4 * ni) + 3 * rec_size(0) : 0);
     if (h->size < min) return bad(r, "file size %llu in the header, its sizes need at least %llu",
                                   (unsigned long long)h->size, (unsigned long long)min);
     if (r->len < h->size)
@@ -280,14 +283,17 @@ static rk_status check_doubles(const rd *r, const double *a, int32_t n, const ch
 }
 
 /* The packed list arrays into the padded rk_lists, with the checks. */
-static rk_status read_lists(rd *r, const hdr *h, rk_mfile *f)
+/* The four list records from tag on (LLEN.. or KLEN..) into l: ni lists of
+ * capacity k holding ne entries in all. */
+static rk_status read_lists(rd *r, int tag, int32_t ni, int32_t k, uint64_t ne, rk_lists *l)
 {
     rec c[4];
     int32_t *len = NULL;
-    rk_status s = rec_open(r, T_LLEN, 4 * (uint64_t)h->ni, &c[0]);
+    const hdr hh = {.ni = ni, .k = k, .ne = ne};
+    const hdr *h = &hh;
+    rk_status s = rec_open(r, tag, 4 * (uint64_t)h->ni, &c[0]);
     if (s == RK_OK) s = rec_copy(r, &c[0], 4, (void **)&len, "list lengths");
     if (s != RK_OK) return s;
-    rk_lists *l = &f->lists;
     rk_error e;
     s = rk_lists_alloc(l, h->ni, h->k, &e);
     if (s != RK_OK) {
@@ -305,7 +311,7 @@ static rk_status read_lists(rd *r, const hdr *h, rk_mfile *f)
     if (sum != h->ne) return bad(r, "the lists hold %llu entries, the header says %llu", (unsigned long long)sum,
                                  (unsigned long long)h->ne);
     for (int t = 1; t < 4 && s == RK_OK; t++)
-        if ((s = rec_open(r, T_LLEN + t, 4 * h->ne, &c[t])) == RK_OK) s = rec_check(r, &c[t]);
+        if ((s = rec_open(r, tag + t, 4 * h->ne, &c[t])) == RK_OK) s = rec_check(r, &c[t]);
     if (s != RK_OK) return s;
     int32_t *seen = malloc((size_t)h->ni * sizeof *seen); /* seen[j] == i: j is already in i's list */
     if (seen == NULL) return nomem(r, "a list check");
@@ -331,6 +337,43 @@ static rk_status read_lists(rd *r, const hdr *h, rk_mfile *f)
     }
     free(seen);
     return s;
+}
+
+/* The ranking model's options record and its lists (MODEL_FORMAT.md). */
+static rk_status read_rank(rd *r, const hdr *h, rk_mfile *f)
+{
+    rec c;
+    RK_FORWARD(rec_open(r, T_ROPT, ROPT_LEN, &c));
+    RK_FORWARD(rec_check(r, &c));
+    const unsigned char *p = c.pay;
+    rk_rankw_opts *o = &f->rank;
+    rk_rankw_opts_default(o);
+    rk_metric m;
+    if (rk_metric_from_code(get32(p), &m) != RK_OK || !rk_metric_is_ranking(m))
+        return bad(r, "unknown ranking similarity code %u", get32(p));
+    o->sim = m;
+    o->k = (int32_t)get32(p + 4);
+    const uint32_t w = get32(p + 8), vals = get32(p + 12), norm = get32(p + 16);
+    o->alpha = bits_f64(get64(p + 24));
+    o->beta = bits_f64(get64(p + 32));
+    o->shrink = bits_f64(get64(p + 40));
+    o->q = bits_f64(get64(p + 48));
+    o->bm25_k1 = bits_f64(get64(p + 56));
+    o->bm25_b = bits_f64(get64(p + 64));
+    const uint64_t ne = get64(p + 72);
+    if (w > RK_RANKW_BM25 || vals > 1 || norm > 1 || get32(p + 20) != 0)
+        return bad(r, "ranking options: weighting %u, values %u, normalisation %u", w, vals, norm);
+    o->weighting = (rk_rankw_weighting)w;
+    o->ratings = (int)vals;
+    o->normalize = (int)norm;
+    rk_error e;
+    if (o->k < 1 || rk_rankw_check(o, &e) != RK_OK) return bad(r, "ranking options: k %d, %s", o->k, e.msg);
+    const uint64_t cap = (uint64_t)(o->k < h->ni - 1 ? o->k : h->ni - 1);
+    if (ne > r->len || ne > (uint64_t)h->ni * cap || !cells_ok(h->ni, o->k, r->len))
+        return bad(r, "%llu ranking-list entries with k = %d cannot fit", (unsigned long long)ne, o->k);
+    RK_FORWARD(read_lists(r, T_KLEN, h->ni, o->k, ne, &f->rank_lists));
+    f->have_rank = 1;
+    return RK_OK;
 }
 
 static rk_status read_body(rd *r, const hdr *h, rk_mfile *f)
@@ -361,7 +404,8 @@ static rk_status read_body(rd *r, const hdr *h, rk_mfile *f)
     RK_FORWARD(rec_open(r, T_IBAS, 8 * (uint64_t)h->ni, &c));
     RK_FORWARD(rec_copy(r, &c, 8, (void **)&m->bi, "item baselines"));
     RK_FORWARD(check_doubles(r, m->bi, h->ni, "b_i", !h->have_baselines));
-    RK_FORWARD(read_lists(r, h, f));
+    RK_FORWARD(read_lists(r, T_LLEN, h->ni, h->k, h->ne, &f->lists));
+    if (h->have_rank) RK_FORWARD(read_rank(r, h, f));
     RK_FORWARD(rec_open(r, T_END, 0, &c));
     RK_FORWARD(rec_check(r, &c));
     if (r->pos != r->len) return bad(r, "%llu bytes after the end marker", (unsigned long long)(r->len - r->pos));

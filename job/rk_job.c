@@ -765,10 +765,9 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
     if (!root) goto done; /* rank 0 writes the model and the metrics */
     /* the model of the last fold, for tomorrow's queries */
     if (o->save_model != NULL) {
-        if (rep->have_rank_model)
-            rk_note(o->note, o->ud, "the model file keeps the --metric lists: --model serves top-N from them, not "
-                    "from --rank %s (CONTRACT.md §5b)", rk_rankw_sim_name(o->rank.sim));
-        rk_mfile_view v = {j.m, &j.lists, ds->users, ds->items, &ko};
+        /* with the ranking model's lists, so that --model ranks as this run did */
+        rk_mfile_view v = {j.m, &j.lists, ds->users, ds->items, &ko, rep->have_rank_model ? &j.rlists : NULL,
+                           &rep->rank_used};
         s = rk_mfile_save(o->save_model, &v, err);
         if (s != RK_OK) goto fail;
         rep->t_model_io = rk_omp_wtime() - t_engine_end;

@@ -201,7 +201,14 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
         to.threads = o->knn.threads;
         to.progress = o->progress;
         to.progress_ud = o->ud;
-        s = rk_backend_get(RK_BACKEND_CPU)->topn(&j.today, &j.mf.lists, &to, NULL, &rep->topn, err);
+        /* the saving run's ranking lists when the file has them (CONTRACT.md §10) */
+        const rk_lists *tl = j.mf.have_rank ? &j.mf.rank_lists : &j.mf.lists;
+        if (j.mf.have_rank) {
+            rep->have_rank_model = 1;
+            rep->rank_used = j.mf.rank;
+            for (int32_t i = 0; i < tl->n_items; i++) rep->rank_entries += tl->len[i];
+        }
+        s = rk_backend_get(RK_BACKEND_CPU)->topn(&j.today, tl, &to, NULL, &rep->topn, err);
         if (s != RK_OK) goto fail;
         rep->t_recommend = rep->topn.wall_s;
     }

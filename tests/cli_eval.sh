@@ -119,8 +119,9 @@ expect_status 2 "$RECKNN" "$train" --baseline best --out "$tmp/e" --device cpu
 [ -e "$tmp/e" ] && fail "a rejected option left $tmp/e behind"
 
 # ---- a saved model answers as the run that saved it -------------------------------------------------
-# (the model file keeps the --metric lists, so the saving run ranks from them: --rank lists)
-expect_status 0 "$RECKNN" "$train" --test "$test" --top-n 10 --rank lists --save-model "$tmp/m.rkm" --out "$tmp/a" --device cpu --quiet
+# (the file keeps the ranking model's lists too: the same recommendations; and with --rank lists)
+for rank in rp3beta lists; do
+expect_status 0 "$RECKNN" "$train" --test "$test" --top-n 10 --rank $rank --save-model "$tmp/m.rkm" --out "$tmp/a" --device cpu --quiet
 [ -s "$tmp/m.rkm" ] || fail "--save-model wrote nothing"
 ls "$tmp" | grep -q 'm.rkm.tmp' && fail "--save-model left a temporary file"
 expect_status 0 "$RECKNN" "$train" --model "$tmp/m.rkm" --queries "$test" --top-n 10 --out "$tmp/b" --device cpu
@@ -128,7 +129,8 @@ cut -d, -f1,2,4,5 "$tmp/a/predictions.csv" > "$tmp/pa"
 cut -d, -f1,2,4,5 "$tmp/b/predictions.csv" > "$tmp/pb"
 cmp -s "$tmp/pa" "$tmp/pb" || fail "the saved model's predictions differ from the saving run's"
 cmp -s "$tmp/a/recommendations.csv" "$tmp/b/recommendations.csv" ||
-    fail "the saved model's recommendations differ from the saving run's"
+    fail "--rank $rank: the saved model's recommendations differ from the saving run's"
+done
 [ -e "$tmp/b/neighbors.csv" ] && fail "--model recomputed neighbors.csv"
 # unknown ids in the queries fall back, with a note
 printf 'user,item\nnobody,%s\n' "$(sed -n 2p "$train" | cut -d, -f2)" > "$tmp/q2.csv"

@@ -316,7 +316,8 @@ static void test_layout(void)
     int64_t ne = 0;
     for (int i = 0; i < ni; i++) ne += x.l.len[i];
     CU_ASSERT(memcmp(b, "RECKNNMF", 8) == 0);
-    CU_ASSERT(le32(b + 8) == 1 && le32(b + 12) == 128);
+    CU_ASSERT(le32(b + 8) == RK_MFILE_VERSION && le32(b + 12) == 128);
+    CU_ASSERT(le32(b + 76) == 0); /* no ranking lists */
     CU_ASSERT(b[16] == 4 && b[17] == 3 && b[18] == 2 && b[19] == 1);
     CU_ASSERT(le32(b + 20) == 1);
     CU_ASSERT(le32(b + 24) == (uint32_t)nu && le32(b + 28) == (uint32_t)ni);
@@ -509,11 +510,14 @@ static void test_foreign_and_version(void)
     b[7] = 'G';
     CU_ASSERT(refused(b, len, "bad.rkm is not a recknn model (bad magic)"));
     b[7] = 'F';
-    set32(b + 8, 2);
+    set32(b + 8, 1);
     CU_ASSERT(refused(b, len, "header checksum")); /* a patched version without its checksum */
     rehash_header(b);
-    CU_ASSERT(refused(b, len, "model format version 2, this recknn reads 1"));
-    set32(b + 8, 1);
+    CU_ASSERT(refused(b, len, "model format version 1, this recknn reads 2")); /* version 1: no ranking lists */
+    set32(b + 8, 3);
+    rehash_header(b);
+    CU_ASSERT(refused(b, len, "model format version 3, this recknn reads 2"));
+    set32(b + 8, RK_MFILE_VERSION);
     rehash_header(b);
     rk_mfile f;
     rk_error err;
@@ -534,6 +538,97 @@ static void test_foreign_and_version(void)
 }
 
 /* Files whose checksums are right but whose contents break an invariant. */
+/* The ranking model's records (ROPT, KLEN..KSUP after LSUP): a round trip
+ * of random ranking lists and options, every truncation, and broken
+ * options or lists under valid checksums. */
+static void test_rank_records(void)
+{
+    fixture x;
+    shape sh = SMALL;
+    make_fixture(&x, &sh);
+    const int32_t ni = x.l.n_items;
+    rk_rankw_opts ro;
+    rk_rankw_opts_default(&ro);
+    ro.sim = RK_METRIC_WEIGHTED_COSINE;
+    ro.weighting = RK_RANKW_BM25;
+    ro.ratings = 1;
+    ro.alpha = 0.8;
+    ro.shrink = 20.0;
+    ro.q = 2.0;
+    ro.normalize = 0;
+    ro.k = 3;
+    rk_lists rl;
+    CU_ASSERT_FATAL(rk_lists_alloc(&rl, ni, ro.k, NULL) == RK_OK);
+    unsigned long long seed = 5;
+    for (int32_t i = 0; i < ni; i++) {
+        int32_t n = 0;
+        for (int32_t j = 0; j < ni && n < ro.k; j++)
+            if (j != i && rk_test_rand(&seed) % 2 == 0) {
+                rl.nbr[(size_t)i * ro.k + n] = j;
+                rl.sim[(size_t)i * ro.k + n] = (float)(1.0 / (n + 1));
+                rl.support[(size_t)i * ro.k + n] = n + 1;
+                n++;
+            }
+        rl.len[i] = n;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    rk_error err;
+    FILE *fp = open_memstream(&buf, &len);
+    rk_mfile_view v = view_of(&x);
+    v.rank_lists = &rl;
+    v.rank = &ro;
+    CU_ASSERT_FATAL(rk_mfile_write(fp, &v, &err) == RK_OK);
+    CU_ASSERT_FATAL(fclose(fp) == 0);
+    unsigned char *b = (unsigned char *)buf;
+    CU_ASSERT(le32(b + 76) == 1);
+    rk_mfile f;
+    CU_ASSERT_FATAL(rk_mfile_read_mem(b, len, "mem", &f, &err) == RK_OK);
+    check_equal(&x, &f);
+    CU_ASSERT(f.have_rank);
+    CU_ASSERT(f.rank.sim == ro.sim && f.rank.weighting == ro.weighting && f.rank.ratings == 1 && f.rank.k == 3);
+    CU_ASSERT(f.rank.alpha == ro.alpha && f.rank.shrink == ro.shrink && f.rank.q == 2.0 && !f.rank.normalize);
+    CU_ASSERT(f.rank.bm25_k1 == ro.bm25_k1 && f.rank.bm25_b == ro.bm25_b && f.rank.beta == ro.beta);
+    for (int32_t i = 0; i < ni; i++) {
+        CU_ASSERT_EQUAL(f.rank_lists.len[i], rl.len[i]);
+        const size_t at = (size_t)i * ro.k, n = (size_t)rl.len[i];
+        CU_ASSERT(memcmp(f.rank_lists.nbr + at, rl.nbr + at, n * 4) == 0);
+        CU_ASSERT(memcmp(f.rank_lists.sim + at, rl.sim + at, n * 4) == 0);
+        CU_ASSERT(memcmp(f.rank_lists.support + at, rl.support + at, n * 4) == 0);
+    }
+    rk_mfile_free(&f);
+    for (size_t cut = 0; cut < len; cut += 1 + cut / 7) CU_ASSERT(refused(b, cut, NULL));
+    /* the ROPT record follows LSUP: its payload at the end of LSUP's record */
+    const size_t P = 16;
+    size_t at[NTAG];
+    uint64_t pl[NTAG];
+    size_t pos = 128;
+    for (int t = 0; t < NTAG - 1; t++) { /* up to LSUP */
+        at[t] = pos;
+        pl[t] = le64(b + pos + 8);
+        pos += 16 + (size_t)pl[t] + (size_t)((8 - pl[t] % 8) % 8) + 8;
+    }
+    CU_ASSERT_FATAL(memcmp(b + pos, "ROPT", 4) == 0);
+    const size_t ropt = pos;
+    unsigned char *c = malloc(len);
+    memcpy(c, b, len), set32(c + ropt + P, 3), rehash(c, ropt);         /* cosine: not a ranking similarity */
+    CU_ASSERT(refused(c, len, "ranking similarity"));
+    memcpy(c, b, len), set32(c + ropt + P + 4, 0), rehash(c, ropt);     /* k = 0 */
+    CU_ASSERT(refused(c, len, "ranking options"));
+    memcpy(c, b, len), set32(c + ropt + P + 8, 7), rehash(c, ropt);     /* no such weighting */
+    CU_ASSERT(refused(c, len, "ranking options"));
+    memcpy(c, b, len), set64(c + ropt + P + 48, 0), rehash(c, ropt);    /* q = 0 */
+    CU_ASSERT(refused(c, len, "ranking options"));
+    memcpy(c, b, len), set32(c + 76, 2), rehash_header(c);              /* a bad flag */
+    CU_ASSERT(refused(c, len, "ranking-lists flag"));
+    memcpy(c, b, len), set32(c + 76, 0), rehash_header(c);              /* flag off, records there */
+    CU_ASSERT(refused(c, len, NULL));
+    free(c);
+    free(buf);
+    rk_lists_free(&rl);
+    free_fixture(&x);
+}
+
 static void test_invariants(void)
 {
     fixture x;
@@ -706,6 +801,7 @@ int main(void)
         {"every flipped bit", test_bit_flips},
         {"foreign files and other versions", test_foreign_and_version},
         {"broken invariants under valid checksums", test_invariants},
+        {"the ranking model's records", test_rank_records},
         {"saving and reading files", test_files},
         {NULL, NULL},
     };
