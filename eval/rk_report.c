@@ -410,6 +410,8 @@ static rk_status sec_folds(FILE *fp, const rk_report_data *d, rk_error *err)
 
 /* ---- 6. ranking ---------------------------------------------------------------- */
 
+static void cutoff_table(FILE *fp, const rk_report_data *d);
+
 static void sec_ranking(FILE *fp, const rk_report_data *d)
 {
     h2(fp, "ranking", "Ranking against the popularity baseline");
@@ -451,6 +453,33 @@ static void sec_ranking(FILE *fp, const rk_report_data *d)
     fputs("</table>\n", fp);
     static const char *const series[2] = {"model", "popularity baseline"};
     rk_rep_svg_grouped(fp, ns == 2 ? "Model and popularity baseline" : "Model", 6, name, ns, series, val);
+    cutoff_table(fp, d);
+}
+
+/* The user metrics at every cutoff of --cutoffs (means over the folds; the
+ * popularity baseline's NDCG beside them when it was measured). */
+static void cutoff_table(FILE *fp, const rk_report_data *d)
+{
+    const rk_rank_result *r0 = &d->fold_rank[0];
+    if (r0->n_cutoffs <= 1) return;
+    fputs("<p>At each cutoff (<code>--cutoffs</code>), means over the folds:</p>\n<table><tr><th class=\"n\">N</th>"
+          "<th class=\"n\">precision</th><th class=\"n\">recall</th><th class=\"n\">NDCG</th>"
+          "<th class=\"n\">MAP</th><th class=\"n\">MRR</th><th class=\"n\">hit rate</th>", fp);
+    if (d->fold_base != NULL) fputs("<th class=\"n\">NDCG, popularity</th>", fp);
+    fputs("</tr>\n", fp);
+    for (int c = 0; c < r0->n_cutoffs; c++) {
+        double v[7] = {0};
+        for (int f = 0; f < d->n_folds; f++) {
+            const rk_rank_at *a = &d->fold_rank[f].at[c];
+            v[0] += a->precision, v[1] += a->recall, v[2] += a->ndcg, v[3] += a->map, v[4] += a->mrr;
+            v[5] += a->hit_rate;
+            if (d->fold_base != NULL) v[6] += d->fold_base[f].at[c].ndcg;
+        }
+        fprintf(fp, "<tr><td class=\"n\">%d</td>", (int)r0->at[c].n);
+        for (int x = 0; x < (d->fold_base != NULL ? 7 : 6); x++) td_fix(fp, 4, v[x] / d->n_folds);
+        fputs("</tr>\n", fp);
+    }
+    fputs("</table>\n", fp);
 }
 
 /* ---- 6b. tuning ------------------------------------------------------------------ */

@@ -93,7 +93,8 @@ users=$(tr -d '\n ' < "$tmp/hu/metrics.json" | grep -o '"ranking":{"n":20,"relev
 [ -n "$users" ] && [ "$users" -gt 40 ] && [ "$users" -le 100 ] || fail "--split users 0.25: $users test users of 400"
 tr -d '\n ' < "$tmp/hu/metrics.json" | grep -q '"cutoffs":\[{"n":5' || fail "--cutoffs: no metrics at 5"
 expect_status 0 "$RECKNN" "$tmp/c.csv" --holdout 0.25 --split users --cutoffs 5,10,20 --seed 3 --device cpu \
-    --out "$tmp/hu2"
+    --report --out "$tmp/hu2"
+grep -q "At each cutoff" "$tmp/hu2/report.html" || fail "the report has no table of the cutoffs"
 cmp -s "$tmp/hu/recommendations.csv" "$tmp/hu2/recommendations.csv" || fail "--split users is not deterministic"
 expect_status 2 "$RECKNN" "$tmp/c.csv" --cutoffs 5,50 --top-n 10 --device cpu --out "$tmp/e"
 echo "cli_rank: held-out users checked" >&2
