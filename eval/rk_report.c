@@ -501,11 +501,12 @@ static rk_status sec_tuning(FILE *fp, const rk_report_data *d, rk_error *err)
     for (int i = 0; i < d->n_tune; i++) order[i] = i;
     g_tune_score = d->tune_score;
     qsort(order, (size_t)d->n_tune, sizeof *order, by_score_desc);
-    fprintf(fp, "<p>%d configurations tried on a validation split of the training data (never the test set); "
-                "the ten best by ", d->n_tune);
+    fprintf(fp, "<p>%d configurations tried on a validation split of the training data (never the test set), "
+                "every one, best first by ", d->n_tune);
     rk_rep_esc(fp, d->tune_metric != NULL ? d->tune_metric : "score");
-    fputs(", the chosen one first.</p>\n<table><tr><th>configuration</th><th class=\"n\">score</th></tr>\n", fp);
-    for (int r = 0; r < d->n_tune && r < 10; r++) {
+    fputs(" on the validation part; the chosen one is shaded.</p>\n<table><tr><th>configuration</th>"
+          "<th class=\"n\">score</th></tr>\n", fp);
+    for (int r = 0; r < d->n_tune; r++) {
         const int i = order[r];
         fputs(i == d->tune_best ? "<tr class=\"sum\">" : "<tr>", fp);
         td_text(fp, d->tune_label[i]);

@@ -69,6 +69,8 @@ expect_status 0 "$RECKNN" "$tmp/c.csv" --test "$tmp/ct.csv" --tune --tune-grid s
 grep -q "tune" "$tmp/stderr" || fail "--tune shows no progress"
 expect_status 0 "$RECKNN" "$tmp/c.csv" --test "$tmp/garbage.csv" --tune --tune-grid small --report --device cpu --out "$tmp/t2"
 grep -q 'id="tuning"' "$tmp/t2/report.html" || fail "the report has no tuning section"
+[ "$(grep -A40 'id="tuning"' "$tmp/t2/report.html" | grep -c '<td>--rank ')" -eq 32 ] ||
+    fail "the report's tuning table does not hold every configuration"
 # the "tune" member of metrics.json (it comes just before "metrics"), without its seconds
 tune_of() { tr -d '\n ' < "$1" | grep -o '"tune":{.*' | sed -E 's/,"metrics":.*//; s/"[a-z_]*_s":[-+0-9.eE]+//g'; }
 [ -n "$(tune_of "$tmp/t1/metrics.json")" ] || fail "metrics.json has no tune table"
