@@ -103,7 +103,7 @@ int main(int argc, char **argv)
     free(ids);
     printf("built the model in %.2f s (%lld ratings)\n", rk_omp_wtime() - t0, (long long)m.by_user.nnz);
 
-    rk_mfile_view v = {&m, &l, users, items, &o};
+    rk_mfile_view v = {.model = &m, .lists = &l, .users = users, .items = items, .knn = &o};
     double best = 1e9;
     for (int rep = 0; rep < 3; rep++) {
         t0 = rk_omp_wtime();

@@ -461,7 +461,12 @@ static void sec_ranking(FILE *fp, const rk_report_data *d)
 static void cutoff_table(FILE *fp, const rk_report_data *d)
 {
     const rk_rank_result *r0 = &d->fold_rank[0];
-    if (r0->n_cutoffs <= 1) return;
+    if (r0->n_cutoffs <= 1 || r0->n_cutoffs > RK_RANK_MAX_CUTOFFS) return;
+    for (int f = 1; f < d->n_folds; f++) /* every fold measured at the same cutoffs */
+        if (d->fold_rank[f].n_cutoffs != r0->n_cutoffs ||
+            (d->fold_base != NULL && d->fold_base[f].n_cutoffs != r0->n_cutoffs))
+            return;
+    if (d->fold_base != NULL && d->fold_base[0].n_cutoffs != r0->n_cutoffs) return;
     fputs("<p>At each cutoff (<code>--cutoffs</code>), means over the folds:</p>\n<table><tr><th class=\"n\">N</th>"
           "<th class=\"n\">precision</th><th class=\"n\">recall</th><th class=\"n\">NDCG</th>"
           "<th class=\"n\">MAP</th><th class=\"n\">MRR</th><th class=\"n\">hit rate</th>", fp);

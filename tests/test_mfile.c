@@ -146,7 +146,7 @@ static void free_fixture(fixture *x)
 
 static rk_mfile_view view_of(const fixture *x)
 {
-    rk_mfile_view v = {&x->m, &x->l, x->users, x->items, &x->o};
+    rk_mfile_view v = {.model = &x->m, .lists = &x->l, .users = x->users, .items = x->items, .knn = &x->o};
     return v;
 }
 
@@ -600,13 +600,11 @@ static void test_rank_records(void)
     for (size_t cut = 0; cut < len; cut += 1 + cut / 7) CU_ASSERT(refused(b, cut, NULL));
     /* the ROPT record follows LSUP: its payload at the end of LSUP's record */
     const size_t P = 16;
-    size_t at[NTAG];
-    uint64_t pl[NTAG];
     size_t pos = 128;
-    for (int t = 0; t < NTAG - 1; t++) { /* up to LSUP */
-        at[t] = pos;
-        pl[t] = le64(b + pos + 8);
-        pos += 16 + (size_t)pl[t] + (size_t)((8 - pl[t] % 8) % 8) + 8;
+    for (int t = 0; t < NTAG - 1; t++) { /* past the records up to LSUP, each named as documented */
+        CU_ASSERT_FATAL(memcmp(b + pos, TAG[t], 4) == 0);
+        const uint64_t pl = le64(b + pos + 8);
+        pos += 16 + (size_t)pl + (size_t)((8 - pl % 8) % 8) + 8;
     }
     CU_ASSERT_FATAL(memcmp(b + pos, "ROPT", 4) == 0);
     const size_t ropt = pos;

@@ -215,8 +215,10 @@ static int64_t counts[NI];
 static void fill_ranks(void)
 {
     for (int f = 0; f < NF; f++) {
-        rk_rank_result r = {10, 4.0, 50, 2, 0.1 + 0.01 * f, 0.2 + 0.03 * f, 0.15 + 0.02 * f, 0.3 + 0.01 * f,
-                            0.5 + 0.05 * f, 60, 600, 40 + f, 0.2 + 0.01 * f, 0.7};
+        rk_rank_result r = {.n = 10, .relevance = 4.0, .users = 50, .users_without_list = 2,
+                            .precision = 0.1 + 0.01 * f, .recall = 0.2 + 0.03 * f, .ndcg = 0.15 + 0.02 * f,
+                            .mrr = 0.3 + 0.01 * f, .hit_rate = 0.5 + 0.05 * f, .lists = 60, .rows = 600,
+                            .items_recommended = 40 + f, .coverage = 0.2 + 0.01 * f, .gini = 0.7};
         rk_rank_result b = r;
         b.precision = 0.05 + 0.004 * f;
         b.recall = 0.1;
