@@ -203,6 +203,33 @@ rk_status rk_backend_rbc(rk_backend_seam *s, const rk_model *m, const rk_knn_opt
     return st;
 }
 
+rk_status rk_backend_lists(rk_backend_seam *s, const rk_model *m, const rk_knn_opts *ko, rk_lists *lists,
+                           rk_knn_stats *st, const char *what, rk_error *err)
+{
+    const rk_backend *be = rk_backend_current(s);
+    const rk_gpu_opts g = rk_backend_call_opts(s);
+    rk_status r = be->knn(m, ko, &g, lists, NULL, NULL, NULL, st, err);
+    if (be->gpu && rk_backend_fall_back(s, r, what, err)) /* the CPU gives the same lists */
+        r = backends[RK_BACKEND_CPU].knn(m, ko, &g, lists, NULL, NULL, NULL, st, err);
+    return r;
+}
+
+rk_status rk_backend_topn(rk_backend_seam *s, const rk_model *m, const rk_lists *l, const rk_topn_opts *to,
+                          rk_status (*restart)(void *ud, rk_error *err), void *ud, rk_topn_stats *ts,
+                          const char *what, rk_error *err)
+{
+    const rk_backend *be = rk_backend_current(s);
+    const rk_gpu_opts g = rk_backend_call_opts(s);
+    const int on_be = be->topn != NULL && to->n <= be->max_topn;
+    rk_status r = on_be ? be->topn(m, l, to, &g, ts, err) : backends[RK_BACKEND_CPU].topn(m, l, to, NULL, ts, err);
+    if (on_be && be->gpu && rk_backend_fall_back(s, r, what, err)) {
+        RK_FORWARD(restart(ud, err));
+        if (ts != NULL) memset(ts, 0, sizeof *ts);
+        r = backends[RK_BACKEND_CPU].topn(m, l, to, NULL, ts, err);
+    }
+    return r;
+}
+
 void rk_backend_free(rk_backend_seam *s)
 {
     warm_join(s);

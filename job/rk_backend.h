@@ -131,6 +131,21 @@ int rk_backend_fall_back(rk_backend_seam *s, rk_status st, const char *what, rk_
 rk_status rk_backend_rbc(rk_backend_seam *s, const rk_model *m, const rk_knn_opts *ko, const rk_rbc_opts *r,
                          rk_lists *lists, rk_rbc_stats *as, int *on_gpu, rk_error *err);
 
+/*! rk_backend_lists() : lists only (no queries, no top-N) on the current
+ *  backend (its first device), redone on the CPU after a GPU failure under
+ *  auto (the note names `what`).  @return the engine's status. */
+rk_status rk_backend_lists(rk_backend_seam *s, const rk_model *m, const rk_knn_opts *ko, rk_lists *lists,
+                           rk_knn_stats *st, const char *what, rk_error *err);
+
+/*! rk_backend_topn() : item top-N from lists l on the current backend when
+ *  it takes this N, else on the CPU; after a GPU failure under auto,
+ *  restart(ud) is told (the GPU may have sent batches to the sink) and the
+ *  CPU starts over.  ts may be NULL.  @return the engine's or restart's
+ *  status. */
+rk_status rk_backend_topn(rk_backend_seam *s, const rk_model *m, const rk_lists *l, const rk_topn_opts *to,
+                          rk_status (*restart)(void *ud, rk_error *err), void *ud, rk_topn_stats *ts,
+                          const char *what, rk_error *err);
+
 /*! rk_backend_free() : join the warm-up thread (the seam holds nothing else). */
 void rk_backend_free(rk_backend_seam *s);
 

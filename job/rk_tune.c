@@ -248,14 +248,8 @@ static rk_status base_lists(const rk_model *vm, const rk_rankw_opts *b, int32_t 
     ko.progress = NULL;
     rk_knn_stats st;
     rk_status s = rk_lists_alloc(l, vm->by_item.n_rows, kmax, err);
-    if (s == RK_OK) {
-        const rk_backend *be = rk_backend_current(seam);
-        const rk_gpu_opts g = rk_backend_call_opts(seam);
-        s = be->knn(&tm.model, &ko, &g, l, NULL, NULL, NULL, &st, err);
-        if (be->gpu && rk_backend_fall_back(seam, s, "the GPU engine (--tune)", err))
-            s = rk_backend_current(seam)->knn(&tm.model, &ko, &g, l, NULL, NULL, NULL, &st, err);
-        if (s == RK_OK) snprintf(out->device, sizeof out->device, "%s", st.device);
-    }
+    if (s == RK_OK) s = rk_backend_lists(seam, &tm.model, &ko, l, &st, "the GPU engine (--tune)", err);
+    if (s == RK_OK) snprintf(out->device, sizeof out->device, "%s", st.device);
     rk_rankw_free(&tm);
     return s;
 }
@@ -278,38 +272,48 @@ static rk_status prefix(const rk_lists *full, const rk_rankw_opts *c, rk_lists *
 
 /* One configuration: its lists from the base's, top-N for the validation
  * users, measured. */
+/* The measure of one configuration: its accumulator is made again when the
+ * GPU failed part way and the CPU starts over (rk_backend_topn's restart). */
+typedef struct measure {
+    rk_rank *rank;
+    const rk_triples *va;
+    int32_t n_users, n_items;
+    const rk_tune_opts *o;
+} measure;
+
+static rk_status measure_restart(void *ud, rk_error *err)
+{
+    measure *m = ud;
+    rk_rank_free(m->rank);
+    m->rank = NULL;
+    return rk_rank_new(&m->rank, m->va, m->n_users, m->n_items, m->o->n, m->o->relevance, err);
+}
+
+static rk_status measure_sink(void *ud, const rk_topn_batch *b, rk_error *err)
+{
+    return rk_rank_sink(((measure *)ud)->rank, b, err);
+}
+
 static rk_status one(const rk_model *vm, const rk_triples *va, const rk_lists *full, const rk_tune_opts *o,
                      const rk_topn_opts *to0, rk_backend_seam *seam, rk_tune_row *row, rk_error *err)
 {
     const double t0 = rk_omp_wtime();
     rk_lists l;
     memset(&l, 0, sizeof l);
-    rk_rank *rank = NULL;
+    measure me = {NULL, va, vm->by_user.n_rows, vm->by_item.n_rows, o};
     rk_status s = prefix(full, &row->cfg, &l, err);
-    if (s == RK_OK) s = rk_rank_new(&rank, va, vm->by_user.n_rows, vm->by_item.n_rows, o->n, o->relevance, err);
+    if (s == RK_OK) s = measure_restart(&me, err);
     if (s == RK_OK) {
         rk_topn_opts to = *to0;
-        to.sink = rk_rank_sink;
-        to.sink_ud = rank;
-        const rk_backend *be = rk_backend_current(seam);
-        const rk_gpu_opts g = rk_backend_call_opts(seam);
-        const int on_be = be->topn != NULL && to.n <= be->max_topn;
-        s = on_be ? be->topn(vm, &l, &to, &g, NULL, err) : rk_backend_get(RK_BACKEND_CPU)->topn(vm, &l, &to, NULL, NULL, err);
-        if (on_be && be->gpu && rk_backend_fall_back(seam, s, "the GPU top-N (--tune)", err)) {
-            rk_rank_free(rank);
-            rank = NULL;
-            s = rk_rank_new(&rank, va, vm->by_user.n_rows, vm->by_item.n_rows, o->n, o->relevance, err);
-            if (s == RK_OK) {
-                to.sink_ud = rank;
-                s = rk_backend_get(RK_BACKEND_CPU)->topn(vm, &l, &to, NULL, NULL, err);
-            }
-        }
+        to.sink = measure_sink;
+        to.sink_ud = &me;
+        s = rk_backend_topn(seam, vm, &l, &to, measure_restart, &me, NULL, "the GPU top-N (--tune)", err);
     }
     if (s == RK_OK) {
-        rk_rank_finish(rank, &row->res);
+        rk_rank_finish(me.rank, &row->res);
         row->score = rk_tune_value(&row->res, o->metric);
     }
-    rk_rank_free(rank);
+    rk_rank_free(me.rank);
     rk_lists_free(&l);
     row->seconds = rk_omp_wtime() - t0;
     return s;
