@@ -81,24 +81,21 @@ rk_status rk_rankw_check(const rk_rankw_opts *o, rk_error *err)
  * r), before rounding. */
 typedef struct wctx {
     const rk_rankw_opts *o;
-    const int64_t *uptr;  /* by_user row offsets: |I_u| */
-    double *idf;          /* n_users: log(n_items / (1 + |I_u|)), >= 0 */
-    double *lnorm;        /* n_items: BM25 length norm (1 − b) + b · len_i / mean len */
+    double *uf;           /* n_users, once per user: rp3beta |I_u|^(−α/2) (x_ui x_uj = |I_u|^−α);
+                             tfidf and bm25 idf_u = max(0, log(n / (1 + |I_u|))); NULL for none */
+    double *lnorm;        /* n_items, bm25 only: length norm (1 − b) + b · len_i / mean len */
 } wctx;
 
 static double wvalue(const wctx *c, int32_t u, int32_t i, float r)
 {
     const rk_rankw_opts *o = c->o;
-    if (o->sim == RK_METRIC_RP3BETA) {
-        const double nu = (double)(c->uptr[u + 1] - c->uptr[u]);
-        return pow(nu, -0.5 * o->alpha); /* x_ui x_uj = |I_u|^−α */
-    }
+    if (o->sim == RK_METRIC_RP3BETA) return c->uf[u];
     double v = o->ratings ? (double)r : 1.0;
     if (!(v > 0.0)) return 0.0; /* ratings <= 0 take no part */
     switch (o->weighting) {
     case RK_RANKW_NONE: return v;
-    case RK_RANKW_TFIDF: return sqrt(v) * c->idf[u];
-    case RK_RANKW_BM25: return v * (o->bm25_k1 + 1.0) / (o->bm25_k1 * c->lnorm[i] + v) * c->idf[u];
+    case RK_RANKW_TFIDF: return sqrt(v) * c->uf[u];
+    case RK_RANKW_BM25: return v * (o->bm25_k1 + 1.0) / (o->bm25_k1 * c->lnorm[i] + v) * c->uf[u];
     }
     return 0.0;
 }
@@ -107,20 +104,23 @@ static rk_status wctx_init(const rk_model *m, const rk_rankw_opts *o, wctx *c, r
 {
     memset(c, 0, sizeof *c);
     c->o = o;
-    c->uptr = m->by_user.ptr;
-    if (o->sim == RK_METRIC_RP3BETA || o->weighting == RK_RANKW_NONE) return RK_OK;
+    const int rp3 = o->sim == RK_METRIC_RP3BETA;
+    if (!rp3 && o->weighting == RK_RANKW_NONE) return RK_OK;
     const int32_t nu = m->by_user.n_rows, ni = m->by_item.n_rows;
-    c->idf = malloc((size_t)(nu > 0 ? nu : 1) * sizeof *c->idf);
-    c->lnorm = malloc((size_t)(ni > 0 ? ni : 1) * sizeof *c->lnorm);
-    if (c->idf == NULL || c->lnorm == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for the weights");
+    c->uf = malloc((size_t)(nu > 0 ? nu : 1) * sizeof *c->uf);
+    if (c->uf == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for the weights");
     /* the catalogue is the items with training ratings: ids that only a test
      * set brings must not change a weight */
     int32_t known = 0;
     for (int32_t i = 0; i < ni; i++) known += m->by_item.ptr[i + 1] > m->by_item.ptr[i];
     for (int32_t u = 0; u < nu; u++) {
-        const double d = log((double)known / (1.0 + (double)(m->by_user.ptr[u + 1] - m->by_user.ptr[u])));
-        c->idf[u] = d > 0.0 ? d : 0.0;
+        const double n_u = (double)(m->by_user.ptr[u + 1] - m->by_user.ptr[u]);
+        const double d = rp3 ? pow(n_u, -0.5 * o->alpha) : log((double)known / (1.0 + n_u));
+        c->uf[u] = rp3 || d > 0.0 ? d : 0.0;
     }
+    if (rp3 || o->weighting != RK_RANKW_BM25) return RK_OK;
+    c->lnorm = malloc((size_t)(ni > 0 ? ni : 1) * sizeof *c->lnorm);
+    if (c->lnorm == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for the weights");
     double total = 0.0;
     for (int32_t i = 0; i < ni; i++) {
         double len = 0.0;
@@ -138,7 +138,7 @@ static rk_status wctx_init(const rk_model *m, const rk_rankw_opts *o, wctx *c, r
 
 static void wctx_free(wctx *c)
 {
-    free(c->idf);
+    free(c->uf);
     free(c->lnorm);
 }
 
