@@ -489,22 +489,27 @@ static void cutoff_table(FILE *fp, const rk_report_data *d)
 
 /* ---- 6b. tuning ------------------------------------------------------------------ */
 
-static const double *g_tune_score;
+typedef struct scored {
+    double score;
+    int index;
+} scored;
+
+/* best first, equal scores in grid order (no state beside the pair: the
+ * writer is reentrant) */
 static int by_score_desc(const void *a, const void *b)
 {
-    const int x = *(const int *)a, y = *(const int *)b;
-    if (g_tune_score[x] != g_tune_score[y]) return g_tune_score[x] > g_tune_score[y] ? -1 : 1;
-    return x - y;
+    const scored *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return x->index - y->index;
 }
 
 static rk_status sec_tuning(FILE *fp, const rk_report_data *d, rk_error *err)
 {
     if (d->n_tune <= 0) return RK_OK;
     h2(fp, "tuning", "Tuning the ranking model");
-    int *order = malloc((size_t)d->n_tune * sizeof *order);
+    scored *order = malloc((size_t)d->n_tune * sizeof *order);
     if (order == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory sorting %d configurations", d->n_tune);
-    for (int i = 0; i < d->n_tune; i++) order[i] = i;
-    g_tune_score = d->tune_score;
+    for (int i = 0; i < d->n_tune; i++) order[i] = (scored){d->tune_score[i], i};
     qsort(order, (size_t)d->n_tune, sizeof *order, by_score_desc);
     fprintf(fp, "<p>%d configurations tried on a validation split of the training data (never the test set), "
                 "every one, best first by ", d->n_tune);
@@ -512,7 +517,7 @@ static rk_status sec_tuning(FILE *fp, const rk_report_data *d, rk_error *err)
     fputs(" on the validation part; the chosen one is shaded.</p>\n<table><tr><th>configuration</th>"
           "<th class=\"n\">score</th></tr>\n", fp);
     for (int r = 0; r < d->n_tune; r++) {
-        const int i = order[r];
+        const int i = order[r].index;
         fputs(i == d->tune_best ? "<tr class=\"sum\">" : "<tr>", fp);
         td_text(fp, d->tune_label[i]);
         td_fix(fp, 4, d->tune_score[i]);

@@ -429,9 +429,8 @@ static json_t *json_rank_cfg(const rk_rankw_opts *k)
 
 /* "topn"."rank": the ranking model top-N was summed from (CONTRACT.md §5b):
  * "lists" (the --metric lists), or its configuration, lists and times. */
-static json_t *json_rank_model(const rk_job_opts *o, const rk_job_report *r)
+static json_t *json_rank_model(const rk_job_report *r)
 {
-    (void)o;
     if (!r->have_rank_model) return json_pack("{s:s}", "sim", "lists");
     const rk_knn_stats *st = &r->rank_lists;
     json_t *x = json_rank_cfg(&r->rank_used);
@@ -493,7 +492,7 @@ static json_t *json_topn(const rk_job_opts *o, const rk_job_report *r)
                           "compute_s", rk_json_num(t->compute_s), "upload_s", rk_json_num(t->upload_s),
                           "sink_s", rk_json_num(t->sink_s), "wall_s", rk_json_num(t->wall_s));
     int bad = x == NULL;
-    if (!bad) bad |= set(x, "rank", json_rank_model(o, r));
+    if (!bad) bad |= set(x, "rank", json_rank_model(r));
     if (!bad && o->users_path != NULL)
         bad |= append(x, json_pack("{s:I, s:I, s:I, s:o}", "users_file_ids", (json_int_t)r->users_file_ids,
                                    "users_unknown", (json_int_t)r->users_unknown,
