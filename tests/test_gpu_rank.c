@@ -63,18 +63,11 @@ static void check(int nu, int ni, double dens, int ones, int every, int hole, co
                   unsigned long long seed)
 {
     rk_triples t;
-    rkt_data(&t, nu, ni, dens, ones, every, hole, seed);
     rk_model m;
-    rk_error err;
-    if (t.n == 0 || rk_model_build(&m, &t, nu, ni, 0, 0, 0, 0, &err) != RK_OK) {
-        rk_triples_free(&t);
-        return;
-    }
     rk_rankw_model tm;
-    CU_ASSERT_FATAL(rk_rankw_build(&m, o, &tm, &err) == RK_OK);
-    rk_knn_opts base, ko;
-    rk_knn_opts_default(&base);
-    rk_rankw_knn_opts(o, &tm, &base, &ko);
+    rk_knn_opts ko;
+    rk_error err;
+    if (!rkt_setup(nu, ni, dens, ones, every, hole, o, seed, &t, &m, &tm, &ko)) return;
     rk_lists c, g;
     CU_ASSERT_FATAL(rk_lists_alloc(&c, ni, o->k, &err) == RK_OK);
     CU_ASSERT_FATAL(rk_lists_alloc(&g, ni, o->k, &err) == RK_OK);

@@ -8,6 +8,8 @@
 #include <string.h>
 #include "test_util.h"
 #include "rk_rankw.h"
+#include "rk_knn.h"
+#include "rk_model.h"
 
 /* A random training matrix: each cell rated with probability dens, half
  * stars 0.5..5 (or 1 everywhere with ones); user 0 rates every item when
@@ -29,6 +31,25 @@ static inline void rkt_data(rk_triples *t, int nu, int ni, double dens, int ones
             t->rating[t->n] = ones ? 1.0f : (float)(0.5 * (double)(1 + rk_test_rand(&s) % 10));
             t->n++;
         }
+}
+
+/* The data of rkt_data, its model, the transformed model of o and the
+ * engine options of its lists.  @return 0 (nothing allocated) when the
+ * draw made no rating. */
+static inline int rkt_setup(int nu, int ni, double dens, int ones, int every, int hole, const rk_rankw_opts *o,
+                            unsigned long long seed, rk_triples *t, rk_model *m, rk_rankw_model *tm, rk_knn_opts *ko)
+{
+    rk_error err;
+    rkt_data(t, nu, ni, dens, ones, every, hole, seed);
+    if (t->n == 0 || rk_model_build(m, t, nu, ni, 0, 0, 0, 0, &err) != RK_OK) {
+        rk_triples_free(t);
+        return 0;
+    }
+    CU_ASSERT_FATAL(rk_rankw_build(m, o, tm, &err) == RK_OK);
+    rk_knn_opts base;
+    rk_knn_opts_default(&base);
+    rk_rankw_knn_opts(o, tm, &base, ko);
+    return 1;
 }
 
 /* The configurations the tests run: every similarity, weighting and value
