@@ -98,7 +98,7 @@ typedef struct knn_ctx {
 typedef struct knn_ws {
     void *acc;        /* v2u, v8i or acc_d entries, one per item */
     size_t acc_bytes;
-    double *simrow;   /* sim(i, j) > 0 of the current item, else 0 (items with queries) */
+    double *simrow;   /* sim(i, j) of the current item where kept: > 0 (items with queries), or != 0 (--negative) */
     int32_t *touched; /* items j with a co-rater (sparse items) */
     int32_t n_touched;
     int64_t *cur, *end; /* chunked walk: row positions of a block of raters */
@@ -408,6 +408,27 @@ static void similarities(const knn_ctx *c, knn_ws *w, int32_t i, int dense, int 
     }
 }
 
+/* --negative yes (CONTRACT.md §3): every column with sim != 0 is offered by
+ * its magnitude, and simrow keeps the signed value for write_list (the
+ * predictions still read only its positive entries).  No prefilter and no
+ * bound: both assume that only positive values are kept. */
+static void signed_similarities(const knn_ctx *c, knn_ws *w, int32_t i, int dense, rk_topk *h)
+{
+    const int32_t cnt = dense ? c->m->by_item.n_rows : w->n_touched;
+    const int full = rk_metric_is_full(c->sp.metric);
+    for (int32_t t = 0; t < cnt; t++) {
+        const int32_t j = dense ? t : w->touched[t];
+        double s6[6];
+        if (j == i || sums_at(c, w, j, s6) == 0.0) continue;
+        if (full) FULL_FIX;
+        const double s = rk_sim_value(&c->sp, s6[0], s6[1], s6[2], s6[3], s6[4], s6[5]);
+        if (s > 0.0 || s < 0.0) {
+            w->simrow[j] = s;
+            rk_topk_push(h, fabs(s), j);
+        }
+    }
+}
+
 static void write_list(const knn_ctx *c, knn_ws *w, int32_t i, rk_topk *h)
 {
     rk_lists *l = c->lists;
@@ -417,7 +438,8 @@ static void write_list(const knn_ctx *c, knn_ws *w, int32_t i, rk_topk *h)
     for (int32_t t = 0; t < h->n; t++) {
         double s6[6];
         l->nbr[base + t] = h->idx[t];
-        l->sim[base + t] = (float)h->score[t];
+        /* signed lists are ordered by |sim|: the value is simrow's */
+        l->sim[base + t] = (float)(c->o->negative ? w->simrow[h->idx[t]] : h->score[t]);
         l->support[base + t] = (int32_t)sums_at(c, w, h->idx[t], s6);
     }
 }
@@ -496,7 +518,8 @@ static void knn_item(const knn_ctx *c, knn_ws *w, int32_t i)
     } else if (dense) accumulate_double(c, w, i, nch, 0);
     else accumulate_double(c, w, i, nch, 1);
     rk_topk_init(&h, c->o->k, w->hs, w->hi);
-    similarities(c, w, i, dense, rows, &h);
+    if (c->o->negative) signed_similarities(c, w, i, dense, &h);
+    else similarities(c, w, i, dense, rows, &h);
     double t0 = wall_now();
     if (c->lists != NULL) write_list(c, w, i, &h);
     double t1 = wall_now();
@@ -504,7 +527,7 @@ static void knn_item(const knn_ctx *c, knn_ws *w, int32_t i)
     double t2 = wall_now();
     w->t_select += t1 - t0;
     w->t_predict += t2 - t1;
-    clear_row(c, w, dense, rows);
+    clear_row(c, w, dense, rows || c->o->negative);
 }
 
 /* ---- choosing the accumulation path -------------------------------------- */

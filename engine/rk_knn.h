@@ -34,6 +34,8 @@ typedef struct rk_knn_opts {
     rk_progress_fn progress; /* may be NULL */
     void *progress_ud;
     int32_t chunk_items;  /* columns per accumulation chunk (0: sized from the cache); tests */
+    int negative;         /* 0: lists hold sim > 0; 1: the k largest |sim| != 0, signed (CONTRACT.md §3,
+                             --negative yes); predictions read only positive ones either way */
     /* Subset queries (--items, or --users in user mode): lists only for these
      * n_rows distinct items (dense indices), each against the whole
      * catalogue; the other lists stay empty.  NULL: every item.  Not with

@@ -220,6 +220,7 @@ void rk_rankw_knn_opts(const rk_rankw_opts *o, const rk_rankw_model *t, const rk
     out->min_k = 1;
     out->rows = NULL;
     out->n_rows = 0;
+    out->negative = 0; /* the ranking similarities are never negative */
 }
 
 int rk_rankw_shapes(const rk_rankw_opts *o) { return o->q != 1.0 || o->normalize; }

@@ -33,10 +33,18 @@ void rk_topn_dense(const rk_model *m, const rk_lists *l, int32_t user, double *s
         int32_t j = U->idx[p];
         for (int32_t r = 0; r < l->len[j]; r++) {
             int64_t at = (int64_t)j * l->k + r;
-            if (l->sim[at] > 0.0f) scores[l->nbr[at]] += (double)l->sim[at];
+            scores[l->nbr[at]] += (double)l->sim[at];
         }
     }
     for (int64_t p = U->ptr[user]; p < U->ptr[user + 1]; p++) scores[U->idx[p]] = 0.0;
+}
+
+int rk_topn_lists_signed(const rk_lists *l)
+{
+    for (int32_t i = 0; i < l->n_items; i++)
+        for (int32_t r = 0; r < l->len[i]; r++)
+            if (l->sim[(int64_t)i * l->k + r] < 0.0f) return 1;
+    return 0;
 }
 
 rk_status rk_topn_request(const rk_model *m, const rk_topn_opts *o, int32_t **all, const int32_t **users,
@@ -100,13 +108,19 @@ static int ws_init(rk_topn_ws *w, int32_t n_items, int32_t n, int want_rated)
 }
 
 /* The top-N of one user into out_s/out_i; @return its length.  *updates
- * counts the list entries summed. */
-static int32_t user_topn(const rk_model *m, const rk_lists *l, const uint64_t *qw, int32_t n, int32_t u,
-                         rk_topn_ws *w, uint64_t *out_s, int32_t *out_i, int64_t *updates)
+ * counts the list entries summed.  SIGNED (lists with negative weights, a
+ * constant at each call so that each loop is compiled for it): a sum can
+ * come back to 0 and go on, so the items met are marked in the rated bits
+ * (w->rated, clear between users) rather than told by a zero sum, and only
+ * positive sums are ranked. */
+static inline __attribute__((always_inline)) int32_t score_user(const rk_model *m, const rk_lists *l,
+                                                                 const uint64_t *qw, int32_t n, int32_t u,
+                                                                 rk_topn_ws *w, uint64_t *out_s, int32_t *out_i,
+                                                                 int64_t *updates, const int SIGNED)
 {
     const rk_csr *U = &m->by_user;
     const int32_t k = l->k;
-    uint64_t *acc = w->acc;
+    uint64_t *acc = w->acc, *seen = w->rated;
     int32_t nt = 0;
     int64_t upd = 0;
     for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++) {
@@ -120,7 +134,15 @@ static int32_t user_topn(const rk_model *m, const rk_lists *l, const uint64_t *q
              * summed, c could enter touched[] once per such weight and
              * overflow its n_items entries */
             if (q[r] == 0) continue;
-            if (acc[c] == 0) w->touched[nt++] = c;
+            if (SIGNED) {
+                const uint64_t bit = (uint64_t)1 << (c & 63);
+                if (!(seen[c >> 6] & bit)) {
+                    seen[c >> 6] |= bit;
+                    w->touched[nt++] = c;
+                }
+            } else if (acc[c] == 0) {
+                w->touched[nt++] = c;
+            }
             acc[c] += q[r];
         }
     }
@@ -129,13 +151,24 @@ static int32_t user_topn(const rk_model *m, const rk_lists *l, const uint64_t *q
     rk_topn_heap h = {n, 0, w->hs, w->hi};
     for (int32_t t = 0; t < nt; t++) {
         const int32_t c = w->touched[t];
-        if (acc[c] != 0) {
-            rk_topn_heap_push(&h, acc[c], c);
-            acc[c] = 0;
-        }
+        if (SIGNED ? (int64_t)acc[c] > 0 : acc[c] != 0) rk_topn_heap_push(&h, acc[c], c);
+        acc[c] = 0;
+        if (SIGNED) seen[c >> 6] = 0;
     }
     *updates += upd;
     return rk_topn_heap_drain(&h, out_s, out_i);
+}
+
+static int32_t user_topn(const rk_model *m, const rk_lists *l, const uint64_t *qw, int32_t n, int32_t u,
+                         rk_topn_ws *w, uint64_t *out_s, int32_t *out_i, int64_t *updates)
+{
+    return score_user(m, l, qw, n, u, w, out_s, out_i, updates, 0);
+}
+
+static int32_t user_topn_signed(const rk_model *m, const rk_lists *l, const uint64_t *qw, int32_t n, int32_t u,
+                                rk_topn_ws *w, uint64_t *out_s, int32_t *out_i, int64_t *updates)
+{
+    return score_user(m, l, qw, n, u, w, out_s, out_i, updates, 1);
 }
 
 rk_status rk_topn_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, rk_topn_stats *st,
@@ -148,6 +181,7 @@ rk_status rk_topn_cpu(const rk_model *m, const rk_lists *l, const rk_topn_opts *
     snprintf(st->path, sizeof st->path, "cpu");
     RK_FORWARD(rk_topn_check(m, l, o, err));
     if (l == NULL) return rk_error_set(err, RK_E_ARG, "top-N needs the neighbour lists");
+    if (rk_topn_lists_signed(l)) return rk_topn_run_cpu(m, l, o, 1, "", user_topn_signed, st, t_call, err);
     return rk_topn_run_cpu(m, l, o, 0, "", user_topn, st, t_call, err);
 }
 

@@ -5,7 +5,9 @@
  *     score(u, c) = Σ over items j rated by u of sim(j, c), c in j's list,
  * (Deshpande & Karypis' item-based top-N over the neighbour lists of §3).
  * Items with a positive score are ranked by score, higher first, equal
- * scores by ascending internal index, and the first N are kept.
+ * scores by ascending internal index, and the first N are kept.  Lists
+ * made with --negative yes hold negative similarities too; they are summed
+ * with their sign.
  *
  * Scores are sums in 64-bit fixed point: every list similarity s is turned
  * once into q = round(s · 2^32) (rk_topn_fixed) and the q are added as
@@ -40,13 +42,19 @@ extern "C" {
 #define RK_TOPN_ONE 4294967296.0 /* 2^RK_TOPN_FRAC_BITS */
 
 /*! rk_topn_fixed() : a list similarity in fixed point, round(s · 2^32)
- *  (ties to even); 0 for s <= 0 or NaN.  The GPU computes the same value
- *  with __double2ull_rn. */
+ *  (ties to even), a negative one (signed lists, --negative yes) in two's
+ *  complement, so that unsigned sums wrap to the signed sum; 0 for 0 or
+ *  NaN.  The GPU computes the same value with __double2ll_rn. */
 static inline uint64_t rk_topn_fixed(float s)
 {
-    if (!(s > 0.0f)) return 0;
-    return (uint64_t)llrint((double)s * RK_TOPN_ONE);
+    if (!(s > 0.0f || s < 0.0f)) return 0;
+    return (uint64_t)(int64_t)llrint((double)s * RK_TOPN_ONE);
 }
+
+/*! rk_topn_lists_signed() : 1 when a list of l holds a negative similarity
+ *  (lists made with --negative yes): top-N then sums signed weights, and
+ *  an item whose sum is not positive is never recommended. */
+int rk_topn_lists_signed(const rk_lists *l);
 
 /*! rk_topn_score() : a fixed-point score as a double (exact below 2^53,
  *  that is for users with fewer than 2^21 rated items). */

@@ -537,7 +537,7 @@ rk_status knn_call::run_tile(int32_t tile, rk_error *err)
     }
     RK_CUDA_CHECK(err, cudaEventRecord(se.ev[1], s));
     if (host_select) {
-        RK_FORWARD(rk_gpu_select_host(d_S, d_N, n_items, order.data() + first, rows, hsel, s, err));
+        RK_FORWARD(rk_gpu_select_host(d_S, d_N, n_items, order.data() + first, rows, o->negative, hsel, s, err));
     } else if (lists != NULL || topn != NULL) {
         rk_select_args sel;
         sel.S = d_S;
@@ -551,6 +551,7 @@ rk_status knn_call::run_tile(int32_t tile, rk_error *err)
         sel.nbr = d_nbr;
         sel.sup = d_sup;
         sel.sim = d_sim;
+        sel.negative = o->negative;
         RK_FORWARD(rk_gpu_select_launch(&sel, s, err));
     }
     RK_CUDA_CHECK(err, cudaEventRecord(se.ev[2], s));
@@ -652,7 +653,7 @@ rk_status knn_call::topn_stage(rk_error *err)
     RK_FORWARD(rk_gpu_fixed_launch(d_len, d_sim, n_items, k, d_q, s, err));
     rk_topn_dev_in in;
     in.R = by_user;
-    in.L = rk_dev_lists{n_items, k, d_len, d_nbr, d_q};
+    in.L = rk_dev_lists{n_items, k, d_len, d_nbr, d_q, o->negative};
     in.sparse = sph.h;
     in.sm_count = prop.multiProcessorCount;
     in.smem_optin = prop.sharedMemPerBlockOptin;
@@ -688,8 +689,8 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
 
 } // namespace
 
-extern "C" rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols, rk_lists *out,
-                                        rk_error *err)
+extern "C" rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols, int negative,
+                                        rk_lists *out, rk_error *err)
 {
     if (out->n_items != n_rows) return rk_error_set(err, RK_E_ARG, "lists for %d rows, %d given", out->n_items, n_rows);
     char why[256];
@@ -718,6 +719,7 @@ extern "C" rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int3
     sel.nbr = d_nbr;
     sel.sup = d_sup;
     sel.sim = d_sim;
+    sel.negative = negative;
     RK_FORWARD(rk_gpu_select_launch(&sel, 0, err));
     RK_CUDA_CHECK(err, cudaMemcpy(out->len, d_len, (size_t)n_rows * sizeof(int32_t), cudaMemcpyDeviceToHost));
     RK_CUDA_CHECK(err, cudaMemcpy(out->nbr, d_nbr, kc * sizeof(int32_t), cudaMemcpyDeviceToHost));
@@ -790,7 +792,7 @@ extern "C" rk_status rk_gpu_topn(const rk_model *m, const rk_lists *l, const rk_
     RK_FORWARD(rk_gpu_fixed_launch(d_len, d_sim, n_items, k, d_q, se.st, err));
     rk_topn_dev_in in;
     in.R = R;
-    in.L = rk_dev_lists{n_items, k, d_len, d_nbr, d_q};
+    in.L = rk_dev_lists{n_items, k, d_len, d_nbr, d_q, rk_topn_lists_signed(l)};
     in.sparse = sph.h;
     in.sm_count = prop.multiProcessorCount;
     in.smem_optin = prop.sharedMemPerBlockOptin;

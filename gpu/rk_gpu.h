@@ -136,9 +136,11 @@ rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, rk_error *e
 
 /*! rk_gpu_select_rows() : the GPU's list selection alone, for tests: the
  *  top out->k positive entries of each of the n_rows rows of rows[n_rows *
- *  n_cols] (row-major), in CONTRACT.md §3 order, into out (shape n_rows x k;
- *  supports are 0).  @return RK_OK, RK_E_ARG, RK_E_GPU. */
-rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols, rk_lists *out, rk_error *err);
+ *  n_cols] (row-major), or with negative the top out->k nonzero entries by
+ *  magnitude (signed lists), in CONTRACT.md §3 order, into out (shape
+ *  n_rows x k; supports are 0).  @return RK_OK, RK_E_ARG, RK_E_GPU. */
+rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols, int negative, rk_lists *out,
+                             rk_error *err);
 
 /*! rk_gpu_rbc() : rk_rbc_cpu (engine/rk_rbc.h) on the GPU: the same lists
  *  (candidates, similarities, order) and the same counts in st, the CPU

@@ -238,6 +238,7 @@ struct rk_select_args {
     int32_t rows, k;
     int32_t *len, *nbr, *sup;      // per item: len[item], nbr/sim/sup[item * k + r]
     float *sim;
+    int negative;                  // 1: signed lists, the k largest |sim| != 0 (--negative yes)
 };
 rk_status rk_gpu_select_launch(const rk_select_args *a, cudaStream_t st, rk_error *err);
 
@@ -255,7 +256,7 @@ struct rk_host_select {
     rk_host_select &operator=(const rk_host_select &) = delete;
 };
 rk_status rk_gpu_select_host(const double *d_S, const int32_t *d_N, int32_t n_cols, const int32_t *items, int32_t rows,
-                             rk_host_select &hs, cudaStream_t st, rk_error *err);
+                             int negative, rk_host_select &hs, cudaStream_t st, rk_error *err);
 
 // Predictions for queries whose target item is a row of the tile.
 struct rk_predict_args {
@@ -346,6 +347,7 @@ struct rk_dev_lists {
     int32_t n_items, k;
     const int32_t *len, *nbr;
     const uint64_t *q;
+    int neg;                  // 1: some weights are negative (--negative yes): signed sums
 };
 
 // A batch's scores as a CSR matrix on the device, one row per user of the

@@ -1,5 +1,6 @@
 // Top-k of each similarity row (CONTRACT.md §3): positive similarities, higher
-// first, equal ones by ascending index — the order of rk_topk (engine/rk_select.h).
+// first, equal ones by ascending index — the order of rk_topk (engine/rk_select.h);
+// for signed lists (--negative yes) every nonzero similarity by its magnitude.
 //
 // One block per row.  A positive double orders like its bit pattern, so a
 // radix select over the 64-bit keys (8 bits a pass, most significant first)
@@ -18,8 +19,11 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ uint64_t key_of(double s)
+// The selection key of a similarity: its bits when it is kept (s > 0, or
+// s != 0 by its magnitude for signed lists), else 0.
+__device__ __forceinline__ uint64_t key_of(double s, bool neg)
 {
+    if (neg) return s > 0.0 || s < 0.0 ? (uint64_t)__double_as_longlong(fabs(s)) : 0ull;
     return s > 0.0 ? (uint64_t)__double_as_longlong(s) : 0ull;
 }
 
@@ -51,7 +55,8 @@ __device__ void bitonic_sort(uint64_t *key, int32_t *idx, int n)
 }
 
 template <typename Row>
-__device__ void select_row(const Row &row, int32_t n, int32_t k, uint64_t *ckey, int32_t *cidx, int32_t *out_n)
+__device__ void select_row(const Row &row, int32_t n, int32_t k, bool neg, uint64_t *ckey, int32_t *cidx,
+                           int32_t *out_n)
 {
     typedef cub::BlockReduce<int, kThreads> Reduce;
     typedef cub::BlockScan<int, kThreads> Scan;
@@ -64,7 +69,7 @@ __device__ void select_row(const Row &row, int32_t n, int32_t k, uint64_t *ckey,
     __shared__ int s_need, s_done, s_count, s_total;
 
     int local = 0;
-    for (int32_t j = threadIdx.x; j < n; j += blockDim.x) local += key_of(row(j)) != 0;
+    for (int32_t j = threadIdx.x; j < n; j += blockDim.x) local += key_of(row(j), neg) != 0;
     int P = Reduce(tmp.reduce).Sum(local);
     if (threadIdx.x == 0) {
         s_total = P;
@@ -85,7 +90,7 @@ __device__ void select_row(const Row &row, int32_t n, int32_t k, uint64_t *ckey,
             __syncthreads();
             const uint64_t prefix = s_prefix;
             for (int32_t j = threadIdx.x; j < n; j += blockDim.x) {
-                uint64_t key = key_of(row(j));
+                uint64_t key = key_of(row(j), neg);
                 if (key != 0 && (key & mask) == prefix) atomicAdd(&hist[(key >> shift) & 255u], 1u);
             }
             __syncthreads();
@@ -114,7 +119,7 @@ __device__ void select_row(const Row &row, int32_t n, int32_t k, uint64_t *ckey,
 
     // keys above K (or all positives when P <= k): unordered, they are sorted below
     for (int32_t j = threadIdx.x; j < n; j += blockDim.x) {
-        uint64_t key = key_of(row(j));
+        uint64_t key = key_of(row(j), neg);
         bool take = need_eq ? key > K : (key != 0 && key >= K);
         if (take) {
             int pos = atomicAdd(&s_count, 1);
@@ -128,7 +133,7 @@ __device__ void select_row(const Row &row, int32_t n, int32_t k, uint64_t *ckey,
         int taken = 0;
         for (int32_t base = 0; base < n && taken < need_eq; base += blockDim.x) {
             int32_t j = base + threadIdx.x;
-            int flag = (j < n && key_of(row(j)) == K) ? 1 : 0, rank, total;
+            int flag = (j < n && key_of(row(j), neg) == K) ? 1 : 0, rank, total;
             Scan(tmp.scan).ExclusiveSum(flag, rank, total);
             if (flag && taken + rank < need_eq) {
                 int pos = s_count + taken + rank;
@@ -169,12 +174,12 @@ __global__ void __launch_bounds__(kThreads) k_select(rk_select_args a)
     const int32_t item = a.tile_items != NULL ? a.tile_items[t] : t;
     tile_row row{a.S + (int64_t)t * a.ld};
     int32_t m;
-    select_row(row, a.n_cols, a.k, ckey, cidx, &m);
+    select_row(row, a.n_cols, a.k, a.negative != 0, ckey, cidx, &m);
     const int64_t base = (int64_t)item * a.k;
     for (int r = threadIdx.x; r < m; r += blockDim.x) {
         int32_t j = cidx[r];
         a.nbr[base + r] = j;
-        a.sim[base + r] = (float)__longlong_as_double((long long)ckey[r]);
+        a.sim[base + r] = (float)row(j); // signed: the key holds |sim|
         a.sup[base + r] = a.N != NULL ? a.N[(int64_t)t * a.ld + j] : 0;
     }
     if (threadIdx.x == 0) a.len[item] = m;
@@ -199,7 +204,7 @@ rk_status rk_gpu_select_launch(const rk_select_args *a, cudaStream_t st, rk_erro
 // ---- k above the GPU's limit: the host selects from the tile's rows ---------
 
 rk_status rk_gpu_select_host(const double *d_S, const int32_t *d_N, int32_t n_cols, const int32_t *items, int32_t rows,
-                             rk_host_select &hs, cudaStream_t st, rk_error *err)
+                             int negative, rk_host_select &hs, cudaStream_t st, rk_error *err)
 {
     const size_t cells = (size_t)rows * (size_t)n_cols;
     if (hs.S.size() < cells) {
@@ -224,15 +229,17 @@ rk_status rk_gpu_select_host(const double *d_S, const int32_t *d_N, int32_t n_co
             const int32_t *Nrow = hs.N.data() + (size_t)t * n_cols;
             rk_topk h;
             rk_topk_init(&h, k, score, idx);
-            for (int32_t j = 0; j < n_cols; j++)
+            for (int32_t j = 0; j < n_cols; j++) {
                 if (Srow[j] > 0.0) rk_topk_push(&h, Srow[j], j);
+                else if (negative && Srow[j] < 0.0) rk_topk_push(&h, -Srow[j], j);
+            }
             rk_topk_sort(&h);
             const int32_t i = items[t];
             const int64_t base = (int64_t)i * k;
             l->len[i] = h.n;
             for (int32_t r = 0; r < h.n; r++) {
                 l->nbr[base + r] = h.idx[r];
-                l->sim[base + r] = (float)h.score[r];
+                l->sim[base + r] = (float)Srow[h.idx[r]];
                 l->support[base + r] = Nrow[h.idx[r]];
             }
         }

@@ -49,9 +49,10 @@ int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap)
     return 0;
 }
 
-rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols, rk_lists *out, rk_error *err)
+rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols, int negative, rk_lists *out,
+                             rk_error *err)
 {
-    (void)rows; (void)n_rows; (void)n_cols; (void)out;
+    (void)rows; (void)n_rows; (void)n_cols; (void)negative; (void)out;
     return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
 }
 

@@ -29,8 +29,8 @@ __global__ void k_fixed(const int32_t *__restrict__ len, const float *__restrict
     for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < cells; t += (int64_t)gridDim.x * blockDim.x) {
         const int32_t i = (int32_t)(t / k), r = (int32_t)(t % k);
         const float s = sim[t];
-        // rk_topn_fixed: round(s · 2^32), ties to even
-        q[t] = (r < len[i] && s > 0.0f) ? __double2ull_rn((double)s * RK_TOPN_ONE) : 0ull;
+        // rk_topn_fixed: round(s · 2^32), ties to even, negatives in two's complement
+        q[t] = (r < len[i] && (s > 0.0f || s < 0.0f)) ? (uint64_t)__double2ll_rn((double)s * RK_TOPN_ONE) : 0ull;
     }
 }
 
@@ -45,12 +45,16 @@ struct topn_out {
 // col = the item; row b at coff[b], ccnt[b] entries).  Blocks are persistent,
 // one a slot of the global scratch; SMEM: the accumulator lives in shared
 // memory (one block an SM at ML-20M size), else in the block's global slot.
-template <bool SMEM>
+// SIGNED (lists with negative weights): a sum can come back to 0, so the
+// items met are marked in the slot's bitmap g_seen instead of told by a
+// zero sum, and only positive sums become candidates (rk_topn.c's
+// user_topn_signed).
+template <bool SMEM, bool SIGNED>
 __global__ void __launch_bounds__(kAccThreads, 1)
     k_topn_acc(const int64_t *__restrict__ uptr, const int32_t *__restrict__ uidx, rk_dev_lists L,
                const int32_t *__restrict__ users, int32_t count, uint64_t *__restrict__ g_acc,
-               int32_t *__restrict__ g_touched, uint64_t *__restrict__ ckey, int32_t *__restrict__ ccol,
-               const int64_t *__restrict__ coff, int32_t *__restrict__ ccnt)
+               int32_t *__restrict__ g_touched, unsigned *__restrict__ g_seen, uint64_t *__restrict__ ckey,
+               int32_t *__restrict__ ccol, const int64_t *__restrict__ coff, int32_t *__restrict__ ccnt)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     __shared__ int s_nt, s_nc;
@@ -58,6 +62,7 @@ __global__ void __launch_bounds__(kAccThreads, 1)
     const int64_t slot = blockIdx.x;
     uint64_t *acc = SMEM ? reinterpret_cast<uint64_t *>(smem_raw) : g_acc + slot * n_items;
     int32_t *touched = g_touched + slot * n_items;
+    unsigned *seen = SIGNED ? g_seen + slot * ((n_items + 31) / 32) : NULL;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
     if (SMEM) {
         for (int32_t c = threadIdx.x; c < n_items; c += blockDim.x) acc[c] = 0;
@@ -80,8 +85,13 @@ __global__ void __launch_bounds__(kAccThreads, 1)
                 const uint64_t w = L.q[at];
                 if (w == 0) continue; // below 2^-33: counts as 0, as on the CPU
                 const int32_t c = L.nbr[at];
-                if (atomicAdd((unsigned long long *)&acc[c], (unsigned long long)w) == 0ull)
+                if (SIGNED) {
+                    atomicAdd((unsigned long long *)&acc[c], (unsigned long long)w);
+                    const unsigned bit = 1u << (c & 31);
+                    if (!(atomicOr(&seen[c >> 5], bit) & bit)) touched[atomicAdd(&s_nt, 1)] = c;
+                } else if (atomicAdd((unsigned long long *)&acc[c], (unsigned long long)w) == 0ull) {
                     touched[atomicAdd(&s_nt, 1)] = c;
+                }
             }
             const int32_t lenn = pn < n_u ? L.len[jn] : 0;
             p = pn;
@@ -97,7 +107,8 @@ __global__ void __launch_bounds__(kAccThreads, 1)
             const int32_t c = touched[t];
             const uint64_t v = acc[c];
             acc[c] = 0;
-            if (v != 0) {
+            if (SIGNED) seen[c >> 5] = 0u; // every item of the word is in touched: cleared by one of them
+            if (SIGNED ? (int64_t)v > 0 : v != 0) {
                 const int pos = atomicAdd(&s_nc, 1);
                 ckey[base + pos] = v;
                 ccol[base + pos] = c;
@@ -250,6 +261,7 @@ struct topn_call {
     int grid = 0;
     uint64_t *g_acc = NULL, *d_ckey = NULL;
     int32_t *g_touched = NULL, *d_ccol = NULL, *d_ccnt = NULL;
+    unsigned *g_seen = NULL; // signed lists: a bitmap of the items met, per slot
     int64_t *d_coff = NULL;
     std::vector<int64_t> coff;
     spgemm_guard sg;
@@ -260,6 +272,12 @@ struct topn_call {
     rk_status alloc_batches(rk_error *err);
     rk_status kernel_state(rk_error *err);
     rk_status launch(size_t t, rk_error *err);
+    // the accumulation kernel for the route's accumulator and the lists' sign
+    decltype(&k_topn_acc<true, false>) acc_kernel(void) const
+    {
+        if (in->L.neg) return smem_acc ? k_topn_acc<true, true> : k_topn_acc<false, true>;
+        return smem_acc ? k_topn_acc<true, false> : k_topn_acc<false, false>;
+    }
     rk_status stream(rk_error *err);
 };
 
@@ -284,6 +302,9 @@ rk_status topn_call::plan_users(rk_error *err)
     }
     ts->users = n_users;
     if (n_users == 0 || n_items == 0) return RK_OK;
+    if (route == RK_GPU_TOPN_SPGEMM && in->L.neg)
+        return rk_error_set(err, RK_E_ARG, "--gpu-topn spgemm sums the lists' weights unsigned, and these lists "
+                                           "hold negative similarities (--negative yes): use --gpu-topn kernel");
     if (route == RK_GPU_TOPN_SPGEMM) {
         int64_t max_deg = 0;
         for (int32_t u = 0; u < U->n_rows; u++) max_deg = std::max(max_deg, U->ptr[u + 1] - U->ptr[u]);
@@ -384,7 +405,7 @@ rk_status topn_call::alloc_batches(rk_error *err)
 rk_status topn_call::kernel_state(rk_error *err)
 {
     acc_smem = smem_acc ? (size_t)n_items * sizeof(uint64_t) : 0;
-    auto kern = smem_acc ? k_topn_acc<true> : k_topn_acc<false>;
+    auto kern = acc_kernel();
     RK_CUDA_CHECK(err, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)acc_smem));
     int per_sm = 0;
     RK_CUDA_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, kAccThreads, acc_smem));
@@ -408,6 +429,11 @@ rk_status topn_call::kernel_state(rk_error *err)
         cand = std::max(cand, sum);
     }
     RK_FORWARD(mem.alloc(&g_touched, (size_t)grid * n_items, err));
+    if (in->L.neg) {
+        const size_t words = (size_t)grid * (size_t)((n_items + 31) / 32);
+        RK_FORWARD(mem.alloc(&g_seen, words, err));
+        RK_CUDA_CHECK(err, cudaMemsetAsync(g_seen, 0, words * sizeof(unsigned), st));
+    }
     RK_FORWARD(mem.alloc(&d_ckey, (size_t)cand, err));
     RK_FORWARD(mem.alloc(&d_ccol, (size_t)cand, err));
     RK_FORWARD(mem.alloc(&d_ccnt, (size_t)max_count, err));
@@ -436,14 +462,9 @@ rk_status topn_call::launch(size_t t, rk_error *err)
         RK_CUDA_CHECK(err, cudaMemcpyAsync(d_coff, coff.data(), (size_t)(count + 1) * sizeof(int64_t),
                                            cudaMemcpyHostToDevice, st));
         const int gb = (int)std::min<int64_t>(grid, count);
-        if (smem_acc)
-            k_topn_acc<true><<<gb, kAccThreads, acc_smem, st>>>(in->R.ptr, in->R.idx, in->L, d_users + first,
-                                                              (int32_t)count, g_acc, g_touched, d_ckey, d_ccol,
-                                                              d_coff, d_ccnt);
-        else
-            k_topn_acc<false><<<gb, kAccThreads, acc_smem, st>>>(in->R.ptr, in->R.idx, in->L, d_users + first,
-                                                               (int32_t)count, g_acc, g_touched, d_ckey, d_ccol,
-                                                               d_coff, d_ccnt);
+        acc_kernel()<<<gb, kAccThreads, acc_smem, st>>>(in->R.ptr, in->R.idx, in->L, d_users + first,
+                                                        (int32_t)count, g_acc, g_touched, g_seen, d_ckey, d_ccol,
+                                                        d_coff, d_ccnt);
         RK_LAUNCH_CHECK(err, "k_topn_acc");
         RK_CUDA_CHECK(err, cudaEventRecord(hb[x].km, st));
         k_topn_select<<<(int)count, kRowThreads, sort_bytes, st>>>(d_ckey, d_ccol, d_coff, d_ccnt, dout[x]);

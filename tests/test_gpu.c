@@ -42,6 +42,7 @@ static void make_data(rk_triples *t, int nu, int ni, double density, value_kind 
 }
 
 static int g_compared;
+static int g_negative, g_negative_seen; /* compare(): signed lists (--negative yes) */
 
 static void compare(int nu, int ni, double density, value_kind vk, rk_metric metric, int k,
                     rk_predict_mode mode, int min_support, double shrink, int min_k, int tile,
@@ -64,6 +65,7 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
     o.k = k;
     o.mode = mode;
     o.min_k = min_k;
+    o.negative = g_negative;
     rk_lists lc, lg;
     CU_ASSERT_FATAL(rk_lists_alloc(&lc, ni, k, &err) == RK_OK);
     CU_ASSERT_FATAL(rk_lists_alloc(&lg, ni, k, &err) == RK_OK);
@@ -94,6 +96,7 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
         for (int r = 0; r < lc.len[i]; r++) {
             size_t at = (size_t)i * k + r;
             CU_ASSERT(fabsf(lg.sim[at] - lc.sim[at]) <= 1e-4f);
+            g_negative_seen += lg.sim[at] < 0.0f;
             if (lg.nbr[at] != lc.nbr[at]) {
                 CU_ASSERT(fabsf(lg.sim[at] - lc.sim[at]) <= 1e-6f); /* a tie */
             } else {
@@ -159,6 +162,24 @@ static void test_random_shapes(void)
                 1 + rep % 2, rep % 3 == 0 ? 1 + (int)(rk_test_rand(&s) % 20) : 0, 500 + rep);
     }
     CU_ASSERT(g_compared > 40);
+}
+
+/* --negative yes: the k largest |sim|, signed, on both engines; the
+ * predictions in the same calls still read only the positive ones */
+static void test_negative(void)
+{
+    g_negative = 1;
+    g_negative_seen = 0;
+    for (int m = 0; m < N_METRICS; m++) {
+        compare(120, 90, 0.2, VAL_HALF, metrics[m], 10, modes[m % 3], 1, rk_sim_default_shrinkage(metrics[m]), 1, 0,
+                1400 + m);
+        compare(150, 70, 0.2, VAL_REAL, metrics[m], 5, RK_PREDICT_MEANS, 1, 0.0, 1, 16, 1410 + m);
+        compare(60, 50, 0.4, VAL_TIES, metrics[m], 4, RK_PREDICT_BASIC, 1, 0.0, 1, 7, 1420 + m);
+    }
+    compare(300, 40, 0.5, VAL_HALF, RK_METRIC_PEARSON, 2100, RK_PREDICT_MEANS, 1, 0.0, 1, 0, 1430); /* k > 2048: host selection */
+    compare(400, 20000, 0.004, VAL_HALF, RK_METRIC_PEARSON, 20, RK_PREDICT_MEANS, 1, 0.0, 1, 0, 1431);
+    g_negative = 0;
+    CU_ASSERT(g_negative_seen > 100);
 }
 
 /* large enough that the columns need several shared-memory chunks */
@@ -240,12 +261,15 @@ static void test_symmetric_tile(void)
     sym_vs_full(50, 2, 0.9, VAL_INT, RK_METRIC_COSINE, 721);           /* two items */
 }
 
-/* selection kernel against a sort, rows with many ties and k from 1 to > n */
+/* selection kernel against a sort, rows with many ties and k from 1 to > n;
+ * signed rows (g_abs) rank by magnitude */
 static const double *g_row;
+static int g_abs;
 static int cmp_rank(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
-    if (g_row[x] != g_row[y]) return g_row[x] > g_row[y] ? -1 : 1;
+    const double vx = g_abs ? fabs(g_row[x]) : g_row[x], vy = g_abs ? fabs(g_row[y]) : g_row[y];
+    if (vx != vy) return vx > vy ? -1 : 1;
     return x - y;
 }
 
@@ -261,20 +285,30 @@ static void test_select_against_sort(void)
             /* a third negative or zero, many exact ties among the rest */
             S[a] = u < 0.3 ? -u : (rep % 2 ? (double)(1 + rk_test_rand(&s) % 7) / 7.0 : u);
         }
+        /* signed rows every other repetition: exact opposites tie by index */
+        const int neg = rep % 4 >= 2;
+        if (neg)
+            for (int a = 1; a < rows * cols; a += 5) S[a] = -S[a - 1];
         rk_lists l;
         rk_error err;
         CU_ASSERT_FATAL(rk_lists_alloc(&l, rows, k, &err) == RK_OK);
-        CU_ASSERT_FATAL(rk_gpu_select_rows(S, rows, cols, &l, &err) == RK_OK);
+        CU_ASSERT_FATAL(rk_gpu_select_rows(S, rows, cols, neg, &l, &err) == RK_OK);
         int *idx = malloc(sizeof(int) * (size_t)cols);
         for (int r = 0; r < rows; r++) {
             int n = 0;
-            for (int j = 0; j < cols; j++)
-                if (S[(size_t)r * cols + j] > 0) idx[n++] = j;
+            for (int j = 0; j < cols; j++) {
+                const double v = S[(size_t)r * cols + j];
+                if (v > 0 || (neg && v < 0)) idx[n++] = j;
+            }
             g_row = S + (size_t)r * cols;
+            g_abs = neg;
             qsort(idx, (size_t)n, sizeof(int), cmp_rank);
             if (n > k) n = k;
             CU_ASSERT_EQUAL(l.len[r], n);
-            for (int t = 0; t < n && t < l.len[r]; t++) CU_ASSERT_EQUAL(l.nbr[(size_t)r * k + t], idx[t]);
+            for (int t = 0; t < n && t < l.len[r]; t++) {
+                CU_ASSERT_EQUAL(l.nbr[(size_t)r * k + t], idx[t]);
+                CU_ASSERT_EQUAL(l.sim[(size_t)r * k + t], (float)g_row[idx[t]]);
+            }
         }
         free(idx);
         free(S);
@@ -298,6 +332,7 @@ int main(void)
         {"edge cases", test_edges},
         {"random shapes", test_random_shapes},
         {"several column chunks", test_many_items},
+        {"signed lists (--negative yes)", test_negative},
         {"each pair once in a symmetric tile", test_symmetric_tile},
         {NULL, NULL},
     };

@@ -169,6 +169,104 @@ static void test_large_catalogue(void)
     rk_model_free(&m);
 }
 
+/* The whole engine on m with ko: the GPU's lists (left on the device) and
+ * top-N of n from them against the CPU engine's lists and top-N; route,
+ * batch and tile for the GPU.  Signed lists (ko->negative) must also have
+ * the same similarity bits. */
+static void engine_vs_cpu(const rk_model *m, const rk_knn_opts *ko, int32_t n, rk_gpu_topn_route route, int64_t batch,
+                          int32_t tile)
+{
+    const int32_t nu = m->by_user.n_rows, ni = m->by_item.n_rows;
+    rk_error err;
+    rk_lists lc, lg;
+    CU_ASSERT_FATAL(rk_lists_alloc(&lc, ni, ko->k, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_lists_alloc(&lg, ni, ko->k, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_knn_cpu(m, ko, &lc, NULL, NULL, &err) == RK_OK);
+    if (ko->negative) CU_ASSERT(rk_topn_lists_signed(&lc));
+    collected c, g;
+    coll_init(&c, nu, n);
+    coll_init(&g, nu, n);
+    rk_topn_opts o;
+    memset(&o, 0, sizeof o);
+    o.n = n;
+    o.sink = sink;
+    o.sink_ud = &c;
+    CU_ASSERT_FATAL(rk_topn_cpu(m, &lc, &o, NULL, &err) == RK_OK);
+    o.sink_ud = &g;
+    rk_gpu_opts go;
+    memset(&go, 0, sizeof go);
+    go.topn_route = route;
+    go.topn_batch = batch;
+    go.tile_items = tile; /* several similarity tiles, then top-N */
+    rk_topn_stats ts;
+    rk_knn_stats ks;
+    rk_status st = rk_gpu_knn(m, ko, &go, &lg, NULL, &o, &ts, &ks, &err);
+    if (st != RK_OK) fprintf(stderr, "rk_gpu_knn: %s\n", err.msg);
+    CU_ASSERT_FATAL(st == RK_OK);
+    CU_ASSERT(strstr(ks.path, "device transpose") != NULL);
+    for (int32_t i = 0; i < ni; i++) {
+        CU_ASSERT_EQUAL(lg.len[i], lc.len[i]);
+        for (int32_t r = 0; r < lc.len[i] && r < lg.len[i]; r++) {
+            CU_ASSERT_EQUAL(lg.nbr[(int64_t)i * ko->k + r], lc.nbr[(int64_t)i * ko->k + r]);
+            if (ko->negative) CU_ASSERT_EQUAL(lg.sim[(int64_t)i * ko->k + r], lc.sim[(int64_t)i * ko->k + r]);
+        }
+    }
+    CU_ASSERT(coll_equal(&c, &g));
+    coll_free(&c);
+    coll_free(&g);
+    rk_lists_free(&lc);
+    rk_lists_free(&lg);
+}
+
+/* Signed lists (--negative yes): the kernel route with both accumulators
+ * against the CPU, from the CPU's lists and inside the engine; the spgemm
+ * route, which sums unsigned, refuses them. */
+static void test_signed(void)
+{
+    unsigned long long s = 5150;
+    for (int rep = 0; rep < 8; rep++) {
+        rk_model m;
+        rk_lists l;
+        const int32_t ni = 5 + 40 * rep;
+        make_model(&m, 30 + 20 * rep, ni, 0.3, VAL_HALF, 1200 + (unsigned)rep);
+        make_signed_lists(&l, ni, 2 + rep, &s);
+        CU_ASSERT(rk_topn_lists_signed(&l));
+        compare_topn(&m, &l, 1 + rep * 3, NULL, 0, RK_GPU_TOPN_KERNEL, rep % 2 ? 0 : 5, "shared");
+        rk_lists_free(&l);
+        rk_model_free(&m);
+    }
+    rk_model m;
+    rk_lists l;
+    make_model(&m, 400, 40000, 0.002, VAL_HALF, 6); /* past shared memory: the global accumulator */
+    make_signed_lists(&l, 40000, 12, &s);
+    compare_topn(&m, &l, 10, NULL, 0, RK_GPU_TOPN_KERNEL, 0, "global");
+    collected g;
+    coll_init(&g, 400, 10);
+    rk_topn_opts o;
+    memset(&o, 0, sizeof o);
+    o.n = 10;
+    o.sink = sink;
+    o.sink_ud = &g;
+    rk_gpu_opts go;
+    memset(&go, 0, sizeof go);
+    go.topn_route = RK_GPU_TOPN_SPGEMM;
+    rk_error err;
+    CU_ASSERT_EQUAL(rk_gpu_topn(&m, &l, &o, &go, NULL, &err), RK_E_ARG);
+    CU_ASSERT(strstr(err.msg, "negative") != NULL);
+    coll_free(&g);
+    rk_lists_free(&l);
+    rk_model_free(&m);
+    /* the engine's own signed lists, on the device, then top-N */
+    for (int rep = 0; rep < 6; rep++) {
+        rk_knn_opts ko;
+        make_model(&m, 120 + 31 * rep, 90 + 47 * rep, 0.1, rep % 3 == 1 ? VAL_TIES : VAL_HALF, 1300 + (unsigned)rep);
+        knn_opts(&ko, RK_METRIC_PEARSON, 4 + rep); /* exact sums on the grid: the same lists */
+        ko.negative = 1;
+        engine_vs_cpu(&m, &ko, 7, RK_GPU_TOPN_KERNEL, 0, rep % 3 == 2 ? 13 : 0);
+        rk_model_free(&m);
+    }
+}
+
 /* The whole engine: lists on the device, top-N from them, against the CPU
  * engine's lists and top-N (grid ratings: the lists are exact too). */
 static void test_in_engine(void)
@@ -176,47 +274,10 @@ static void test_in_engine(void)
     for (int rep = 0; rep < 10; rep++) {
         rk_model m;
         rk_knn_opts ko;
-        rk_error err;
-        int nu = 100 + 37 * rep, ni = 80 + 53 * rep;
-        make_model(&m, nu, ni, 0.08, rep % 3 == 1 ? VAL_TIES : VAL_HALF, 900 + (unsigned)rep);
+        make_model(&m, 100 + 37 * rep, 80 + 53 * rep, 0.08, rep % 3 == 1 ? VAL_TIES : VAL_HALF, 900 + (unsigned)rep);
         knn_opts(&ko, metrics[rep % 5], 5 + rep);
         if (metrics[rep % 5] == RK_METRIC_PEARSON_BASELINE) ko.sim.metric = RK_METRIC_COSINE; /* double sums */
-        rk_lists lc, lg;
-        CU_ASSERT_FATAL(rk_lists_alloc(&lc, ni, ko.k, &err) == RK_OK);
-        CU_ASSERT_FATAL(rk_lists_alloc(&lg, ni, ko.k, &err) == RK_OK);
-        CU_ASSERT_FATAL(rk_knn_cpu(&m, &ko, &lc, NULL, NULL, &err) == RK_OK);
-        int32_t n = 1 + rep * 3;
-        collected c, g;
-        coll_init(&c, nu, n);
-        coll_init(&g, nu, n);
-        rk_topn_opts o;
-        memset(&o, 0, sizeof o);
-        o.n = n;
-        o.sink = sink;
-        o.sink_ud = &c;
-        CU_ASSERT_FATAL(rk_topn_cpu(&m, &lc, &o, NULL, &err) == RK_OK);
-        o.sink_ud = &g;
-        rk_gpu_opts go;
-        memset(&go, 0, sizeof go);
-        go.topn_route = routes[rep % 2];
-        go.topn_batch = rep % 2 ? 0 : 17;
-        go.tile_items = rep % 3 == 2 ? 13 : 0; /* several similarity tiles, then top-N */
-        rk_topn_stats ts;
-        rk_knn_stats ks;
-        rk_status st = rk_gpu_knn(&m, &ko, &go, &lg, NULL, &o, &ts, &ks, &err);
-        if (st != RK_OK) fprintf(stderr, "rk_gpu_knn: %s\n", err.msg);
-        CU_ASSERT_FATAL(st == RK_OK);
-        CU_ASSERT(strstr(ks.path, "device transpose") != NULL);
-        for (int32_t i = 0; i < ni; i++) {
-            CU_ASSERT_EQUAL(lg.len[i], lc.len[i]);
-            for (int32_t r = 0; r < lc.len[i] && r < lg.len[i]; r++)
-                CU_ASSERT_EQUAL(lg.nbr[(int64_t)i * ko.k + r], lc.nbr[(int64_t)i * ko.k + r]);
-        }
-        CU_ASSERT(coll_equal(&c, &g));
-        coll_free(&c);
-        coll_free(&g);
-        rk_lists_free(&lc);
-        rk_lists_free(&lg);
+        engine_vs_cpu(&m, &ko, 1 + rep * 3, routes[rep % 2], rep % 2 ? 0 : 17, rep % 3 == 2 ? 13 : 0);
         rk_model_free(&m);
     }
 }
@@ -226,6 +287,7 @@ int main(void)
     static const rk_test_case quick[] = {
         {"edge cases", test_edges},
         {"in the engine, lists on the device", test_in_engine},
+        {"signed lists (--negative yes)", test_signed},
         {NULL, NULL},
     };
     static const rk_test_case cases[] = {
@@ -233,6 +295,7 @@ int main(void)
         {"edge cases", test_edges},
         {"a catalogue past shared memory", test_large_catalogue},
         {"in the engine, lists on the device", test_in_engine},
+        {"signed lists (--negative yes)", test_signed},
         {NULL, NULL},
     };
     return rk_test_gpu_main("gpu-topn", cases, quick);

@@ -143,12 +143,15 @@ static void ref_build(ref *r, int nu, int ni, const rk_triples *t, rk_metric met
         }
 }
 
-/* Candidates j of row a with S > 0, best first (sim desc, index asc). */
+/* Candidates j of row a with S > 0, best first (sim desc, index asc); with
+ * g_negative (signed lists) every S != 0 by |S|. */
 static const double *g_row;
+static int g_negative;
 static int cmp_rank(const void *pa, const void *pb)
 {
     int a = *(const int *)pa, b = *(const int *)pb;
-    if (g_row[a] != g_row[b]) return g_row[a] > g_row[b] ? -1 : 1;
+    const double va = g_negative ? fabs(g_row[a]) : g_row[a], vb = g_negative ? fabs(g_row[b]) : g_row[b];
+    if (va != vb) return va > vb ? -1 : 1;
     return a - b;
 }
 
@@ -235,7 +238,7 @@ static void make_data(rk_triples *t, int nu, int ni, double density, value_kind 
 
 /* ---- the comparison ----------------------------------------------------------- */
 
-static int g_checked_lists, g_checked_preds;
+static int g_checked_lists, g_checked_preds, g_negative_seen;
 static int32_t g_chunk; /* chunk_items for the engine: 0 = sized from the cache */
 
 static void compare(int nu, int ni, double density, value_kind vk, rk_metric metric, int k,
@@ -263,6 +266,7 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
     o.mode = mode;
     o.min_k = min_k;
     o.chunk_items = g_chunk;
+    o.negative = g_negative;
     rk_lists l;
     CU_ASSERT_FATAL(rk_lists_alloc(&l, ni, k, &err) == RK_OK);
 
@@ -283,7 +287,7 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
     for (int i = 0; i < ni; i++) {
         int nc = 0;
         for (int j = 0; j < ni; j++)
-            if (AT(r.S, i, j, ni) > 0) cand[nc++] = j;
+            if (AT(r.S, i, j, ni) > 0 || (g_negative && AT(r.S, i, j, ni) < 0)) cand[nc++] = j;
         g_row = &AT(r.S, i, 0, ni);
         qsort(cand, (size_t)nc, sizeof(int), cmp_rank);
         if (nc > k) nc = k;
@@ -295,9 +299,16 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
         for (int t2 = 0; t2 < nc; t2++) {
             int32_t got = l.nbr[(size_t)i * k + t2];
             double gs = l.sim[(size_t)i * k + t2], rs = AT(r.S, i, cand[t2], ni);
-            CU_ASSERT(fabs(gs - rs) <= 1e-6);
-            /* a different neighbour is only allowed where the similarities tie */
-            if (got != cand[t2]) CU_ASSERT(fabs(AT(r.S, i, got, ni) - rs) <= (metric == RK_METRIC_PEARSON_BASELINE ? 1e-6 : 1e-12));
+            g_negative_seen += gs < 0;
+            /* a different neighbour is only allowed where the similarities (their
+             * magnitudes, for signed lists) tie */
+            if (got != cand[t2]) {
+                const double a = AT(r.S, i, got, ni), tol = metric == RK_METRIC_PEARSON_BASELINE ? 1e-6 : 1e-12;
+                CU_ASSERT(g_negative ? fabs(fabs(a) - fabs(rs)) <= tol : fabs(a - rs) <= tol);
+                if (g_negative) CU_ASSERT(fabs(gs - a) <= 1e-6); /* the value is the neighbour's own */
+            } else {
+                CU_ASSERT(fabs(gs - rs) <= 1e-6);
+            }
             CU_ASSERT_EQUAL(l.support[(size_t)i * k + t2], (int32_t)AT(r.N, i, got, ni));
             /* no neighbour twice, never the item itself */
             CU_ASSERT(got != i);
@@ -385,6 +396,27 @@ static void test_shapes(void)
     /* everything was actually compared */
     CU_ASSERT(g_checked_lists > 1000);
     CU_ASSERT(g_checked_preds > 1000);
+}
+
+/* --negative yes: every co-rater metric's lists hold the k largest |sim|,
+ * signed, against the dense reference; the predictions, checked in the same
+ * calls, still read only the positive similarities. */
+static void test_negative_lists(void)
+{
+    const int lists0 = g_checked_lists;
+    g_negative = 1;
+    for (int m = 0; m < n_metrics; m++) {
+        compare(40, 30, 0.3, VAL_HALF, all_metrics[m], 5, RK_PREDICT_MEANS, 1, 0.0, 1, 9100 + m);
+        compare(35, 25, 0.35, VAL_REAL, all_metrics[m], 4, RK_PREDICT_BASELINE, 2, 2.5, 1, 9200 + m);
+        compare(30, 25, 0.5, VAL_TIES, all_metrics[m], 3, RK_PREDICT_BASIC, 1, 0.0, 1, 9300 + m);
+    }
+    compare(20, 6, 0.6, VAL_HALF, RK_METRIC_PEARSON, 50, RK_PREDICT_MEANS, 1, 0.0, 1, 9400);
+    g_chunk = 3; /* dense and chunked walks */
+    compare(60, 40, 0.6, VAL_HALF, RK_METRIC_PEARSON, 7, RK_PREDICT_MEANS, 1, 5.0, 1, 9401);
+    g_chunk = 0;
+    g_negative = 0;
+    CU_ASSERT(g_checked_lists - lists0 > 400);
+    CU_ASSERT(g_negative_seen > 100); /* negative neighbours were met */
 }
 
 static void test_threads_agree(void)
@@ -614,6 +646,7 @@ int main(void)
         {"k larger than the item count", test_k_larger_than_items},
         {"one item", test_one_item},
         {"random shapes", test_shapes},
+        {"signed lists (--negative yes): the k largest |sim|", test_negative_lists},
         {"1 and 2 threads agree", test_threads_agree},
         {"forced column chunks", test_forced_chunks},
         {"unpacked grid in chunks", test_wide_grid_chunks},

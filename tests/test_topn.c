@@ -21,7 +21,12 @@ static void test_fixed(void)
     CU_ASSERT_EQUAL(rk_topn_fixed(1.0f), (uint64_t)1 << 32);
     CU_ASSERT_EQUAL(rk_topn_fixed(0.5f), (uint64_t)1 << 31);
     CU_ASSERT_EQUAL(rk_topn_fixed(0.0f), 0);
-    CU_ASSERT_EQUAL(rk_topn_fixed(-0.25f), 0);
+    /* signed lists (--negative yes): two's complement, so sums wrap to the signed sum */
+    CU_ASSERT_EQUAL((int64_t)rk_topn_fixed(-0.25f), -((int64_t)1 << 30));
+    CU_ASSERT_EQUAL((int64_t)rk_topn_fixed(-1.0f), -((int64_t)1 << 32));
+    CU_ASSERT_EQUAL(rk_topn_fixed(-0.25f) + rk_topn_fixed(0.5f), (uint64_t)1 << 30);
+    CU_ASSERT_EQUAL(rk_topn_fixed(-1e-12f), 0);
+    CU_ASSERT_EQUAL(rk_topn_fixed(-0.0f), 0);
     CU_ASSERT_EQUAL(rk_topn_fixed(NAN), 0);
     CU_ASSERT_EQUAL(rk_topn_fixed(1e-12f), 0);                 /* below half a unit */
     CU_ASSERT_EQUAL(rk_topn_fixed(ldexpf(1.0f, -33)), 0);      /* exactly half a unit: ties to even */
@@ -48,6 +53,8 @@ static void test_fixed(void)
 /* ---- data ---------------------------------------------------------------------------- */
 
 
+static int g_negative; /* make_lists: signed lists (--negative yes) */
+
 static void make_lists(const rk_model *m, rk_metric metric, int k, rk_lists *l)
 {
     rk_knn_opts o;
@@ -56,6 +63,7 @@ static void make_lists(const rk_model *m, rk_metric metric, int k, rk_lists *l)
     o.sim.metric = metric;
     o.sim.shrinkage = rk_sim_default_shrinkage(metric);
     o.k = k;
+    o.negative = g_negative;
     CU_ASSERT_FATAL(rk_lists_alloc(l, m->by_item.n_rows, k, &err) == RK_OK);
     CU_ASSERT_FATAL(rk_knn_cpu(m, &o, l, NULL, NULL, &err) == RK_OK);
 }
@@ -88,9 +96,11 @@ static int32_t reference(const rk_model *m, const rk_lists *l, int32_t u, int32_
             for (int32_t r = l->len[j] - 1; r >= 0; r--)
                 if (l->nbr[(int64_t)j * l->k + r] == c) sum += rk_topn_fixed(l->sim[(int64_t)j * l->k + r]);
         }
-        if (!rated && sum > 0) all[len++] = (ranked){sum, c};
+        /* signed lists: the wrapped sum is the signed one; only positive sums rank */
+        if (!rated && (int64_t)sum > 0) all[len++] = (ranked){sum, c};
         /* the naive double sum agrees with the exact one to float precision */
-        CU_ASSERT(rated ? dense[c] == 0.0 : fabs(dense[c] - rk_topn_score(sum)) <= 1e-6 * (1.0 + dense[c]));
+        const double exact = (double)(int64_t)sum / RK_TOPN_ONE;
+        CU_ASSERT(rated ? dense[c] == 0.0 : fabs(dense[c] - exact) <= 1e-6 * (1.0 + fabs(dense[c])));
     }
     qsort(all, (size_t)len, sizeof *all, ranked_cmp);
     if (len > n) len = n;
@@ -187,6 +197,43 @@ static void test_random(void)
     }
     CU_ASSERT(g_cases == 120);
     CU_ASSERT(g_ties > 0); /* the tie rule was exercised */
+}
+
+/* Signed lists: the engine's lists with --negative yes, and hand-made lists
+ * of ±2^-e whose sums cross 0 and go on (an item must be counted once). */
+static void test_signed(void)
+{
+    unsigned long long s = 4711;
+    int signed_seen = 0;
+    g_cases = 0;
+    g_negative = 1;
+    for (int t = 0; t < 12; t++) {
+        int nu = 2 + (int)(rk_test_rand(&s) % 60), ni = 2 + (int)(rk_test_rand(&s) % 50);
+        rk_model m;
+        rk_lists l;
+        make_model(&m, nu, ni, 0.1 + 0.4 * rk_test_uniform(&s), (value_kind)(t % 3), s + (unsigned long long)t);
+        make_lists(&m, t % 2 ? RK_METRIC_PEARSON : RK_METRIC_PEARSON_BASELINE, 1 + (int)(rk_test_rand(&s) % 12), &l);
+        signed_seen += rk_topn_lists_signed(&l);
+        check_engine(&m, &l, 1 + (int32_t)(rk_test_rand(&s) % 15), NULL, 0, 0, 0);
+        check_engine(&m, &l, ni + 5, NULL, 0, 3, 2);
+        rk_lists_free(&l);
+        rk_model_free(&m);
+    }
+    g_negative = 0;
+    for (int t = 0; t < 12; t++) {
+        const int ni = 3 + t, k = 2 + t % 4;
+        rk_model m;
+        rk_lists l;
+        make_model(&m, 40, ni, 0.7, VAL_HALF, 90 + (unsigned long long)t);
+        make_signed_lists(&l, ni, k, &s);
+        signed_seen += rk_topn_lists_signed(&l);
+        check_engine(&m, &l, 1 + t % 5, NULL, 0, 0, 0);
+        check_engine(&m, &l, ni, NULL, 0, 2, 2);
+        rk_lists_free(&l);
+        rk_model_free(&m);
+    }
+    CU_ASSERT(signed_seen >= 18);
+    CU_ASSERT_EQUAL(g_cases, 48);
 }
 
 static void test_users_subset(void)
@@ -391,6 +438,7 @@ int main(void)
     static const rk_test_case cases[] = {
         {"fixed-point weights and scores", test_fixed},
         {"random shapes against the brute-force scorer", test_random},
+        {"signed lists (--negative yes): sums that cross 0, positive sums only", test_signed},
         {"--users: any order, repeats, untrained users", test_users_subset},
         {"ties, empty lists, a user who rated everything, N above the candidates", test_edges},
         {"weights that round to 0: nothing added, touched list bounded", test_zero_weights},

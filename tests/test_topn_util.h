@@ -3,6 +3,7 @@
 #ifndef RK_TEST_TOPN_UTIL_H
 #define RK_TEST_TOPN_UTIL_H
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "rk_topn.h"
@@ -110,6 +111,31 @@ static inline int coll_equal(const collected *a, const collected *b)
                 return 0;
     }
     return 1;
+}
+
+/* Hand-made signed lists for n_items items and capacity k (allocated
+ * here): random distinct neighbours, each weight ±1/2 or ±1/4, so that many
+ * scores cross 0 on their way (an item met again must not be counted twice)
+ * and many end at exactly 0 or below (never recommended). */
+static inline void make_signed_lists(rk_lists *l, int32_t n_items, int32_t k, unsigned long long *s)
+{
+    rk_error err;
+    CU_ASSERT_FATAL(rk_lists_alloc(l, n_items, k, &err) == RK_OK);
+    for (int32_t j = 0; j < n_items; j++) {
+        int32_t len = 0;
+        for (int32_t t = 0; t < 4 * k && len < k; t++) {
+            const int32_t c = (int32_t)(rk_test_rand(s) % (unsigned)n_items);
+            int dup = c == j;
+            for (int32_t r = 0; r < len && !dup; r++) dup = l->nbr[(int64_t)j * k + r] == c;
+            if (dup) continue;
+            const float mag = ldexpf(1.0f, -(int)(1 + rk_test_rand(s) % 2));
+            l->nbr[(int64_t)j * k + len] = c;
+            l->sim[(int64_t)j * k + len] = rk_test_rand(s) % 2 ? mag : -mag;
+            l->support[(int64_t)j * k + len] = 1;
+            len++;
+        }
+        l->len[j] = len;
+    }
 }
 
 #endif /* RK_TEST_TOPN_UTIL_H */
