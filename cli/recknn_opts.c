@@ -61,6 +61,9 @@ static const char usage_text[] =
     "      --min-support N     co-raters needed for a nonzero similarity (default 1)\n"
     "      --shrinkage X       shrink by (n-1)/(n-1+X), X >= 0 (default 0;\n"
     "                          100 for pearson-baseline)\n"
+    "      --negative yes|no   yes: lists keep negative similarities too (the k\n"
+    "                          largest |sim|) and top-N sums them with their sign\n"
+    "                          (with --rank lists); default no: sim > 0 only\n"
     "      --items FILE        lists only for the items of FILE (one id a line),\n"
     "                          each against the whole catalogue; no top-N and\n"
     "                          no test set (with --by user, --users does this)\n"
@@ -208,6 +211,7 @@ enum {
     OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK, OPT_GPUS, OPT_MPI_LOAD,
     OPT_RANK, OPT_RANK_K, OPT_ALPHA, OPT_BETA, OPT_WEIGHTING, OPT_BM25, OPT_RANK_VALUES, OPT_RANK_SHRINK,
     OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS, OPT_TUNE, OPT_TUNE_METRIC, OPT_TUNE_FRACTION, OPT_TUNE_GRID, OPT_TUNE_ROUNDS, OPT_USER_METRICS, OPT_TUNE_USERS,
+    OPT_NEGATIVE,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -225,6 +229,7 @@ static const struct option long_opts[] = {
     {"k", required_argument, NULL, OPT_K},
     {"min-support", required_argument, NULL, OPT_MIN_SUPPORT},
     {"shrinkage", required_argument, NULL, OPT_SHRINKAGE},
+    {"negative", required_argument, NULL, OPT_NEGATIVE},
     {"predict", required_argument, NULL, OPT_PREDICT},
     {"min-k", required_argument, NULL, OPT_MIN_K},
     {"test", required_argument, NULL, OPT_TEST},
@@ -490,6 +495,11 @@ static int similarity_option(int ch, const char *a, rk_job_opts *o)
             usage_error("--predict: unknown mode '%s' (basic, means, baseline)", a);
         break;
     case OPT_MIN_K: o->knn.min_k = (int32_t)parse_ll("--min-k", a, 1, INT32_MAX); break;
+    case OPT_NEGATIVE:
+        if (strcmp(a, "yes") == 0) o->knn.negative = 1;
+        else if (strcmp(a, "no") == 0) o->knn.negative = 0;
+        else usage_error("--negative: expected yes or no, got '%s'", a);
+        break;
     case OPT_IMPLICIT: o->implicit = 1; break;
     case OPT_APPROX:
         if (rk_approx_parse(a, &o->approx) != RK_OK) usage_error("--approx: unknown method '%s' (rbc)", a);

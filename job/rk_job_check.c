@@ -109,6 +109,13 @@ static rk_status check_implicit_rank(rk_job_opts *o, rk_error *err)
     if (rk_rankw_on(&o->rank) && o->rank_given && o->approx != RK_APPROX_NONE)
         return rk_error_set(err, RK_E_ARG, "--approx makes the --metric lists approximately; top-N then comes from "
                             "them (--rank lists), not from --rank %s", rk_rankw_sim_name(o->rank.sim));
+    if (o->knn.negative && (o->by_user || o->approx != RK_APPROX_NONE || o->model_path != NULL))
+        return rk_error_set(err, RK_E_ARG, "--negative yes signs the exact item lists a run computes: it cannot be "
+                            "used with --by user, --approx or --model (a saved model's lists are as they were saved)");
+    if (o->knn.negative && rk_rankw_on(&o->rank) && o->top_n > 0)
+        return rk_error_set(err, RK_E_ARG, "--negative yes lets negative similarities into the --metric lists, and "
+                            "top-N sums them only with --rank lists: --rank %s's similarities are never negative",
+                            rk_rankw_sim_name(o->rank.sim));
     if (o->tune && (!rk_rankw_on(&o->rank) || o->by_user || o->approx != RK_APPROX_NONE))
         return rk_error_set(err, RK_E_ARG, "--tune searches the ranking model: it needs item mode, exact lists and "
                             "a ranking similarity (not --by user, --approx or --rank lists)");

@@ -19,8 +19,11 @@ static rk_status report_html(FILE *fp, const void *in, rk_error *err)
     const rk_job_shown *sh = res->shown;
     char vals[8][64];
     const char *names[8], *values[8];
+    char metric[64];
     int n = 0;
-    names[n] = "metric"; values[n++] = rk_metric_name(o->knn.sim.metric);
+    snprintf(metric, sizeof metric, "%s%s", rk_metric_name(o->knn.sim.metric),
+             o->knn.negative ? ", negative similarities kept" : "");
+    names[n] = "metric"; values[n++] = metric;
     names[n] = "k"; snprintf(vals[n], 64, "%d", o->knn.k); values[n] = vals[n]; n++;
     names[n] = "predict"; values[n++] = rk_predict_mode_name(o->knn.mode);
     names[n] = "min-support"; snprintf(vals[n], 64, "%d", o->knn.sim.min_support); values[n] = vals[n]; n++;

@@ -370,11 +370,12 @@ static json_t *json_options(const rk_job_opts *o, const rk_dataset *ds, const rk
         bad |= set(x, "delimiter", rk_json_str(d));
         bad |= set(x, "columns", rk_json_str(o->load.columns));
     }
-    bad |= append(x, json_pack("{s:s, s:b, s:[o, o], s:b, s:s, s:b, s:s, s:i, s:i, s:o, s:s, s:i, s:o, s:o, s:o}",
+    bad |= append(x, json_pack("{s:s, s:b, s:[o, o], s:b, s:s, s:b, s:s, s:i, s:i, s:o, s:b, s:s, s:i, s:o, s:o, s:o}",
         "duplicates", rk_dup_policy_name(o->duplicates), "skip_bad_lines", o->load.skip_bad_lines != 0,
         "rating_scale", rk_json_num(m->rmin), rk_json_num(m->rmax), "rating_scale_given", o->load.have_scale != 0,
         "by", o->by_user ? "user" : "item", "implicit", o->implicit != 0, "metric", rk_metric_name(k->sim.metric),
         "k", k->k, "min_support", k->sim.min_support, "shrinkage", rk_json_num(k->sim.shrinkage),
+        "negative", k->negative != 0,
         "predict", rk_predict_mode_name(k->mode), "min_k", k->min_k, "test", rk_json_str(o->test_path),
         "holdout", rk_json_num(o->holdout), "seed", rk_json_u64(ly, o->seed)));
     bad |= append(x, json_pack("{s:s, s:o, s:o, s:i, s:o, s:b, s:i, s:o, s:o, s:s, s:s, s:s}",

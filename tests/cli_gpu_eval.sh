@@ -1,7 +1,8 @@
 #!/bin/sh
 # cli_gpu_eval.sh — a fold run on the GPU gives the CPU's results: the same
 # per-fold metrics and byte-identical predictions and recommendations of the
-# last fold, with the popularity baseline and --write-folds.  Skipped (77)
+# last fold, with the popularity baseline and --write-folds; and signed lists
+# (--negative yes) with top-N from them.  Skipped (77)
 # where no GPU is usable.
 . "$top_srcdir/tests/setup.sh"
 CLI="$TESTDATA/cli"
@@ -27,5 +28,13 @@ for metric in pearson cosine pearson-baseline; do
     done
     cmp -s "$tmp/$metric-cpu.folds" "$tmp/$metric-gpu.folds" || fail "$metric: per-fold metrics differ"
     grep -q '"rmse"' "$tmp/$metric-cpu.folds" || fail "$metric: no per-fold metrics found"
+done
+# signed lists (--negative yes) and top-N from them: the same files on both engines
+for dev in cpu gpu; do
+    expect_status 0 "$RECKNN" "$train" --holdout 0.2 --seed 5 --rank lists --negative yes --metric pearson \
+        --out "$tmp/neg-$dev" --device "$dev" --quiet
+done
+for name in predictions recommendations neighbors; do
+    cmp -s "$tmp/neg-cpu/$name.csv" "$tmp/neg-gpu/$name.csv" || fail "--negative yes: $name differ between the CPU and the GPU"
 done
 exit 0

@@ -3,7 +3,8 @@
 # the model beside most-popular on the summary line, in metrics.json and in
 # the report, with a warning exactly when it ranks below; the refused
 # combinations (--implicit with a co-rater metric, a ranking similarity as
-# --metric, --rank with --by user or --approx); --implicit's default metric.
+# --metric, --rank with --by user or --approx); --implicit's default metric;
+# --negative yes (signed lists, top-N from them, predictions unchanged).
 . "$top_srcdir/tests/setup.sh"
 [ -x "$RECKNN" ] || fail "$RECKNN is not built"
 [ -x "$SYNTH" ] || fail "$SYNTH is not built"
@@ -59,6 +60,25 @@ expect_status 2 "$RECKNN" "$tmp/c.csv" --bm25 1.2 --device cpu --out "$tmp/e"
 expect_status 0 "$RECKNN" "$tmp/c.csv" --by user --device cpu --out "$tmp/u"
 grep -q '"sim": "lists"' "$tmp/u/metrics.json" || fail "--by user: top-N not from the user lists"
 echo "cli_rank: verdicts, refusals and defaults checked" >&2
+
+# ---- --negative yes: signed lists, summed by top-N with --rank lists; predictions unchanged -------
+expect_status 0 "$RECKNN" "$tmp/c.csv" --test "$tmp/ct.csv" --rank lists --negative yes --device cpu --out "$tmp/neg"
+grep -q '"negative": true' "$tmp/neg/metrics.json" || fail "metrics.json: --negative yes not recorded"
+awk -F, 'NR > 1 && $4 < 0 { n++ } END { exit !(n > 100) }' "$tmp/neg/neighbors.csv" ||
+    fail "--negative yes: neighbors.csv holds (almost) no negative similarity"
+awk -F, 'NR > 1 && $4 < 0 { n++ } END { exit !(n == 0) }' "$tmp/bad/neighbors.csv" ||
+    fail "without --negative, neighbors.csv holds a negative similarity"
+cmp -s "$tmp/neg/predictions.csv" "$tmp/bad/predictions.csv" || fail "--negative changed the predictions"
+cmp -s "$tmp/neg/recommendations.csv" "$tmp/bad/recommendations.csv" && fail "--negative yes changed no recommendation"
+awk -F, 'NR > 1 && $4 <= 0 { n++ } END { exit !(n == 0) }' "$tmp/neg/recommendations.csv" ||
+    fail "--negative yes recommended an item whose score is not positive"
+expect_status 0 "$RECKNN" "$tmp/c.csv" --negative yes --top-n 0 --device cpu --out "$tmp/negl"
+expect_status 2 "$RECKNN" "$tmp/c.csv" --negative yes --device cpu --out "$tmp/e"
+grep -q "never negative" "$tmp/stderr" || fail "--negative yes with the ranking model: no reason given"
+expect_status 2 "$RECKNN" "$tmp/c.csv" --negative yes --by user --device cpu --out "$tmp/e"
+expect_status 2 "$RECKNN" "$tmp/c.csv" --negative maybe --rank lists --device cpu --out "$tmp/e"
+[ -e "$tmp/e" ] && fail "a refused run left $tmp/e behind"
+echo "cli_rank: --negative checked" >&2
 
 # ---- --tune: never reads the test set ------------------------------------------------------------
 # the same training data with the real test set and with garbage in its place (other items, other
