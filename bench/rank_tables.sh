@@ -11,6 +11,8 @@
 #             (--relevance 1), mean over seeds 1..5
 #   families  tuned families under held-out users (--split users --holdout 0.2), NDCG@100,
 #             mean over seeds 1..3: the plain cosine, BM25 and rp3beta grids of --tune
+#   negative  --negative no against yes (signed lists) for top-N from correlation lists
+#             (--rank lists), top-10, --holdout 0.2 --split user --seed 1 (not in the default run)
 set -eu
 RECKNN=$1; DATA=$2; OUT=$3; shift 3
 [ $# -ge 1 ] || set -- default protocol families
@@ -115,6 +117,30 @@ section_families() {
             line="$line | $(echo "$s" | awk '{ printf "%.4f", $1 / 3 }')"
         done
         echo "$line | $(echo "$b" | awk '{ printf "%.4f", $1 / 3 }') |"
+    done
+    echo
+}
+
+section_negative() {
+    echo "### Negative similarities in top-N (\`--negative\`)"
+    echo
+    echo "\`recknn FILE --holdout 0.2 --split user --seed 1 --rank lists OPTIONS --negative no|yes\`,"
+    echo "top-10, NDCG@10 (precision@10) and its ratio to most-popular's NDCG."
+    echo
+    echo "| data | OPTIONS | --negative no | --negative yes | change |"
+    echo "|---|---|---|---|---|"
+    for set in ml-100k ml-latest-small filmtrust ciaodvd; do
+        f=$(input $set)
+        for opts in "--metric pearson --shrinkage 100 -k 40" "--metric pearson-baseline -k 40" \
+                    "--metric pearson-baseline -k 100"; do
+            tag="neg-$set-$(echo "$opts" | tr -c 'a-z0-9' '_')"
+            n=$(values "$(run "$tag-no" $f --holdout 0.2 --split user --seed 1 --rank lists $opts --negative no)" \
+                precision ndcg)
+            y=$(values "$(run "$tag-yes" $f --holdout 0.2 --split user --seed 1 --rank lists $opts --negative yes)" \
+                precision ndcg)
+            echo "$n $y" | awk -v s="$set" -v o="$opts" '{ printf "| %s | %s | %s (%s), %.2f× | %s (%s), %.2f× | %+.1f%% |\n",
+                s, o, $2, $1, $2 / $4, $6, $5, $6 / $8, 100 * ($6 / $2 - 1) }'
+        done
     done
     echo
 }
