@@ -381,6 +381,25 @@ static inline char *put_double(char *p, double x)
 
 /* ---- raw ids ------------------------------------------------------------------- */
 
+size_t rk_out_csv_field(char *dst, const char *s, size_t len)
+{
+    int quote = len > 0 && (s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t');
+    for (size_t i = 0; i < len && !quote; i++)
+        quote = s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n';
+    if (!quote) {
+        memcpy(dst, s, len);
+        return len;
+    }
+    char *p = dst;
+    *p++ = '"';
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"') *p++ = '"';
+        *p++ = s[i];
+    }
+    *p++ = '"';
+    return (size_t)(p - dst);
+}
+
 /* The raw ids of a map as one pool of strings (offsets), so that rows copy
  * bytes instead of asking the map again per row. */
 /* Bytes past the end that id copies may touch, in the pool and in row buffers. */
@@ -394,22 +413,32 @@ typedef struct id_tab {
     int max_len;
 } id_tab;
 
-static void id_tab_init(id_tab *t, const rk_idmap *m, int64_t uses)
+/* Raw id i of m as a CSV field (rk_out_csv_field) into dst
+ * (RK_OUT_FIELD_MAX bytes); @return its length. */
+static int id_field(const rk_idmap *m, int32_t i, char *dst)
 {
     char b[RK_ID_MAX + 1];
+    int l = rk_ids_format(m, i, b, sizeof b);
+    if (l < 0) l = 0;
+    if (l > RK_ID_MAX) l = RK_ID_MAX;
+    return (int)rk_out_csv_field(dst, b, (size_t)l);
+}
+
+/* The pool holds every id already as its CSV field. */
+static void id_tab_init(id_tab *t, const rk_idmap *m, int64_t uses)
+{
+    char b[RK_OUT_FIELD_MAX];
     memset(t, 0, sizeof *t);
     t->m = m;
     t->n = rk_ids_count(m);
-    t->max_len = RK_ID_MAX;
+    t->max_len = RK_OUT_FIELD_MAX;
     if (t->n <= 0 || uses < (int64_t)t->n / 4) return;
     t->off = malloc(((size_t)t->n + 1) * sizeof *t->off);
     if (t->off == NULL) return;
     int64_t total = 0;
     int max_len = 0;
     for (int32_t i = 0; i < t->n; i++) {
-        int l = rk_ids_format(m, i, b, sizeof b);
-        if (l < 0) l = 0;
-        if (l > RK_ID_MAX) l = RK_ID_MAX;
+        int l = id_field(m, i, b);
         t->off[i] = total;
         total += l;
         if (l > max_len) max_len = l;
@@ -419,12 +448,13 @@ static void id_tab_init(id_tab *t, const rk_idmap *m, int64_t uses)
     if (t->pool == NULL) {
         free(t->off);
         t->off = NULL;
+        t->max_len = RK_OUT_FIELD_MAX;
         return;
     }
     for (int32_t i = 0; i < t->n; i++) {
         int64_t l = t->off[i + 1] - t->off[i];
         if (l > 0) {
-            rk_ids_format(m, i, b, sizeof b);
+            id_field(m, i, b);
             memcpy(t->pool + t->off[i], b, (size_t)l);
         }
     }
@@ -446,8 +476,7 @@ static inline char *put_id(char *p, const id_tab *t, int32_t i)
         else memcpy(p, t->pool + t->off[i], l);
         return p + l;
     }
-    int l = rk_ids_format(t->m, i, p, RK_ID_MAX + 1);
-    return p + (l > 0 ? (l > RK_ID_MAX ? RK_ID_MAX : l) : 0);
+    return p + id_field(t->m, i, p);
 }
 
 /* ---- parallel chunked writing ---------------------------------------------------- */
@@ -533,7 +562,7 @@ static size_t fmt_neighbors(const void *vc, int64_t b, int64_t e, char *dst)
     for (int64_t i = b; i < e; i++) {
         int32_t len = l->len[i];
         if (len <= 0) continue;
-        char head[RK_ID_MAX + 2 + ID_SLACK];
+        char head[RK_OUT_FIELD_MAX + 2 + ID_SLACK];
         char *h = put_id(head, &c->items, (int32_t)i);
         *h++ = ',';
         size_t hl = (size_t)(h - head);
@@ -680,7 +709,7 @@ static size_t fmt_recs(const void *vc, int64_t lo, int64_t hi, char *dst)
     for (int64_t u = lo; u < hi; u++) {
         const int32_t len = b->len[u];
         if (len <= 0) continue;
-        char head[RK_ID_MAX + 2 + ID_SLACK];
+        char head[RK_OUT_FIELD_MAX + 2 + ID_SLACK];
         char *h = put_id(head, &c->w->users, b->user[u]);
         *h++ = ',';
         const size_t hl = (size_t)(h - head);

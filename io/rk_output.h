@@ -154,6 +154,17 @@ int64_t rk_out_recs_rows(const rk_out_recs *w);
 /*! rk_out_recs_free() : free the writer (NULL is fine); fp stays open. */
 void rk_out_recs_free(rk_out_recs *w);
 
+/* Bytes of an id written as one CSV field at most (every byte a doubled
+ * quote, and the two enclosing quotes). */
+#define RK_OUT_FIELD_MAX (2 * RK_ID_MAX + 2)
+
+/*! rk_out_csv_field() : the len bytes of s as one RFC 4180 field into dst
+ *  (2 * len + 2 bytes of room): unchanged, or enclosed in double quotes with
+ *  every quote doubled when s holds a comma, a double quote, a CR or an LF
+ *  (or begins or ends with a space or tab, which some readers trim).
+ *  @return the bytes written. */
+size_t rk_out_csv_field(char *dst, const char *s, size_t len);
+
 /*! rk_out_double() : format x with 9 significant digits ("%.9g"; "0" for
  *  zero, no exponent for ordinary magnitudes) into buf (cap >= 32).
  *  @return the length. */

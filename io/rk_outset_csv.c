@@ -17,12 +17,15 @@ static rk_status answers_csv(FILE *fp, const rk_outset_preds *p, rk_error *err)
 {
     fputs("user,item,rating,prediction,neighbors_used\n", fp);
     for (int64_t t = 0; t < p->n; t++) {
-        char b[40];
+        char b[40], uf[RK_OUT_FIELD_MAX], itf[RK_OUT_FIELD_MAX];
         const char *r = p->raw + p->raw_off[2 * t];
-        int ul = (int)(p->raw_off[2 * t + 1] - p->raw_off[2 * t]);
-        int il = (int)(p->raw_off[2 * t + 2] - p->raw_off[2 * t + 1]);
+        size_t ul = (size_t)(p->raw_off[2 * t + 1] - p->raw_off[2 * t]);
+        size_t il = (size_t)(p->raw_off[2 * t + 2] - p->raw_off[2 * t + 1]);
+        if (ul > RK_ID_MAX) ul = RK_ID_MAX; /* the query reader refuses longer ids */
+        if (il > RK_ID_MAX) il = RK_ID_MAX;
+        const int uq = (int)rk_out_csv_field(uf, r, ul), iq = (int)rk_out_csv_field(itf, r + ul, il);
         rk_out_double(b, sizeof b, p->pred[t]);
-        fprintf(fp, "%.*s,%.*s,,%s,%d\n", ul, r, il, r + ul, b, p->used != NULL ? p->used[t] : 0);
+        fprintf(fp, "%.*s,%.*s,,%s,%d\n", uq, uf, iq, itf, b, p->used != NULL ? p->used[t] : 0);
     }
     if (ferror(fp)) {
         const char *path = rk_out_path_of(fp);
@@ -63,8 +66,9 @@ rk_status rk_outset_user_metrics_csv(FILE *fp, const void *in, rk_error *err)
     fputs("user,relevant,listed,hits,precision,recall,ndcg,ap,rr\n", fp);
     for (int64_t t = 0; t < u->n; t++) {
         const rk_outset_user_row *r = &u->rows[t];
-        char id[RK_ID_MAX + 1], v[5][40];
-        rk_ids_format(u->users, r->user, id, sizeof id);
+        char raw[RK_ID_MAX + 1], id[RK_OUT_FIELD_MAX + 1], v[5][40];
+        int rl = rk_ids_format(u->users, r->user, raw, sizeof raw);
+        id[rk_out_csv_field(id, raw, rl > 0 ? (size_t)rl : 0)] = '\0';
         rk_out_double(v[0], sizeof v[0], r->precision);
         rk_out_double(v[1], sizeof v[1], r->recall);
         rk_out_double(v[2], sizeof v[2], r->ndcg);
