@@ -72,6 +72,16 @@ static void take_sample(const char *p, size_t len, int at_eof, sample *sm)
     sm->n = 0;
     while (pos < len && sm->n < RK_SAMPLE) {
         const char *e = memchr(p + pos, '\n', len - pos);
+        /* a line break inside a quoted field (an odd count of quotes so far)
+         * does not end the sample's line */
+        size_t quotes = 0;
+        int64_t more = 0; /* line breaks inside quotes */
+        for (const char *a = p + pos; e != NULL; more++) {
+            for (; a < e; a++) quotes += *a == '"';
+            if (quotes % 2 == 0) break;
+            a = e + 1;
+            e = memchr(a, '\n', len - (size_t)(a - p));
+        }
         if (e == NULL && !at_eof) break;
         size_t end = e != NULL ? (size_t)(e - p) + 1 : len;
         size_t n = (e != NULL ? (size_t)(e - p) : len) - pos;
@@ -84,7 +94,7 @@ static void take_sample(const char *p, size_t len, int at_eof, sample *sm)
             sm->n++;
         }
         pos = end;
-        line++;
+        line += 1 + more;
     }
 }
 
@@ -178,6 +188,21 @@ static const char *const item_names[] = {"item", "itemid", "movieid", "movie", "
                                          "iid", "bookid", "isbn", "asin", NULL};
 static const char *const rating_names[] = {"rating", "score", "stars", "movierating", "bookrating", NULL};
 static const char *const time_names[] = {"timestamp", "time", "date", "datetime", "ts", NULL};
+
+int rk_detect_column_kind(const char *s, size_t n)
+{
+    char raw[RK_ID_MAX + 1], f[RK_ID_MAX + 1];
+    if (n > RK_ID_MAX) return RK_COL_KIND_NONE;
+    memcpy(raw, s, n);
+    raw[n] = '\0';
+    fold(raw, f, sizeof f);
+    const char *const *lists[] = {user_names, item_names, rating_names, time_names};
+    const int kinds[] = {RK_COL_KIND_USER, RK_COL_KIND_ITEM, RK_COL_KIND_RATING, RK_COL_KIND_TIME};
+    for (int l = 0; l < 4; l++)
+        for (const char *const *nm = lists[l]; *nm != NULL; nm++)
+            if (strcmp(f, *nm) == 0) return kinds[l];
+    return RK_COL_KIND_NONE;
+}
 
 /* --columns: "user,item,rating[,time]", each a 1-based position or a name. */
 typedef struct colspec {

@@ -255,10 +255,41 @@ static rk_chunk *chunk_slot(loader *L, int k, rk_error *err)
  * their rows), parse them in parallel into their places in L->out, then put
  * the rows in file order.  Nothing here passes over the bytes or the rows
  * serially; the loops over chunks are cheap. */
-static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n, rk_error *err)
+/* Rows whose quoted fields hold line breaks may run past a chunk's end: such
+ * a chunk is parsed again with the chunks after it until its rows close
+ * (the later ones become empty), so every row is libcsv's reading of the
+ * whole file.  The last chunk of a block that is not the file's last is cut
+ * before its open row instead, whose bytes (*carry) go back to the source
+ * to start the next block. */
+static void join_open_rows(const rk_fmt *f, rk_chunk *ch, int nch, int last_block, size_t *carry)
+{
+    *carry = 0;
+    for (int k = 0; k < nch; k++) {
+        for (int j = k + 1; ch[k].open_at >= 0 && j < nch; j++) {
+            ch[k].len += ch[j].len;
+            ch[k].lines += ch[j].lines;
+            ch[j].len = 0;
+            ch[j].lines = 0;
+            rk_parse_chunk(f, &ch[j]);
+            rk_parse_chunk(f, &ch[k]);
+        }
+    }
+    rk_chunk *c = NULL;
+    for (int k = 0; k < nch; k++)
+        if (ch[k].len > 0) c = &ch[k];
+    if (last_block || c == NULL || c->open_at < 0) return;
+    *carry = c->len - (size_t)c->open_at;
+    c->len = (size_t)c->open_at;
+    c->lines = c->open_lines;
+    rk_parse_chunk(f, c);
+}
+
+static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n, int last_block, size_t *carry,
+                            rk_error *err)
 {
     rk_rows *out = L->out;
     size_t cs = L->o->chunk_bytes;
+    *carry = 0;
     if (n == 0) return RK_OK;
     if (cs == 0) { /* a few chunks per thread: a slow thread holds up less */
         cs = n / ((size_t)L->nt * 4) + 1;
@@ -308,6 +339,7 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
                 prog(L->o->progress_ud, "parse", L->pg->done + now, L->pg->total, "bytes");
         }
     }
+    join_open_rows(f, ch, nch, last_block, carry);
 
     int64_t total = out->n;
     size_t alen = out->alen;
@@ -337,7 +369,7 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
     for (int k = 0; k < nch; k++) place_chunk(out, &ch[k]);
     out->n = total;
     out->alen = alen;
-    L->pg->done += (double)n;
+    L->pg->done += (double)(n - *carry);
     RK_PROGRESS(prog, L->o->progress_ud, "parse", L->pg->done, L->pg->total, "bytes");
     return RK_OK;
 nomem:
@@ -372,9 +404,14 @@ static rk_status load_src(loader *L, rk_src *s, rk_error *err)
     p += skip_b;
     n -= skip_b;
     for (;;) {
-        RK_FORWARD(run_region(L, &f, p, n, err));
+        size_t carry;
+        RK_FORWARD(run_region(L, &f, p, n, last, &carry, err));
         if (last) break;
-        RK_FORWARD(rk_src_next(s, block, &p, &n, &last, &L->rep->bytes, err));
+        /* an open row goes back to start the next block; a block that is all
+         * one open row asks for more bytes */
+        rk_src_unread(s, carry);
+        const size_t want = carry == n ? 2 * (n > block ? n : block) : block;
+        RK_FORWARD(rk_src_next(s, want, &p, &n, &last, &L->rep->bytes, err));
     }
     L->rep->lines += L->line_base;
     return RK_OK;

@@ -90,6 +90,12 @@ typedef struct rk_chunk {
     int mv_state;         /* RK_MV_*: the chunk's last MOVIEID: line */
     int mv_tag;
     int64_t mv_v;         /* its id (an offset into own.arena when mv_tag) */
+    /* a quoted field still open at the chunk's end (its last newlines were
+     * inside quotes): the open row begins at p[open_at], after open_lines
+     * lines; -1 when the chunk ends on a row boundary.  rk_load.c then
+     * parses it again together with the next chunk, or carries the open row
+     * into the next block. */
+    int64_t open_at, open_lines;
     rk_status status;     /* RK_OK, or RK_E_NOMEM / RK_E_INTERNAL */
     /* the merge's plan (rk_load.c): rows [norph, n) go to home[dst...]; the
      * first nlead - norph of them get the movie fill_*; own.arena goes to
@@ -116,11 +122,6 @@ int rk_rows_want_tags(rk_rows *r);
 /* Append a string to r's arena; @return its offset or -1 (no memory). */
 int64_t rk_rows_put_string(rk_rows *r, const char *s, size_t len);
 
-/*! rk_line_get() : the next line of fp into *line (getline's buffer, *cap),
- *  without its LF or CRLF; *len its length.  @return 1, 0 at the end, -1 on
- *  a read error (errno set).  For the one-record-a-line files (--users,
- *  --queries). */
-int rk_line_get(FILE *fp, char **line, size_t *cap, size_t *len);
 
 /*! rk_csv_realloc() : libcsv's realloc, growing a buffer geometrically
  *  (csv_set_realloc_func): a huge field costs a few reallocs, not one per
@@ -243,6 +244,12 @@ static inline int rk_parse_canon_int(const char *s, size_t n, int64_t *out)
 }
 
 /* rk_detect.c */
+enum { RK_COL_KIND_NONE = 0, RK_COL_KIND_USER, RK_COL_KIND_ITEM, RK_COL_KIND_RATING, RK_COL_KIND_TIME };
+/*! rk_detect_column_kind() : the column a header name s[0..n) names (the
+ *  names rk_detect knows: user, userId, movieId, rating, timestamp, ...;
+ *  case, '_', '-', ' ' and quotes ignored), or RK_COL_KIND_NONE. */
+int rk_detect_column_kind(const char *s, size_t n);
+
 /*! rk_detect() : resolve how the file `name` is parsed from its first bytes
  *  p[0..len) (whole lines unless at_eof).  *skip_bytes and *skip_lines are the
  *  leading blank lines and header line to pass over.

@@ -209,6 +209,8 @@ static void chunk_reset(rk_chunk *c)
     c->mv_state = RK_MV_NONE;
     c->mv_tag = 0;
     c->mv_v = 0;
+    c->open_at = -1;
+    c->open_lines = 0;
     c->status = RK_OK;
 }
 
@@ -561,23 +563,22 @@ static void cb_row(int ch, void *data)
 
 /* ---- a chunk ----------------------------------------------------------------- */
 
+/* 1 when libcsv is inside a quoted field (a line break there is data). */
+static int quote_open(const struct csv_parser *p)
+{
+    return p->quoted && p->pstate == RK_CSV_FIELD_BEGUN;
+}
+
 /* One line (n bytes at q, its newline included when it has one) through
- * libcsv.  A newline that libcsv swallowed (a quoted field left open) makes
- * the line bad and the parser starts afresh: so the result of a line depends
- * only on its bytes.  @return 0, or -1 when the parser failed. */
-static int csv_line(struct csv_parser *p, pst *s, const char *q, size_t n, int has_nl)
+ * libcsv.  A newline that libcsv swallowed belongs to a quoted field: the
+ * row goes on with the next line (RFC 4180).  @return 0, or -1 when the
+ * parser failed. */
+static int csv_line(struct csv_parser *p, pst *s, const char *q, size_t n)
 {
     s->saw_nl = 0;
     if (csv_parse(p, q, n, cb_field, cb_row, s) != n) {
         fail(s, RK_E_NOMEM);
         return -1;
-    }
-    if (has_nl && !s->saw_nl) {
-        if (!s->stop) line_bad(s, "line break inside a quoted field (not supported)");
-        s->discard = 1;
-        csv_fini(p, cb_field, cb_row, s);
-        s->discard = 0;
-        reset_row(s);
     }
     return 0;
 }
@@ -608,28 +609,42 @@ void rk_parse_chunk(const rk_fmt *f, rk_chunk *c)
     } else {
         /* line by line: the fast path takes what it can up to `whole`, the
          * end of the last newline; libcsv the rest */
-        const char *whole = end;
+        const char *whole = end, *row_q = q;
         while (whole > q && whole[-1] != '\n') whole--;
-        int64_t line = 0;
+        int64_t line = 0, row_line = 0;
         while (q < end && c->status == RK_OK && !s.stop) {
+            const int open = quote_open(&p);
             /* netflix: only under a movie with an integer id; libcsv takes the
-             * movie lines, and the rating lines before the chunk's first one */
-            if (f->fast && q < whole && (!f->netflix || (s.mv == RK_MV_OK && !s.mv_tag))) {
+             * movie lines, and the rating lines before the chunk's first one;
+             * never inside a quoted field */
+            if (f->fast && !open && q < whole && (!f->netflix || (s.mv == RK_MV_OK && !s.mv_tag))) {
                 q = rk_fast_lines(f, c, q, whole, &line, s.mv_v);
                 if (q == end || c->status != RK_OK) break;
             }
+            if (!open) { /* a row begins: its first line names it in messages */
+                row_q = q;
+                row_line = line;
+                s.line = line;
+            }
             const char *e = memchr(q, '\n', (size_t)(end - q));
             size_t n = e != NULL ? (size_t)(e - q) + 1 : (size_t)(end - q);
-            s.line = line;
-            if (csv_line(&p, &s, q, n, e != NULL) != 0) break;
+            if (csv_line(&p, &s, q, n) != 0) break;
             line += e != NULL;
             q += n;
         }
-        s.line = line;
+        /* a quoted field still open: the row goes on in the next chunk or
+         * block, if there is one (rk_load.c decides) */
+        if (quote_open(&p)) {
+            c->open_at = (int64_t)(row_q - c->p);
+            c->open_lines = row_line;
+            s.line = row_line;
+        } else {
+            s.line = line;
+        }
     }
-    /* a quote left open by a last line without its newline: csv_fini would
-     * close it and report a misleading field count */
-    if (p.quoted && p.pstate == RK_CSV_FIELD_BEGUN && !s.stop && c->status == RK_OK) {
+    /* a quote left open at the end: csv_fini would close it and report a
+     * misleading field count */
+    if (quote_open(&p) && !s.stop && c->status == RK_OK) {
         line_bad(&s, "a quoted field is not closed at the end of the file");
         s.discard = 1;
     }

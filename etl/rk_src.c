@@ -121,7 +121,8 @@ rk_status rk_src_next(rk_src *s, size_t want, const char **p, size_t *n, int *la
         *n = take;
         s->mem_pos += take;
         *last = s->mem_pos == s->mem_len;
-        if (s->mem_pos == take) *bytes += (int64_t)s->mem_len;
+        if (!s->mem_counted) *bytes += (int64_t)s->mem_len;
+        s->mem_counted = 1;
         return RK_OK;
     }
     if (s->start > 0) {
@@ -148,4 +149,10 @@ rk_status rk_src_next(rk_src *s, size_t want, const char **p, size_t *n, int *la
     s->start = s->len;
     *last = 1;
     return RK_OK;
+}
+
+void rk_src_unread(rk_src *s, size_t n)
+{
+    if (s->fd < 0) s->mem_pos -= n;
+    else s->start -= n;
 }

@@ -27,6 +27,7 @@ typedef struct rk_src {
     int nt;                       /* threads for pread */
     int seekable;                 /* a regular file: parallel pread */
     int changed;                  /* a read came up short of the size at open */
+    int mem_counted;              /* memory: its bytes were added to *bytes */
     off_t fpos, fsize;
 } rk_src;
 
@@ -34,5 +35,9 @@ typedef struct rk_src {
  * its newline only when *last).  Adds the bytes read to *bytes. */
 rk_status rk_src_next(rk_src *s, size_t want, const char **p, size_t *n, int *last,
                       int64_t *bytes, rk_error *err);
+
+/* Give back the last n bytes of the block rk_src_next just returned: they
+ * start the next block (a row whose quoted field goes on past the block). */
+void rk_src_unread(rk_src *s, size_t n);
 
 #endif /* RK_SRC_H */

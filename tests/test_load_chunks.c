@@ -88,7 +88,11 @@ static void test_chunks_csv(void)
           &o, 0);
     o.skip_bad_lines = 1;
     sweep("u,i,r,t\n1,2,3,4\n\n1,\"a\nb\",3,4\n5,6,7,8\n9,10,zz,1\n1,2\n\"q\",\"r\",1,2\n7,8,9,10",
-          &o, 4);
+          &o, 2);
+    /* ids with line breaks, quotes and delimiters (RFC 4180), rows over
+     * several lines that cross chunk boundaries; a quote never closed */
+    sweep("u,i,r,t\n\"a\nb\",\"c\r\nd\",1,2\n\"x\"\"\n\n\ny\",z,3,4\n\"p,q\",\"\n\",5,6\n7,8,9,10\n", &o, 0);
+    sweep("u,i,r,t\n1,2,3,4\n\"a\nb\",\"c\n,9,9\n5,6,7,8\n", &o, 1);
     o.want_time = 0;
     o.delimiter = ' ';
     sweep("1 1 2\n1 2 4\n\n2  1 3.5 \n3 3 0.5\n a 3 1", &o, 0);
@@ -131,12 +135,22 @@ static void test_blocks_from_files(void)
     }
     b.n--; /* no newline at the end */
     b.s[b.n] = '\0';
+    /* ids with line breaks inside quotes: rows over several lines, cut by
+     * blocks and chunks anywhere */
+    char ql[600];
+    snprintf(ql, sizeof ql, "%s/quoted.csv", dir);
+    sbuf c = {calloc(1, 64), 0, 64};
+    sb_printf(&c, "user,item,rating\n");
+    for (int k = 0; k < 600; k++)
+        sb_printf(&c, "\"u%d\n%s\",\"i%d,\r\n\"\"x\",%d\n", k / 7, k % 3 ? "" : "\n\n",
+                  (int)(rk_test_rand(&seed) % 90), k % 5 + 1);
     write_file(csv, a.s);
     write_file(nf, b.s);
-    const char *files[2] = {csv, nf};
-    sbuf *bufs[2] = {&a, &b};
+    write_file(ql, c.s);
+    const char *files[3] = {csv, nf, ql};
+    sbuf *bufs[3] = {&a, &b, &c};
     size_t sizes[] = {0, 1, 3, 64, 1000, 65535, 1 << 20};
-    for (int f = 0; f < 2; f++) {
+    for (int f = 0; f < 3; f++) {
         rk_load_opts o;
         rk_dataset dm, df;
         rk_error e;
@@ -155,12 +169,14 @@ static void test_blocks_from_files(void)
             free(got);
             rk_dataset_free(&df);
         }
-        CU_ASSERT_EQUAL(dm.train.n, 4000);
+        CU_ASSERT_EQUAL(dm.train.n, f == 2 ? 600 : 4000);
         free(want);
         rk_dataset_free(&dm);
     }
     unlink(csv);
     unlink(nf);
+    unlink(ql);
+    free(c.s);
     rmdir(dir);
     free(a.s);
     free(b.s);
