@@ -1,12 +1,15 @@
 /* rk_idlist.h — a file of raw ids, one a line, mapped to dense indices
- * (prefix rk_idlist_).  Used by --users: the users to recommend for.
+ * (prefix rk_idlist_).  Used by --users and --items.
  *
- * A line holds one id; spaces and tabs around it and a CR before the LF are
- * ignored, blank lines are skipped.  An id the map does not hold is counted
- * (and the first one remembered with its line), not an error; an id that
- * repeats is served once, at its first line.  A line that cannot be an id
- * (longer than RK_ID_MAX bytes, a NUL byte, a delimiter of a rating line)
- * is an error "FILE:LINE: reason" (RK_E_PARSE).
+ * The file is read as CSV records (rk_records.h: RFC 4180 quoting, a BOM
+ * skipped, blank lines skipped, spaces and tabs around an unquoted id
+ * dropped), each holding one id.  A first record that names a user or item
+ * column (user, userId, movieId, ...) and is not an id of the map is a
+ * header and skipped.  An id the map does not hold is counted (and the
+ * first one remembered with its line), not an error; an id that repeats is
+ * served once, at its first line.  A record of several fields (an unquoted
+ * comma), an id longer than RK_ID_MAX bytes or a NUL byte is an error
+ * "FILE:LINE: reason" (RK_E_PARSE).
  */
 #ifndef RK_IDLIST_H
 #define RK_IDLIST_H
@@ -21,6 +24,7 @@ extern "C" {
 
 typedef struct rk_idlist_report {
     int64_t lines;          /* lines read, blank ones included */
+    int header;             /* 1: the first record was a header */
     int64_t ids;            /* ids read (not blank) */
     int64_t unknown;        /* ids the map does not hold */
     int64_t repeated;       /* ids seen on an earlier line */

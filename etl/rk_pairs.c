@@ -2,8 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rk_pairs.h"
 
-#include <ctype.h>
-#include "rk_load_internal.h"
+#include "rk_records.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,13 +17,6 @@ void rk_pairs_free(rk_pairs *p)
     free(p->raw_off);
     free(p->raw);
     memset(p, 0, sizeof *p);
-}
-
-static int has_alpha(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (isalpha((unsigned char)s[i])) return 1;
-    return 0;
 }
 
 /* Room for one more pair and `bytes` more raw bytes. */
@@ -54,81 +46,87 @@ static int grow(rk_pairs *p, int64_t *cap, int64_t *raw_cap, size_t bytes)
     return 1;
 }
 
+typedef struct pr_st {
+    const char *path;
+    const rk_idmap *users, *items;
+    rk_pairs *out;
+    int64_t cap, raw_cap;
+    int header, nf, cu, ci; /* fields a record holds, the user's and the item's */
+} pr_st;
+
+/* A first record that names a user and an item column (its other columns
+ * may be anything: a rating file with its header works) and is not a pair
+ * of known ids is the header: it fixes the columns and the field count. */
+static int pr_header(pr_st *st, const rk_record *r)
+{
+    int cu = -1, ci = -1;
+    for (int k = 0; k < r->n; k++) {
+        const int kind = rk_records_column(r->f[k], r->len[k]);
+        if (kind == RK_RECORDS_COL_USER && cu < 0) cu = k;
+        if (kind == RK_RECORDS_COL_ITEM && ci < 0) ci = k;
+    }
+    if (cu < 0 || ci < 0) return 0;
+    if (r->n >= 2 && rk_ids_find(st->users, r->f[0], r->len[0]) >= 0 && rk_ids_find(st->items, r->f[1], r->len[1]) >= 0)
+        return 0;
+    st->header = 1;
+    st->nf = r->n;
+    st->cu = cu;
+    st->ci = ci;
+    return 1;
+}
+
+/* One record: USER,ITEM (or the header's columns), or the header. */
+static rk_status pr_record(void *ud, const rk_record *r, rk_error *err)
+{
+    pr_st *st = ud;
+    rk_pairs *out = st->out;
+    if (out->n == 0 && !st->header && pr_header(st, r)) return RK_OK;
+    if (r->n != st->nf) {
+        if (st->header)
+            return rk_error_set(err, RK_E_PARSE, "%s:%lld: expected %d fields as in the header, found %d", st->path,
+                                (long long)r->line, st->nf, r->n);
+        return rk_error_set(err, RK_E_PARSE, "%s:%lld: expected USER,ITEM, found %d field%s (quote an id that holds "
+                            "a comma; a file with more columns needs a header naming them)", st->path,
+                            (long long)r->line, r->n, r->n == 1 ? "" : "s");
+    }
+    const char *uf = r->f[st->cu], *itf = r->f[st->ci];
+    const size_t ul = r->len[st->cu], il = r->len[st->ci];
+    if (ul == 0 || il == 0)
+        return rk_error_set(err, RK_E_PARSE, "%s:%lld: empty %s id", st->path, (long long)r->line,
+                            ul == 0 ? "user" : "item");
+    const int32_t u = rk_ids_find(st->users, uf, ul), i = rk_ids_find(st->items, itf, il);
+    if (!grow(out, &st->cap, &st->raw_cap, ul + il))
+        return rk_error_set(err, RK_E_NOMEM, "out of memory reading %s", st->path);
+    const int64_t o = out->raw_off[2 * out->n];
+    memcpy(out->raw + o, uf, ul);
+    memcpy(out->raw + o + (int64_t)ul, itf, il);
+    out->raw_off[2 * out->n + 1] = o + (int64_t)ul;
+    out->raw_off[2 * out->n + 2] = o + (int64_t)(ul + il);
+    out->user[out->n] = u;
+    out->item[out->n] = i;
+    out->unknown_users += u < 0;
+    out->unknown_items += i < 0;
+    if ((u < 0 || i < 0) && out->first_unknown_line == 0) out->first_unknown_line = r->line;
+    out->n++;
+    return RK_OK;
+}
+
 rk_status rk_pairs_read(const char *path, const rk_idmap *users, const rk_idmap *items, rk_pairs *out,
                         rk_error *err)
 {
     memset(out, 0, sizeof *out);
-    FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (fp == NULL) return rk_error_set(err, RK_E_IO, "cannot open %s: %s", path, strerror(errno));
-    int64_t cap = 1024, raw_cap = 16384;
-    out->user = malloc((size_t)cap * sizeof *out->user);
-    out->item = malloc((size_t)cap * sizeof *out->item);
-    out->raw_off = malloc((size_t)(2 * cap + 1) * sizeof *out->raw_off);
-    out->raw = malloc((size_t)raw_cap);
-    char *line = NULL;
-    size_t lcap = 0;
-    rk_status s = RK_OK;
+    pr_st st = {path, users, items, out, 1024, 16384, 0, 2, 0, 1};
+    out->user = malloc((size_t)st.cap * sizeof *out->user);
+    out->item = malloc((size_t)st.cap * sizeof *out->item);
+    out->raw_off = malloc((size_t)(2 * st.cap + 1) * sizeof *out->raw_off);
+    out->raw = malloc((size_t)st.raw_cap);
+    rk_status s;
     if (out->user == NULL || out->item == NULL || out->raw_off == NULL || out->raw == NULL) {
         s = rk_error_set(err, RK_E_NOMEM, "out of memory reading %s", path);
-        goto done;
+    } else {
+        out->raw_off[0] = 0;
+        s = rk_records_read(path, pr_record, &st, &out->lines, err);
     }
-    out->raw_off[0] = 0;
-    for (;;) {
-        size_t len;
-        const int got = rk_line_get(fp, &line, &lcap, &len);
-        if (got <= 0) {
-            if (got < 0) s = rk_error_set(err, RK_E_IO, "cannot read %s: %s", path, strerror(errno ? errno : EIO));
-            break;
-        }
-        out->lines++;
-        if (memchr(line, '\0', len) != NULL) {
-            s = rk_error_set(err, RK_E_PARSE, "%s:%lld: a NUL byte in the line", path, (long long)out->lines);
-            break;
-        }
-        if (len == 0) continue;
-        /* USER, then a comma, a tab or "::", then ITEM up to the next separator */
-        size_t a = 0;
-        while (a < len && line[a] != ',' && line[a] != '\t' && line[a] != ':') a++;
-        size_t sep = a < len && line[a] == ':' ? 2 : 1;
-        if (a >= len || (line[a] == ':' && (a + 1 >= len || line[a + 1] != ':'))) {
-            s = rk_error_set(err, RK_E_PARSE, "%s:%lld: expected USER,ITEM", path, (long long)out->lines);
-            break;
-        }
-        const char *ib = line + a + sep;
-        size_t il = 0;
-        while (a + sep + il < len && ib[il] != ',' && ib[il] != '\t' && ib[il] != ':') il++;
-        if (a == 0 || il == 0) {
-            s = rk_error_set(err, RK_E_PARSE, "%s:%lld: empty %s id", path, (long long)out->lines,
-                             a == 0 ? "user" : "item");
-            break;
-        }
-        if (a > RK_ID_MAX || il > RK_ID_MAX) {
-            s = rk_error_set(err, RK_E_PARSE, "%s:%lld: an id longer than %d bytes", path, (long long)out->lines,
-                             RK_ID_MAX);
-            break;
-        }
-        int32_t u = rk_ids_find(users, line, a), i = rk_ids_find(items, ib, il);
-        if (out->n == 0 && out->lines == 1 && u < 0 && i < 0 && (has_alpha(line, a) || has_alpha(ib, il)))
-            continue; /* a header */
-        if (!grow(out, &cap, &raw_cap, a + il)) {
-            s = rk_error_set(err, RK_E_NOMEM, "out of memory reading %s", path);
-            break;
-        }
-        int64_t o = out->raw_off[2 * out->n];
-        memcpy(out->raw + o, line, a);
-        memcpy(out->raw + o + (int64_t)a, ib, il);
-        out->raw_off[2 * out->n + 1] = o + (int64_t)a;
-        out->raw_off[2 * out->n + 2] = o + (int64_t)(a + il);
-        out->user[out->n] = u;
-        out->item[out->n] = i;
-        out->unknown_users += u < 0;
-        out->unknown_items += i < 0;
-        if ((u < 0 || i < 0) && out->first_unknown_line == 0) out->first_unknown_line = out->lines;
-        out->n++;
-    }
-done:
-    free(line);
-    if (fp != stdin) fclose(fp);
     if (s != RK_OK) rk_pairs_free(out);
     return s;
 }

@@ -1,14 +1,18 @@
 /* rk_pairs.h — a file of (user, item) pairs to predict (prefix rk_pairs_).
  * Used by --queries.
  *
- * One pair a line: USER,ITEM (a comma, a tab or "::" between them; more
- * fields after ITEM are ignored, so a rating file works too), CRLF or LF,
- * blank lines skipped.  A first line whose two ids are both unknown and one
- * of them holds a letter is a header and skipped.  Ids are mapped through
- * the given maps; an unknown id maps to -1 and is counted, not an error (the
- * prediction then falls back as CONTRACT.md §4 says).  A line with one field, an
- * empty id, an id longer than RK_ID_MAX bytes or a NUL byte is an error
- * "FILE:LINE: reason" (RK_E_PARSE).  The raw ids are kept for the output.
+ * The file is read as CSV records (rk_records.h: RFC 4180 quoting, a BOM
+ * skipped, blank lines skipped, a comma or a tab between the fields), each
+ * holding exactly USER,ITEM.  A first record that names a user and an item
+ * column (user,item; userId,movieId,rating,timestamp; ...) and whose first
+ * two fields are not a pair of known ids is a header: the pairs are then
+ * read from the columns it names, every record holding as many fields as
+ * it does (a rating file with its header works).  Ids are mapped through the given maps; an
+ * unknown id maps to -1 and is counted, not an error (the prediction then
+ * falls back as CONTRACT.md §4 says).  A record of another field count, an
+ * empty id, an id longer than RK_ID_MAX bytes or a NUL byte is an
+ * error "FILE:LINE: reason" (RK_E_PARSE).  The raw ids are kept for the
+ * output.
  */
 #ifndef RK_PAIRS_H
 #define RK_PAIRS_H

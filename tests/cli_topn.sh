@@ -102,7 +102,7 @@ expect_status 4 "$RECKNN" "$train" --out "$tmp/e1" --users "$tmp/missing"
 grep -q "^recknn: error: cannot open .*missing" "$tmp/stderr" || fail "missing --users file: $(cat "$tmp/stderr")"
 printf '1\n2,3\n' > "$tmp/users2"
 expect_status 3 "$RECKNN" "$train" --out "$tmp/e2" --users "$tmp/users2"
-grep -q "^recknn: error: .*users2:2: expected one user id a line" "$tmp/stderr" || fail "bad --users line: $(cat "$tmp/stderr")"
+grep -q "^recknn: error: .*users2:2: expected one id a line" "$tmp/stderr" || fail "bad --users line: $(cat "$tmp/stderr")"
 [ -e "$tmp/e2" ] && [ -n "$(ls -A "$tmp/e2")" ] && fail "a failed --users run left files"
 expect_status 2 "$RECKNN" "$train" --users "$tmp/users" --top-n 0
 expect_status 2 "$RECKNN" "$train" --top-n -1
