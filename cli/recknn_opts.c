@@ -39,7 +39,12 @@ static const char usage_text[] =
     "      --header            csv: the first line is a header\n"
     "      --no-header         csv: there is no header line (default: guess)\n"
     "      --columns LIST      csv: user,item,rating[,time] as 1-based positions or\n"
-    "                          header names (default 1,2,3[,4])\n"
+    "                          header names (default: the header's known names,\n"
+    "                          else 1,2,3[,4] in a file without a header)\n"
+    "      --dir-glob PATTERN  a directory input: read its files whose names match\n"
+    "                          (default: mv_*.txt and combined_data_*.txt when\n"
+    "                          there are such, else *.csv *.tsv *.dat *.data *.txt\n"
+    "                          but README*, movie_titles*, probe*, qualifying*)\n"
     "      --rating-scale MIN:MAX\n"
     "                          rating scale; ratings outside it are bad lines\n"
     "                          (default: the training data's minimum and maximum)\n"
@@ -211,7 +216,7 @@ enum {
     OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK, OPT_GPUS, OPT_MPI_LOAD,
     OPT_RANK, OPT_RANK_K, OPT_ALPHA, OPT_BETA, OPT_WEIGHTING, OPT_BM25, OPT_RANK_VALUES, OPT_RANK_SHRINK,
     OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS, OPT_TUNE, OPT_TUNE_METRIC, OPT_TUNE_FRACTION, OPT_TUNE_GRID, OPT_TUNE_ROUNDS, OPT_USER_METRICS, OPT_TUNE_USERS,
-    OPT_NEGATIVE,
+    OPT_NEGATIVE, OPT_DIR_GLOB,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -222,6 +227,7 @@ static const struct option long_opts[] = {
     {"header", no_argument, NULL, OPT_HEADER},
     {"no-header", no_argument, NULL, OPT_NO_HEADER},
     {"columns", required_argument, NULL, OPT_COLUMNS},
+    {"dir-glob", required_argument, NULL, OPT_DIR_GLOB},
     {"rating-scale", required_argument, NULL, OPT_RATING_SCALE},
     {"duplicates", required_argument, NULL, OPT_DUPLICATES},
     {"skip-bad-lines", no_argument, NULL, OPT_SKIP_BAD},
@@ -453,6 +459,10 @@ static int input_option(int ch, const char *a, rk_job_opts *o)
     case OPT_COLUMNS:
         check_columns(a);
         o->load.columns = a;
+        break;
+    case OPT_DIR_GLOB:
+        if (a[0] == '\0') usage_error("--dir-glob: empty pattern");
+        o->load.dir_glob = a;
         break;
     case OPT_RATING_SCALE:
         parse_scale(a, &o->load.scale_min, &o->load.scale_max);

@@ -183,11 +183,11 @@ static int known_name(const fields *hdr, const char *const *names)
     return -1;
 }
 
-static const char *const user_names[] = {"user", "userid", "customerid", "customer", "uid", "username", NULL};
+static const char *const user_names[] = {"user", "userid", "customerid", "customer", "uid", "username", "u", NULL};
 static const char *const item_names[] = {"item", "itemid", "movieid", "movie", "productid", "product",
-                                         "iid", "bookid", "isbn", "asin", NULL};
-static const char *const rating_names[] = {"rating", "score", "stars", "movierating", "bookrating", NULL};
-static const char *const time_names[] = {"timestamp", "time", "date", "datetime", "ts", NULL};
+                                         "iid", "bookid", "isbn", "asin", "i", NULL};
+static const char *const rating_names[] = {"rating", "score", "stars", "movierating", "bookrating", "r", NULL};
+static const char *const time_names[] = {"timestamp", "time", "date", "datetime", "ts", "t", NULL};
 
 int rk_detect_column_kind(const char *s, size_t n)
 {
@@ -322,6 +322,16 @@ static rk_status csv_columns(const rk_load_opts *o, const char *name, const samp
             int ct = known_name(hdr, time_names);
             f->cu = cu, f->ci = ci, f->cr = cr;
             f->ct = ct != cu && ct != ci && ct != cr ? ct : -1;
+        } else if (header && sm->n > 0) {
+            /* a header of other names: taking columns by position could read
+             * timestamps as ratings without a word */
+            char h[200];
+            snprintf(h, sizeof h, "%.*s", sm->len[0] > 160 ? 160 : (int)sm->len[0], sm->s[0]);
+            st = rk_error_set(err, RK_E_ARG,
+                              "%s: the header \"%s\" names no %s column recknn knows; give --columns "
+                              "USER,ITEM,RATING[,TIME] with its names or 1-based positions", name, h,
+                              cu < 0 ? "user" : ci < 0 ? "item" : "rating");
+            return st;
         } else if (best <= 4) {
             f->cu = 0, f->ci = 1, f->cr = 2, f->ct = best == 4 ? 3 : -1;
         } else {

@@ -17,8 +17,9 @@
 #include "rk_load_internal.h"
 #include "rk_omp.h"
 #include "rk_src.h"
+#include "rk_dirlist.h"
+#include "rk_note.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -444,52 +445,20 @@ static rk_status load_path(loader *L, const char *path, rk_error *err)
     return st;
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* A directory: its regular files (not dot files) in name order. */
+/* A directory: its rating files in name order (rk_dirlist.h); the others
+ * are named in a note. */
 static rk_status load_dir(loader *L, const char *path, rk_error *err)
 {
-    DIR *d = opendir(path);
-    if (d == NULL) return rk_error_set(err, RK_E_IO, "cannot open %s: %s", path, strerror(errno));
-    char **names = NULL;
-    size_t n = 0, cap = 0;
+    rk_dirlist dl;
+    RK_FORWARD(rk_dirlist_read(path, L->o->dir_glob, &dl, err));
+    if (dl.skipped > 0)
+        rk_note(L->o->note, L->o->note_ud, "%.300s: read %zu rating file%s, skipped %zu other%s (%s%s)%s", path, dl.n,
+                dl.n == 1 ? "" : "s", dl.skipped, dl.skipped == 1 ? "" : "s", dl.skipped_names,
+                strlen(dl.skipped_names) + 8 >= sizeof dl.skipped_names ? ", ..." : "",
+                L->o->dir_glob == NULL ? "; --dir-glob PATTERN picks files by name" : "");
     rk_status st = RK_OK;
-    struct dirent *e;
-    size_t plen = strlen(path);
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue;
-        char *full = malloc(plen + strlen(e->d_name) + 2);
-        if (full == NULL) {
-            st = rk_error_set(err, RK_E_NOMEM, "out of memory listing %s", path);
-            break;
-        }
-        sprintf(full, "%s%s%s", path, plen > 0 && path[plen - 1] == '/' ? "" : "/", e->d_name);
-        struct stat sb;
-        if (stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-            free(full);
-            continue;
-        }
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **nn = realloc(names, cap * sizeof *nn);
-            if (nn == NULL) {
-                free(full);
-                st = rk_error_set(err, RK_E_NOMEM, "out of memory listing %s", path);
-                break;
-            }
-            names = nn;
-        }
-        names[n++] = full;
-    }
-    closedir(d);
-    if (st == RK_OK && n == 0) st = rk_error_set(err, RK_E_EMPTY, "%s: the directory holds no files", path);
-    if (st == RK_OK && n > 0) qsort(names, n, sizeof *names, name_cmp);
-    for (size_t k = 0; k < n && st == RK_OK; k++) st = load_path(L, names[k], err);
-    for (size_t k = 0; k < n; k++) free(names[k]);
-    free(names);
+    for (size_t k = 0; k < dl.n && st == RK_OK; k++) st = load_path(L, dl.path[k], err);
+    rk_dirlist_free(&dl);
     return st;
 }
 
@@ -538,33 +507,31 @@ static rk_status load_paths(const char *const *paths, int n_paths, const rk_load
 
 /* ---- the data set ---------------------------------------------------------------- */
 
-/* The bytes a path holds (a directory: its regular files), -1: not known. */
-static double path_bytes(const char *path)
+/* The bytes a path holds (a directory: its rating files), -1: not known. */
+static double path_bytes(const char *path, const char *glob)
 {
     struct stat sb;
     if (path == NULL || strcmp(path, "-") == 0 || stat(path, &sb) != 0) return -1.0;
     if (S_ISREG(sb.st_mode)) return (double)sb.st_size;
     if (!S_ISDIR(sb.st_mode)) return -1.0;
-    DIR *d = opendir(path);
-    if (d == NULL) return -1.0;
+    rk_dirlist dl;
+    rk_error e;
+    if (rk_dirlist_read(path, glob, &dl, &e) != RK_OK) return -1.0;
     double sum = 0.0;
-    struct dirent *e;
-    int dfd = dirfd(d);
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.' && fstatat(dfd, e->d_name, &sb, 0) == 0 && S_ISREG(sb.st_mode))
-            sum += (double)sb.st_size;
-    closedir(d);
+    for (size_t k = 0; k < dl.n; k++)
+        if (stat(dl.path[k], &sb) == 0) sum += (double)sb.st_size;
+    rk_dirlist_free(&dl);
     return sum;
 }
 
 /* The progress total: the sizes of all files, or 0 when one is not known. */
-static double total_bytes(const char *const *paths, int n_paths, const char *test_path)
+static double total_bytes(const char *const *paths, int n_paths, const char *test_path, const char *glob)
 {
     double sum = 0.0;
     for (int k = 0; k <= n_paths; k++) {
         const char *p = k < n_paths ? paths[k] : test_path;
         if (k == n_paths && p == NULL) break;
-        double b = path_bytes(p);
+        double b = path_bytes(p, glob);
         if (b < 0) return 0.0;
         sum += b;
     }
@@ -634,7 +601,7 @@ static rk_status load_all(const char *const *paths, int n_paths, const char *tes
     if (paths != NULL && n_paths < 1) return rk_error_set(err, RK_E_ARG, "no rating file given");
     rk_load_progress pg = {0.0, 0.0};
     if (opts->progress != NULL)
-        pg.total = paths != NULL ? total_bytes(paths, n_paths, test_path) : (double)buf_len;
+        pg.total = paths != NULL ? total_bytes(paths, n_paths, test_path, opts->dir_glob) : (double)buf_len;
     double t0 = rk_omp_wtime();
     if (paths != NULL) {
         st = load_paths(paths, n_paths, opts, &train, &out->train_report, &pg, err);

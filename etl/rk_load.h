@@ -36,6 +36,7 @@
 #include "rk_csr.h"
 #include "rk_ids.h"
 #include "rk_progress.h"
+#include "rk_note.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,6 +72,10 @@ typedef struct rk_load_opts {
                              a thread's share of a block, at most 8 MiB). Tests
                              use tiny values to exercise chunk boundaries */
     int no_fast_path;     /* tests: libcsv for every line */
+    const char *dir_glob; /* a directory input: its files whose names match
+                             (fnmatch); NULL: the rule of rk_dirlist.h */
+    rk_note_fn note;      /* notes (a directory's skipped files); NULL: none */
+    void *note_ud;
     rk_progress_fn progress; /* stage "parse" in "bytes" (total: the files'
                                 sizes, 0 when one is not known), from one
                                 thread, a few times per block; NULL: none */

@@ -657,6 +657,8 @@ static void data_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_data_opts 
     if (dop->load.threads == 0) dop->load.threads = ko->threads;
     dop->load.progress = o->progress;
     dop->load.progress_ud = o->ud;
+    dop->load.note = o->note;
+    dop->load.note_ud = o->ud;
     dop->duplicates = o->duplicates;
     dop->implicit = o->implicit;
     dop->with_baselines = rk_knn_needs_baselines(ko);

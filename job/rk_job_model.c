@@ -144,6 +144,8 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
     dop.inputs = o->inputs;
     dop.n_inputs = o->n_inputs;
     dop.load = o->load;
+    dop.load.note = o->note;
+    dop.load.note_ud = o->ud;
     if (dop.load.threads == 0) dop.load.threads = o->knn.threads;
     dop.duplicates = o->duplicates;
     dop.progress = o->progress;

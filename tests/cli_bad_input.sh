@@ -134,4 +134,32 @@ expect_status 0 "$RECKNN" "$CLI/out_of_scale.csv" --rating-scale 0.5:5 --skip-ba
 expect_status 0 "$RECKNN" "$CLI/empty_id.csv" --skip-bad-lines --out "$tmp/skip3" --quiet
 # nothing left at all is still an empty data set
 expect_status 3 "$RECKNN" "$CLI/header_only.csv" --skip-bad-lines --out "$tmp/o"
+
+# ---- a header of unknown names is refused, not read by position ----------------------------
+printf 'who,what,when,stars_given\n1,10,1600000000,4\n2,10,1600000001,3\n' > "$tmp/named.csv"
+expect_status 2 "$RECKNN" "$tmp/named.csv" --out "$tmp/hx" --top-n 0
+grep -q 'the header "who,what,when,stars_given" names no user column.*--columns' "$tmp/stderr" ||
+    fail "a header of unknown names: $(cat "$tmp/stderr")"
+expect_status 0 "$RECKNN" "$tmp/named.csv" --columns who,what,stars_given --out "$tmp/hok" --top-n 0
+grep -q '"rating_scale": \[3, 4\]' "$tmp/hok/metrics.json" || fail "--columns by name did not take the ratings"
+# known short names, the time among them, in any order
+printf 'uid,iid,ts,r\n1,10,1600000000,4\n2,10,1600000001,3\n' > "$tmp/short.csv"
+expect_status 0 "$RECKNN" "$tmp/short.csv" --out "$tmp/hs" --top-n 0
+grep -q '"rating_scale": \[3, 4\]' "$tmp/hs/metrics.json" || fail "uid,iid,ts,r: the ratings are not r"
+
+# ---- a directory: its rating files only, the others named in a note -------------------------
+mkdir -p "$tmp/nf/training_set"
+printf '1:\n10,3,2005-09-06\n11,4,2005-09-07\n' > "$tmp/nf/training_set/mv_0000001.txt"
+printf '2:\n10,5,2005-09-06\n12,1,2005-09-07\n' > "$tmp/nf/training_set/mv_0000002.txt"
+printf 'The Netflix Prize data.\n' > "$tmp/nf/training_set/README"
+printf '1,2003,Dinosaur Planet\n2,2004,Isle of Man TT 2004 Review\n' > "$tmp/nf/movie_titles.txt"
+printf 'The Netflix Prize data.\n' > "$tmp/nf/README"
+expect_status 0 "$RECKNN" "$tmp/nf/training_set" --out "$tmp/nfo" --top-n 0
+grep -q 'read 2 rating files, skipped 1 other (README)' "$tmp/stderr" || fail "the skipped file is not noted: $(cat "$tmp/stderr")"
+grep -q '"ratings": 4' "$tmp/nfo/metrics.json" || fail "the Netflix folder's ratings"
+expect_status 3 "$RECKNN" "$tmp/nf" --out "$tmp/nfx" --top-n 0
+grep -q 'holds no rating file (skipped: README, movie_titles.txt)' "$tmp/stderr" ||
+    fail "the download's top folder: $(cat "$tmp/stderr")"
+expect_status 0 "$RECKNN" "$tmp/nf/training_set" --dir-glob 'mv_0000002*' --out "$tmp/nfg" --top-n 0
+grep -q '"ratings": 2' "$tmp/nfg/metrics.json" || fail "--dir-glob"
 exit 0

@@ -91,8 +91,16 @@ static void test_header_and_columns(void)
 {
     rk_load_opts o;
     rk_load_opts_default(&o);
-    /* a header is guessed from a rating field that is not a number */
-    check_buf("a,b,c\n1,2,3\n", &o, "1,2,3\n", 2);
+    /* a header is guessed from a rating field that is not a number; one
+     * of names recknn does not know is refused, not read by position */
+    check_buf("u,i,r\n1,2,3\n", &o, "1,2,3\n", 2);
+    {
+        rk_dataset d;
+        rk_error e;
+        CU_ASSERT_EQUAL(rk_load_buffer("h", "a,b,c\n1,2,3\n", 12, &o, &d, &e), RK_E_ARG);
+        CU_ASSERT_STRING_EQUAL(e.msg, "h: the header \"a,b,c\" names no user column recknn knows; give --columns "
+                                      "USER,ITEM,RATING[,TIME] with its names or 1-based positions");
+    }
     o.header = 0; /* no header: the first line is a (bad) data line */
     {
         rk_dataset d;
@@ -100,8 +108,10 @@ static void test_header_and_columns(void)
         CU_ASSERT_EQUAL(rk_load_buffer("h", "a,b,c\n1,2,3\n", 12, &o, &d, &e), RK_E_PARSE);
         CU_ASSERT_STRING_EQUAL(e.msg, "h:1: rating is not a number: \"c\"");
     }
-    o.header = 1; /* a numeric first line taken as the header */
+    o.header = 1; /* a numeric first line taken as the header: by position with --columns */
+    o.columns = "1,2,3";
     check_buf("1,2,3\n4,5,6\n", &o, "4,5,6\n", 2);
+    o.columns = NULL;
     o.header = -1;
     /* columns by position, and a header line with them */
     o.columns = "2,1,4";

@@ -142,7 +142,7 @@ static void test_empty_dir(void)
     rk_load_opts_default(&o);
     o.format = RK_FMT_NETFLIX;
     CU_ASSERT_EQUAL(rk_load_dataset(&p, 1, NULL, &o, &d, &e), RK_E_EMPTY);
-    snprintf(want, sizeof want, "%s: the directory holds no files", dir);
+    snprintf(want, sizeof want, "%s: the directory holds no rating file (--dir-glob PATTERN picks files by name)", dir);
     CU_ASSERT_STRING_EQUAL(e.msg, want);
     rmdir(dir);
 }
