@@ -27,7 +27,7 @@
 #   into the transposed model (b_i, b_u exchanged) and its pearson-baseline
 #   similarities recomputed from them.  BASELINES=0 leaves these runs out.
 # - The unknown-item rule: under --predict means recknn answers a pair whose
-#   item has no training rating with mu (README "User-based k-NN", as
+#   item has no training rating with mu (docs/USAGE.md "User-based k-NN", as
 #   Surprise's KNNWithMeans), where the transpose gives the user's mean.  The
 #   reference's prediction of such a pair is replaced by mu (clipped, 0 used)
 #   before the comparison and the reference RMSE is taken over the replaced

@@ -9,7 +9,7 @@ TOOLS_DIR and uses its reader and its Model; none of its code is copied here.
   ref_byuser.py TOOLS mapback TRAIN MODE REF_PRED OUT_PRED
       ref_knn's predictions of the transposed files (`item,user,...`) written back as
       `user,item,...`.  MODE means: a pair whose item has no training rating is set to μ with 0
-      neighbours used (README "User-based k-NN": recknn follows Surprise's KNNWithMeans there, the
+      neighbours used (docs/USAGE.md "User-based k-NN": recknn follows Surprise's KNNWithMeans there, the
       transpose would give the user's mean).  Prints {"rmse", "n", "unknown_item_pairs"} of OUT_PRED.
   ref_byuser.py TOOLS baseline TRAIN TEST METRIC MODE K MIN_SUPPORT SHRINKAGE MIN_K NB_OUT PRED_OUT
       The configurations that need the ALS baselines (pearson-baseline, --predict baseline): a pure

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The layering rule (README "Architecture"): the folders, lowest first, are
+# The layering rule (docs/ARCHITECTURE.md): the folders, lowest first, are
 #   common etl engine gpu io eval job cli
 # and a file includes only headers of its own folder or of a folder before
 # it; a header named *_internal.h is included only from its own folder.
