@@ -32,7 +32,10 @@ typedef struct rk_out rk_out; /* opaque: a directory and its pending files */
 #define RK_OUT_MAX_FILES 160
 
 /*! rk_out_open() : start writing into `dir` (created, with parents, when
- *  missing).  @return RK_OK, RK_E_IO (cannot create or not a directory), RK_E_NOMEM. */
+ *  missing) and lock it against other runs (an exclusive flock(2) on the
+ *  folder until rk_out_free).  @return RK_OK, RK_E_IO (cannot
+ *  create, not a directory, or locked by another process: the message says
+ *  so), RK_E_NOMEM. */
 rk_status rk_out_open(rk_out **out, const char *dir, rk_error *err);
 
 /*! rk_out_file() : open the temporary file that will become dir/name.
@@ -40,10 +43,39 @@ rk_status rk_out_open(rk_out **out, const char *dir, rk_error *err);
  *  @return RK_OK, RK_E_IO, RK_E_RANGE (too many files). */
 rk_status rk_out_file(rk_out *o, const char *name, FILE **fp, rk_error *err);
 
-/*! rk_out_commit() : flush, fsync and close every file, then rename each to
- *  its final name.  On failure every temporary file is removed.
- *  @return RK_OK or RK_E_IO naming the file. */
+/*! rk_out_commit() : rk_out_commit_set with no stale files. */
 rk_status rk_out_commit(rk_out *o, rk_error *err);
+
+/*! rk_out_commit_set() : flush, fsync and close every file, then put the
+ *  run's files in place as one set: every final name that exists is first
+ *  kept under a backup name (a hard link), the files named in stale[]
+ *  (earlier runs' outputs this run does not write) are moved aside, then
+ *  each temporary file is renamed to its final name.  When any step fails,
+ *  everything is undone: the earlier files are back under their names, the
+ *  run's are gone, so the folder holds the previous complete set.  On
+ *  success the backups and the stale files are removed.  The whole is one
+ *  critical section of the pending registry (an interruption waits for it).
+ *  Test hook: RECKNN_COMMIT_FAULT=K makes the K-th rename of the commit
+ *  fail (EIO).  @return RK_OK or RK_E_IO naming the file. */
+rk_status rk_out_commit_set(rk_out *o, const char *const *stale, int n_stale, rk_error *err);
+
+/* A pending file's name, size and checksum (rk_out_files). */
+typedef struct rk_out_info {
+    char name[256];
+    int64_t bytes;
+    uint64_t xxh64;           /* XXH64 (seed 0) of the file's bytes */
+} rk_out_info;
+
+/*! rk_out_names() : the names of the pending files into info[].name (bytes
+ *  and xxh64 0), in the order they were opened.  @return RK_OK or
+ *  RK_E_RANGE (cap). */
+rk_status rk_out_names(rk_out *o, rk_out_info *info, int cap, int *n, rk_error *err);
+
+/*! rk_out_files() : flush every pending file and describe it into
+ *  info[0 .. *n) (cap entries at most), in the order they were opened;
+ *  files still open for writing are read back through their descriptors.
+ *  @return RK_OK, RK_E_IO (a flush or read failed), RK_E_RANGE (cap). */
+rk_status rk_out_files(rk_out *o, rk_out_info *info, int cap, int *n, rk_error *err);
 
 /*! rk_out_abort() : close and remove every temporary file. */
 void rk_out_abort(rk_out *o);

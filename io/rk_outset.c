@@ -4,6 +4,8 @@
 #include "rk_outset.h"
 #include "rk_output.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -173,9 +175,69 @@ void rk_outset_stream_free(rk_outset_stream *st)
     free(st);
 }
 
+int rk_outset_is_file(const rk_outset_row *rows, int n_rows, const char *name)
+{
+    for (int i = 0; i < n_rows; i++) {
+        const char *r = rows[i].name, *dot = strrchr(r, '.');
+        if (strcmp(name, r) == 0) return 1;
+        const size_t stem = dot != NULL && dot != r ? (size_t)(dot - r) : strlen(r);
+        const char *ext = dot != NULL && dot != r ? dot : "";
+        if (strncmp(name, r, stem) != 0 || strncmp(name + stem, ".fold", 5) != 0) continue;
+        const char *d = name + stem + 5, *e = d;
+        while (*e >= '0' && *e <= '9') e++;
+        if (e > d && *d != '0' && strcmp(e, ext) == 0) return 1;
+    }
+    return 0;
+}
+
+/* The table's files in the folder that this run did not write: an earlier
+ * run's, which would otherwise sit beside this run's as if they belonged. */
+static rk_status stale_files(rk_outset *set, char ***names, int *n, rk_error *err)
+{
+    rk_out_info *info = malloc(RK_OUT_MAX_FILES * sizeof *info);
+    int n_info = 0;
+    *names = NULL;
+    *n = 0;
+    if (info == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory listing %s", set->dir);
+    rk_status s = rk_out_names(set->out, info, RK_OUT_MAX_FILES, &n_info, err);
+    DIR *d = s == RK_OK ? opendir(set->dir) : NULL;
+    if (s == RK_OK && d == NULL) s = rk_error_set(err, RK_E_IO, "cannot list %s: %s", set->dir, strerror(errno));
+    struct dirent *e;
+    int cap = 0;
+    while (s == RK_OK && (e = readdir(d)) != NULL) {
+        if (!rk_outset_is_file(set->rows, set->n_rows, e->d_name)) continue;
+        int ours = 0;
+        for (int i = 0; i < n_info && !ours; i++) ours = strcmp(info[i].name, e->d_name) == 0;
+        if (ours) continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **nn = realloc(*names, (size_t)cap * sizeof *nn);
+            if (nn == NULL) break;
+            *names = nn;
+        }
+        if (((*names)[*n] = strdup(e->d_name)) == NULL) break;
+        (*n)++;
+    }
+    if (s == RK_OK && e != NULL) s = rk_error_set(err, RK_E_NOMEM, "out of memory listing %s", set->dir);
+    if (d != NULL) closedir(d);
+    free(info);
+    return s;
+}
+
 rk_status rk_outset_commit(rk_outset *set, rk_error *err)
 {
-    return rk_out_commit(set->out, err);
+    char **stale;
+    int n_stale;
+    rk_status s = stale_files(set, &stale, &n_stale, err);
+    if (s == RK_OK) s = rk_out_commit_set(set->out, (const char *const *)stale, n_stale, err);
+    for (int i = 0; i < n_stale; i++) free(stale[i]);
+    free(stale);
+    return s;
+}
+
+rk_status rk_outset_files(rk_outset *set, rk_out_info *info, int cap, int *n, rk_error *err)
+{
+    return rk_out_files(set->out, info, cap, n, err);
 }
 
 void rk_outset_free(rk_outset *set)

@@ -25,6 +25,7 @@
 #include "rk_ids.h"
 #include "rk_knn.h"
 #include "rk_topn.h"
+#include "rk_output.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -134,12 +135,23 @@ rk_status rk_outset_restart(rk_outset_stream *st, rk_error *err);
  *  for the commit.  Before rk_outset_free of its set. */
 void rk_outset_stream_free(rk_outset_stream *st);
 
-/*! rk_outset_commit() : every file written so far into place, together
- *  (rk_out_commit).  @return RK_OK or RK_E_IO naming the file. */
+/*! rk_outset_commit() : every file written so far into place as one set
+ *  (rk_out_commit_set), the table's files of earlier runs that this run did
+ *  not write removed with it (a row's name or its fold variant: a folder
+ *  never mixes two runs' outputs); on failure the folder keeps the previous
+ *  set.  @return RK_OK or RK_E_IO naming the file. */
 rk_status rk_outset_commit(rk_outset *set, rk_error *err);
+
+/*! rk_outset_files() : the files written so far, with sizes and checksums
+ *  (rk_out_files), for metrics.json.  @return as rk_out_files. */
+rk_status rk_outset_files(rk_outset *set, rk_out_info *info, int cap, int *n, rk_error *err);
 
 /*! rk_outset_free() : remove what was not committed, free set (NULL is fine). */
 void rk_outset_free(rk_outset *set);
+
+/*! rk_outset_is_file() : 1 when name is a file the table writes: a row's
+ *  name, or its fold variant NAME.foldF.EXT (F a positive number). */
+int rk_outset_is_file(const rk_outset_row *rows, int n_rows, const char *name);
 
 /*! rk_outset_name() : the file name of row name for fold (see
  *  rk_outset_write) into buf.  @return its length (as snprintf). */

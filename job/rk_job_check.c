@@ -6,6 +6,9 @@
 #include "rk_job_internal.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 /* A message with the full-vector metrics of the metric table. */
 static rk_status needs_full(rk_error *err, const char *fmt, const char *other)
@@ -49,6 +52,35 @@ static rk_status check_items(const rk_job_opts *o, rk_error *err)
         return rk_error_set(err, RK_E_ARG, "--items cannot be used with --model or --save-model");
     if (o->approx != RK_APPROX_NONE)
         return rk_error_set(err, RK_E_ARG, "--items computes exact lists: it cannot be used with --approx");
+    return RK_OK;
+}
+
+/* 1 when the folders a and b are the same (both exist), or name the same
+ * path; a missing folder is compared by its name. */
+static int same_dir(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    size_t la = strlen(a), lb = strlen(b);
+    while (la > 1 && a[la - 1] == '/') la--;
+    while (lb > 1 && b[lb - 1] == '/') lb--;
+    return la == lb && strncmp(a, b, la) == 0;
+}
+
+/* --save-model may not name a file the run writes into --out: the output
+ * would overwrite the model, or the model the output. */
+static rk_status check_save_path(const rk_job_opts *o, rk_error *err)
+{
+    if (o->save_model == NULL) return RK_OK;
+    const char *slash = strrchr(o->save_model, '/');
+    const char *base = slash != NULL ? slash + 1 : o->save_model;
+    char dir[4096];
+    if (slash == NULL) snprintf(dir, sizeof dir, ".");
+    else if (slash == o->save_model) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - o->save_model), o->save_model);
+    if (rk_job_files_is_output(base) && same_dir(dir, o->out_dir))
+        return rk_error_set(err, RK_E_ARG, "--save-model %s names a file this run writes into --out %s: choose "
+                            "another name", o->save_model, o->out_dir);
     return RK_OK;
 }
 
@@ -167,6 +199,7 @@ rk_status rk_job_opts_check(rk_job_opts *o, rk_error *err)
     RK_FORWARD(check_implicit_rank(o, err));
     RK_FORWARD(check_cutoffs(o, err));
     RK_FORWARD(check_model_approx(o, err));
+    RK_FORWARD(check_save_path(o, err));
     if (rk_gpus_given(&o->gpus) && o->device == RK_DEVICE_CPU)
         return rk_error_set(err, RK_E_ARG, "--gpus needs the GPU engine: it cannot be used with --device cpu");
     RK_FORWARD(check_ranges(o, err));

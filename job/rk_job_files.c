@@ -128,6 +128,11 @@ static const rk_outset_row job_files[] = {
     {RK_OUTSET_USER_METRICS, "user_metrics.csv", rk_outset_user_metrics_csv, NULL, NULL, NULL},
 };
 
+int rk_job_files_is_output(const char *name)
+{
+    return rk_outset_is_file(job_files, (int)(sizeof job_files / sizeof job_files[0]), name);
+}
+
 rk_status rk_job_files_open(rk_outset **set, const char *dir, rk_error *err)
 {
     return rk_outset_open(set, dir, job_files, (int)(sizeof job_files / sizeof job_files[0]), err);
@@ -140,8 +145,14 @@ rk_status rk_job_finish(const rk_job_opts *o, rk_job_report *rep, const rk_data 
     double t = rk_omp_wtime();
     rep->t_write = t - t_engine_end;
     rep->t_total = t - t0;
-    const rk_job_result res = {o, rep, &d->ds, m, st, shown};
-    RK_FORWARD(rk_outset_write(out, RK_OUTSET_METRICS, 0, &res, err));
+    rk_job_result res = {o, rep, &d->ds, m, st, shown, NULL, 0};
+    /* metrics.json last: it lists every other file of the run */
     if (o->report) RK_FORWARD(rk_outset_write(out, RK_OUTSET_REPORT, 0, &res, err));
-    return rk_outset_commit(out, err);
+    rk_out_info *files = malloc(RK_OUT_MAX_FILES * sizeof *files);
+    if (files == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory listing the outputs");
+    rk_status s = rk_outset_files(out, files, RK_OUT_MAX_FILES, &res.n_files, err);
+    res.files = files;
+    if (s == RK_OK) s = rk_outset_write(out, RK_OUTSET_METRICS, 0, &res, err);
+    free(files);
+    return s != RK_OK ? s : rk_outset_commit(out, err);
 }

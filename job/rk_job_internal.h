@@ -32,7 +32,13 @@ typedef struct rk_job_result {
     const rk_model *m;
     const rk_knn_stats *st;
     const rk_job_shown *shown;
+    const rk_out_info *files;    /* the run's other files, written before metrics.json */
+    int n_files;
 } rk_job_result;
+
+/*! rk_job_files_is_output() : 1 when name is a file a run may write into
+ *  --out (a row of the job's table, or its fold variant). */
+int rk_job_files_is_output(const char *name);
 
 /*! rk_job_files_open() : the registry of the files a run writes (its table
  *  of names and writers) on the output folder dir.  @return as rk_outset_open. */

@@ -534,6 +534,23 @@ static int add_results(json_t *top, const rk_job_opts *o, const rk_job_report *r
     return bad;
 }
 
+/* "files": every other file of the run (metrics.json is written last and
+ * is not in its own list), with its size and XXH64 checksum. */
+static json_t *json_files(const rk_job_result *res)
+{
+    json_t *a = json_array();
+    for (int i = 0; a != NULL && i < res->n_files; i++) {
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)res->files[i].xxh64);
+        if (json_array_append_new(a, json_pack("{s:s, s:I, s:s}", "name", res->files[i].name, "bytes",
+                                               (json_int_t)res->files[i].bytes, "xxh64", hex)) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
 rk_status rk_job_metrics_json(FILE *fp, const void *in, rk_error *err)
 {
     const rk_job_result *res = in;
@@ -552,6 +569,7 @@ rk_status rk_job_metrics_json(FILE *fp, const void *in, rk_error *err)
     bad = bad || set(top, "topn", json_topn(o, r));
     bad = bad || set(top, "tune", json_tune(o, r, res->shown != NULL ? res->shown->tune : NULL, &ly));
     bad = bad || add_results(top, o, r, &ly);
+    bad = bad || set(top, "files", json_files(res));
     rk_status s = bad ? rk_error_set(err, RK_E_NOMEM, "out of memory building metrics.json")
                       : rk_json_write(fp, top, &ly, err);
     json_decref(top);

@@ -71,4 +71,51 @@ if [ "$(id -u)" -ne 0 ]; then
     chmod u+w "$tmp/ro"
     empty_or_absent "$tmp/ro"
 fi
+
+# ---- one complete set a folder ------------------------------------------------------------------
+# snapshot DIR: every file with its checksum, dot files included
+snapshot() { (cd "$1" && ls -A | sort | while read -r f; do printf '%s %s\n' "$f" "$(cksum < "$f")"; done); }
+expect_status 0 "$RECKNN" "$G" --test "$T" --report --out "$tmp/set" --quiet
+snapshot "$tmp/set" > "$tmp/set.0"
+# metrics.json lists every other file of the run with its size
+for f in neighbors.csv recommendations.csv predictions.csv report.html; do
+    size=$(wc -c < "$tmp/set/$f")
+    tr -d '\n ' < "$tmp/set/metrics.json" | grep -q "\"name\":\"$f\",\"bytes\":$size,\"xxh64\":\"[0-9a-f]\{16\}\"" ||
+        fail "metrics.json does not list $f with its $size bytes"
+done
+# a commit that fails at any of its steps leaves the previous set, byte for byte
+for k in 1 2 3 4 5 6 7 8 9; do
+    RECKNN_COMMIT_FAULT=$k expect_status 4 "$RECKNN" "$G" --test "$T" -k 3 --out "$tmp/set" --quiet
+    snapshot "$tmp/set" > "$tmp/set.$k"
+    cmp -s "$tmp/set.0" "$tmp/set.$k" || fail "a commit failing at step $k changed the set: $(diff "$tmp/set.0" "$tmp/set.$k")"
+done
+# a directory in the place of an output: refused, the old set stays
+mkdir "$tmp/set2" && cp "$tmp/set/"* "$tmp/set2/" && rm "$tmp/set2/report.html" && mkdir "$tmp/set2/report.html"
+snapshot "$tmp/set2" > "$tmp/set2.0" 2>/dev/null || true
+expect_status 4 "$RECKNN" "$G" --test "$T" --report --out "$tmp/set2"
+grep -q "report.html.*previous run's files" "$tmp/stderr" || fail "a directory in the way: $(cat "$tmp/stderr")"
+# a run without neighbors, top-N or report removes yesterday's: no mixed set
+expect_status 0 "$RECKNN" "$G" --test "$T" --no-neighbors --top-n 0 --out "$tmp/set" --quiet
+[ "$(ls -A "$tmp/set" | tr '\n' ' ')" = "metrics.json predictions.csv " ] ||
+    fail "stale files of an earlier run stayed: $(ls -A "$tmp/set" | tr '\n' ' ')"
+# folds: NAME.foldF.EXT of an earlier run go too
+expect_status 0 "$RECKNN" "$G" --folds 3 --write-folds --out "$tmp/set" --quiet
+expect_status 0 "$RECKNN" "$G" --out "$tmp/set" --quiet
+ls "$tmp/set" | grep -q fold && fail "fold files of an earlier run stayed"
+# a second run on a folder in use fails at once, the first's files untouched
+if command -v flock >/dev/null 2>&1; then
+    snapshot "$tmp/set" > "$tmp/lock.0"
+    flock "$tmp/set" sh -c "sleep 3" &
+    sleep 1
+    expect_status 4 "$RECKNN" "$G" --out "$tmp/set"
+    grep -q "being written by another recknn run" "$tmp/stderr" || fail "no lock: $(cat "$tmp/stderr")"
+    wait
+    snapshot "$tmp/set" > "$tmp/lock.1"
+    cmp -s "$tmp/lock.0" "$tmp/lock.1" || fail "the locked-out run changed the folder"
+fi
+# --save-model may not name one of the run's outputs
+expect_status 2 "$RECKNN" "$G" --out "$tmp/set" --save-model "$tmp/set/neighbors.csv"
+expect_status 0 "$RECKNN" "$G" --out "$tmp/set" --save-model "$tmp/set/model.rkm" --quiet
+expect_status 0 "$RECKNN" "$G" --out "$tmp/set" --top-n 0 --quiet
+[ -s "$tmp/set/model.rkm" ] || fail "a file that is not an output of recknn was removed"
 exit 0
