@@ -80,6 +80,7 @@ typedef struct loader {
     const char *name;
     int file_index;
     int64_t line_base;            /* lines of the file before the chunk */
+    size_t line_max;              /* bytes of a line at most (rk_load_opts.line_max) */
     int mv, mv_tag;               /* netflix: the movie rows continue under */
     int64_t mv_v;
     size_t mv_len;
@@ -105,6 +106,22 @@ static int64_t count_nl(const char *p, size_t n)
 #endif
     for (; k < n; k++) c += p[k] == '\n';
     return c;
+}
+
+/* The start of the first line of p[0..n) longer than max bytes (its
+ * newline not counted), or -1.  Windows of max + 1 bytes: the last newline
+ * of each (found by a short backward scan) starts the next, so a window
+ * without one is a line too long. */
+static int64_t long_line(const char *p, size_t n, size_t max)
+{
+    size_t a = 0;
+    while (n - a > max) {
+        size_t e = a + max + 1; /* a line from a fits when a newline is in [a, a + max] */
+        while (e > a && p[e - 1] != '\n') e--;
+        if (e == a) return (int64_t)a;
+        a = e;
+    }
+    return -1;
 }
 
 static const char *orphan_reason(int mv)
@@ -314,8 +331,20 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
     }
     rk_chunk *ch = L->ch;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt) if (nch > 1)
-    for (int k = 0; k < nch; k++) /* a line without its newline ends the file only */
+    for (int k = 0; k < nch; k++) { /* a line without its newline ends the file only */
         ch[k].lines = count_nl(ch[k].p, ch[k].len) + (ch[k].p[ch[k].len - 1] != '\n');
+        ch[k].long_at = long_line(ch[k].p, ch[k].len, L->line_max);
+    }
+    /* a line past the limit: not a rating file (the first one, in file order) */
+    int64_t before = 0;
+    for (int k = 0; k < nch; k++) {
+        if (ch[k].long_at >= 0)
+            return rk_error_set(err, RK_E_PARSE, "%s:%lld: a line longer than %zu bytes (not a rating file? "
+                                "--max-line-bytes raises the limit)", L->name,
+                                (long long)(L->line_base + before + count_nl(ch[k].p, (size_t)ch[k].long_at) + 1),
+                                L->line_max);
+        before += ch[k].lines;
+    }
     int64_t slots = out->n;
     for (int k = 0; k < nch; k++) {
         ch[k].home = out;
@@ -389,6 +418,7 @@ static rk_status load_src(loader *L, rk_src *s, rk_error *err)
     rk_fmt f;
 
     L->name = s->name;
+    s->line_max = L->line_max;
     L->mv = RK_MV_NONE;
     L->mv_tag = 0;
     RK_FORWARD(rk_src_next(s, block > RK_DETECT_BYTES ? block : RK_DETECT_BYTES, &p, &n, &last,
@@ -411,6 +441,10 @@ static rk_status load_src(loader *L, rk_src *s, rk_error *err)
         /* an open row goes back to start the next block; a block that is all
          * one open row asks for more bytes */
         rk_src_unread(s, carry);
+        if (carry > L->line_max)
+            return rk_error_set(err, RK_E_PARSE, "%s:%lld: a quoted field runs over more than %zu bytes (a quote "
+                                "never closed?)", L->name, (long long)L->line_base + 1, L->line_max);
+        s->line_base = L->line_base;
         const size_t want = carry == n ? 2 * (n > block ? n : block) : block;
         RK_FORWARD(rk_src_next(s, want, &p, &n, &last, &L->rep->bytes, err));
     }
@@ -479,6 +513,7 @@ static void loader_init(loader *L, const rk_load_opts *o, rk_rows *out, rk_load_
     L->o = o;
     L->nt = o->threads > 0 ? o->threads : rk_omp_max_threads();
     if (L->nt < 1) L->nt = 1;
+    L->line_max = o->line_max > 0 ? o->line_max : RK_LOAD_LINE_MAX;
     L->out = out;
     L->rep = rep;
     L->first_file = 1;

@@ -72,6 +72,10 @@ typedef struct rk_load_opts {
                              a thread's share of a block, at most 8 MiB). Tests
                              use tiny values to exercise chunk boundaries */
     int no_fast_path;     /* tests: libcsv for every line */
+    size_t line_max;      /* bytes of one line at most; a longer one (or a
+                             quoted row over that many bytes) is an error
+                             with its line, so that endless or binary input
+                             stops with bounded memory.  0: RK_LOAD_LINE_MAX */
     const char *dir_glob; /* a directory input: its files whose names match
                              (fnmatch); NULL: the rule of rk_dirlist.h */
     rk_note_fn note;      /* notes (a directory's skipped files); NULL: none */
@@ -81,6 +85,9 @@ typedef struct rk_load_opts {
                                 thread, a few times per block; NULL: none */
     void *progress_ud;
 } rk_load_opts;
+
+/* The default limit of a line's bytes (rk_load_opts.line_max). */
+#define RK_LOAD_LINE_MAX ((size_t)1 << 20)
 
 /*! rk_load_opts_default() : auto format, guesses, no scale, strict, no time. */
 void rk_load_opts_default(rk_load_opts *o);

@@ -96,6 +96,7 @@ typedef struct rk_chunk {
      * parses it again together with the next chunk, or carries the open row
      * into the next block. */
     int64_t open_at, open_lines;
+    int64_t long_at;      /* the first line over the limit begins at p[long_at]; -1: none */
     rk_status status;     /* RK_OK, or RK_E_NOMEM / RK_E_INTERNAL */
     /* the merge's plan (rk_load.c): rows [norph, n) go to home[dst...]; the
      * first nlead - norph of them get the movie fill_*; own.arena goes to

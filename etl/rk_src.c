@@ -142,7 +142,12 @@ rk_status rk_src_next(rk_src *s, size_t want, const char **p, size_t *n, int *la
             *last = 0;
             return RK_OK;
         }
+        if (s->line_max > 0 && s->len > want + s->line_max) /* endless input: bounded memory */
+            return rk_error_set(err, RK_E_PARSE, "%s:%lld: a line longer than %zu bytes (not a rating file? "
+                                "--max-line-bytes raises the limit)", s->name, (long long)s->line_base + 1,
+                                s->line_max);
         upto = s->len * 2; /* a line longer than the block */
+        if (s->line_max > 0 && upto > want + s->line_max + 1) upto = want + s->line_max + 1;
     }
     *p = s->buf;
     *n = s->len;

@@ -28,6 +28,9 @@ typedef struct rk_src {
     int seekable;                 /* a regular file: parallel pread */
     int changed;                  /* a read came up short of the size at open */
     int mem_counted;              /* memory: its bytes were added to *bytes */
+    size_t line_max;              /* a block with no newline past want + line_max
+                                     bytes is an error (0: no limit) */
+    int64_t line_base;            /* lines before the block, for that message */
     off_t fpos, fsize;
 } rk_src;
 

@@ -442,7 +442,8 @@ rk_status rk_mfile_read_mem(const void *buf, size_t len, const char *name, rk_mf
     return RK_OK;
 }
 
-/* A file that cannot be mapped (a pipe, a special file): read it whole. */
+/* A file that cannot be mapped (a pipe, a special file): read it whole, or
+ * only its first bytes when they do not begin with the magic. */
 static rk_status read_all(int fd, const char *path, unsigned char **out, size_t *len, rk_error *err)
 {
     size_t cap = 1 << 16, n = 0;
@@ -466,6 +467,8 @@ static rk_status read_all(int fd, const char *path, unsigned char **out, size_t 
         }
         if (got == 0) break;
         n += (size_t)got;
+        /* not a model (a rating file, /dev/zero): stop before reading it all */
+        if (n >= 8 && n - (size_t)got < 8 && memcmp(b, MAGIC, 8) != 0) break;
     }
     *out = b;
     *len = n;

@@ -19,6 +19,8 @@ gen() {
     big_line.csv) # a 10 MB quoted field left open by the file's end
         { printf 'u,i,r\n1,1,4\n2,"'; head -c 10485760 /dev/zero | tr '\0' q; } >"$2" ;;
     emptydir) mkdir "$2" ;;
+    zeros) # endless input without a line break: stops at the line limit, not at the memory's end
+        ln -s /dev/zero "$2" ;;
     missing.csv) ;;
     unreadable.csv)
         cp "$GOOD" "$2"
