@@ -242,7 +242,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "recknn: %lld users, %lld items, %lld ratings (%lld train, %lld test); %s k=%d on %s; ",
                 (long long)rep.users, (long long)rep.items, (long long)rep.ratings,
                 (long long)rep.train_ratings, (long long)rep.test_ratings,
-                rk_metric_name(o->knn.sim.metric), o->knn.k, rep.device[0] ? rep.device : "cpu");
+                rk_metric_name((rk_metric)rep.metric), rep.k, rep.device[0] ? rep.device : "cpu");
         if (rep.top_n > 0)
             fprintf(stderr, "top-%d for %lld users; ", rep.top_n, (long long)rep.topn.users);
         if (rep.have_eval && rep.n_folds > 1) {
@@ -259,7 +259,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "approx rbc R=%d P=%d, %.0fx less work", rep.approx.reps, rep.approx.probes,
                     (double)rep.approx.brute_pairs / (double)(rep.approx.pair_evals > 0 ? rep.approx.pair_evals : 1));
             if (rep.have_approx_check)
-                fprintf(stderr, ", recall@%d %.4f", o->knn.k, rep.approx_check.recall);
+                fprintf(stderr, ", recall@%d %.4f", rep.k, rep.approx_check.recall);
             fputs("; ", stderr);
         }
         if (rep.ranks > 1 || rep.n_parts > 1) {
@@ -269,8 +269,11 @@ int main(int argc, char **argv)
         }
         char verdict[320];
         const int below = rk_job_verdict(o, &rep, verdict, sizeof verdict);
-        if (rep.fold[rep.n_folds > 0 ? rep.n_folds - 1 : 0].have_rank)
-            fprintf(stderr, "precision@%d %.4f; ", rep.top_n, rep.fold[rep.n_folds - 1].rank.precision);
+        if (rep.fold[rep.n_folds > 0 ? rep.n_folds - 1 : 0].have_rank) { /* over the folds, as the RMSE */
+            double p = 0;
+            for (int f = 0; f < rep.n_folds; f++) p += rep.fold[f].rank.precision / rep.n_folds;
+            fprintf(stderr, "%sprecision@%d %.4f; ", rep.n_folds > 1 ? "mean " : "", rep.top_n, p);
+        }
         if (below == 0) fprintf(stderr, "%s; ", verdict);
         fprintf(stderr, "%.2f s; wrote %s%s\n", rep.t_total, o->out_dir, slash);
         if (below == 1) fprintf(stderr, "recknn: warning: %s\n", verdict);

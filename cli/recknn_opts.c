@@ -41,6 +41,8 @@ static const char usage_text[] =
     "      --columns LIST      csv: user,item,rating[,time] as 1-based positions or\n"
     "                          header names (default: the header's known names,\n"
     "                          else 1,2,3[,4] in a file without a header)\n"
+    "      --max-line-bytes N  a longer line is an error: not a rating file (default\n"
+    "                          1048576)\n"
     "      --dir-glob PATTERN  a directory input: read its files whose names match\n"
     "                          (default: mv_*.txt and combined_data_*.txt when\n"
     "                          there are such, else *.csv *.tsv *.dat *.data *.txt\n"
@@ -216,7 +218,7 @@ enum {
     OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK, OPT_GPUS, OPT_MPI_LOAD,
     OPT_RANK, OPT_RANK_K, OPT_ALPHA, OPT_BETA, OPT_WEIGHTING, OPT_BM25, OPT_RANK_VALUES, OPT_RANK_SHRINK,
     OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS, OPT_TUNE, OPT_TUNE_METRIC, OPT_TUNE_FRACTION, OPT_TUNE_GRID, OPT_TUNE_ROUNDS, OPT_USER_METRICS, OPT_TUNE_USERS,
-    OPT_NEGATIVE, OPT_DIR_GLOB,
+    OPT_NEGATIVE, OPT_DIR_GLOB, OPT_MAX_LINE,
     /* long forms of the short options: optopt then tells long from short */
     OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
 };
@@ -228,6 +230,7 @@ static const struct option long_opts[] = {
     {"no-header", no_argument, NULL, OPT_NO_HEADER},
     {"columns", required_argument, NULL, OPT_COLUMNS},
     {"dir-glob", required_argument, NULL, OPT_DIR_GLOB},
+    {"max-line-bytes", required_argument, NULL, OPT_MAX_LINE},
     {"rating-scale", required_argument, NULL, OPT_RATING_SCALE},
     {"duplicates", required_argument, NULL, OPT_DUPLICATES},
     {"skip-bad-lines", no_argument, NULL, OPT_SKIP_BAD},
@@ -460,6 +463,7 @@ static int input_option(int ch, const char *a, rk_job_opts *o)
         check_columns(a);
         o->load.columns = a;
         break;
+    case OPT_MAX_LINE: o->load.line_max = (size_t)parse_ll("--max-line-bytes", a, 64, (long long)1 << 40); break;
     case OPT_DIR_GLOB:
         if (a[0] == '\0') usage_error("--dir-glob: empty pattern");
         o->load.dir_glob = a;
@@ -715,6 +719,22 @@ static int device_option(int ch, const char *a, rk_job_opts *o)
     return 1;
 }
 
+/* The options a saved model fixes (--model answers with the model's own):
+ * the first one given is recorded, for rk_job_opts_check's refusal. */
+static void note_model_fixed(int ch, rk_job_opts *o)
+{
+    static const struct { int ch; const char *name; } fixed[] = {
+        {'k', "-k"}, {OPT_K, "-k"}, {OPT_METRIC, "--metric"}, {OPT_SHRINKAGE, "--shrinkage"},
+        {OPT_MIN_SUPPORT, "--min-support"}, {OPT_PREDICT, "--predict"}, {OPT_MIN_K, "--min-k"},
+        {OPT_NEGATIVE, "--negative"}, {OPT_RANK, "--rank"}, {OPT_RANK_K, "--rank-k"}, {OPT_ALPHA, "--alpha"},
+        {OPT_BETA, "--beta"}, {OPT_WEIGHTING, "--weighting"}, {OPT_BM25, "--bm25"},
+        {OPT_RANK_VALUES, "--rank-values"}, {OPT_RANK_SHRINK, "--rank-shrink"}, {OPT_LOCALITY, "--locality"},
+        {OPT_NORMALIZE, "--normalize"}, {OPT_IMPLICIT, "--implicit"},
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && o->model_fixed_opt == NULL; i++)
+        if (fixed[i].ch == ch) o->model_fixed_opt = fixed[i].name;
+}
+
 int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
 {
     rk_job_opts *o = &out->job;
@@ -726,6 +746,7 @@ int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
     int ch;
     while ((ch = getopt_long(argc, argv, ":k:qhV", long_opts, NULL)) != -1) {
         const char *a = optarg;
+        note_model_fixed(ch, o);
         if (input_option(ch, a, o) || similarity_option(ch, a, o) || ranking_option(ch, a, o) ||
             evaluation_option(ch, a, o) || device_option(ch, a, o))
             continue;

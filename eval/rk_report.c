@@ -157,6 +157,14 @@ static int find_value(const float *vals, int n, float v)
     return a < n && vals[a] == v ? a : -1 - a;
 }
 
+/* Sections that show one fold's data say so when there were several. */
+static void last_fold(FILE *fp, const rk_report_data *d)
+{
+    if (d->n_folds > 1)
+        fprintf(fp, "<p>The last of the %d folds; the means over every fold are in \"Ranking\" and the fold "
+                    "table.</p>\n", d->n_folds);
+}
+
 static void sec_errors(FILE *fp, const rk_report_data *d)
 {
     h2(fp, "errors", "Prediction errors");
@@ -164,6 +172,7 @@ static void sec_errors(FILE *fp, const rk_report_data *d)
         note(fp, "no test set");
         return;
     }
+    last_fold(fp, d);
     /* one pass: the histogram, the totals, the range and the distinct rating
      * values (until there are too many to show one bar each) */
     double hist[ERR_BINS] = {0}, se = 0, ae = 0, sum = 0;
@@ -244,13 +253,15 @@ static int32_t list_len(const rk_lists *l, int32_t i)
     return n < 0 ? 0 : n > l->k ? l->k : n;
 }
 
-static void sec_lists(FILE *fp, const rk_lists *l)
+static void sec_lists(FILE *fp, const rk_report_data *d)
 {
+    const rk_lists *l = d->lists;
     h2(fp, "lists", "Neighbour lists");
     if (l == NULL) {
         note(fp, "no neighbour lists");
         return;
     }
+    last_fold(fp, d);
     if (l->n_items <= 0 || l->k <= 0 || l->len == NULL) {
         note(fp, "the lists are empty");
         return;
@@ -423,7 +434,8 @@ static void sec_ranking(FILE *fp, const rk_report_data *d)
         note(fp, "no test set");
         return;
     }
-    static const char *const name[6] = {"precision", "recall", "NDCG", "MRR", "hit rate", "coverage"};
+    static const char *const name[6] = {"precision", "recall", "NDCG", "MRR", "hit rate",
+                                        "coverage (of the test users' lists)"};
     static const fold_get mg[6] = {g_prec, g_rec, g_ndcg, g_mrr, g_hit, g_cov};
     static const fold_get bg[6] = {b_prec, b_rec, b_ndcg, b_mrr, b_hit, b_cov};
     int ns = d->fold_base != NULL ? 2 : 1;
@@ -565,7 +577,8 @@ static rk_status sec_concentration(FILE *fp, const rk_report_data *d, rk_error *
         top_x[m] = (double)top_n[m] / n;
         top_y[m] = total > 0 ? acc / total : 0.0;
     }
-    fprintf(fp, "<p>%" PRId64 " items, %.0f recommendations; coverage ", n, total);
+    fprintf(fp, "<p>Every user's recommendations%s: %" PRId64 " items, %.0f recommendations; catalogue coverage ",
+            d->n_folds > 1 ? " (the last fold)" : "", n, total);
     rk_rep_fix(fp, 4, (double)recommended / n);
     fprintf(fp, " (%" PRId64 " of %" PRId64 " items recommended at least once); Gini index ", recommended, n);
     rk_rep_fix(fp, 4, gini);
@@ -610,7 +623,7 @@ rk_status rk_report_write(FILE *fp, const rk_report_data *d, rk_error *err)
     sec_run(fp, d);
     sec_time(fp, d);
     sec_errors(fp, d);
-    sec_lists(fp, d->lists);
+    sec_lists(fp, d);
     RK_FORWARD(sec_folds(fp, d, err));
     sec_ranking(fp, d);
     RK_FORWARD(sec_tuning(fp, d, err));

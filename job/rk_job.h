@@ -64,6 +64,8 @@ typedef struct rk_job_opts {
     rk_rankw_opts rank;         /* --rank and its options: the ranking model top-N is summed
                                    from (CONTRACT.md §5b); sim RK_METRIC_COUNT: --metric's lists */
     int rank_given;             /* --rank was given (user mode and --approx refuse it then) */
+    const char *model_fixed_opt; /* the first option given that a saved model fixes (-k, --metric,
+                                    --rank, ...): --model refuses it; NULL: none */
     int tune;                   /* --tune: the ranking model chosen on a validation split (rk_tune.h) */
     rk_tune_metric tune_metric; /* --tune-metric (NDCG) */
     double tune_fraction;       /* --tune-fraction: of each user's training ratings (0.2) */
@@ -185,6 +187,8 @@ typedef struct rk_job_report {
     char path[160];                    /* engine accumulation path */
     /* top-N (top_n > 0) */
     int32_t top_n;                     /* N used: --top-n capped at the item count */
+    int metric;                        /* the rk_metric and k of the lists used: the run's (k clamped to */
+    int32_t k;                         /* the data), or a saved model's own with --model */
     rk_topn_stats topn;                /* users served, rows, times, path */
     /* the ranking model (--rank, CONTRACT.md §5b) of the last fold */
     int have_rank_model;               /* top-N was summed from the ranking lists */

@@ -92,6 +92,9 @@ static rk_status check_model_approx(const rk_job_opts *o, rk_error *err)
         return rk_error_set(err, RK_E_ARG, "--queries needs --model FILE");
     if (o->by_user && (o->save_model != NULL || o->model_path != NULL))
         return rk_error_set(err, RK_E_ARG, "--by user cannot save or use a model file yet (its lists are per user)");
+    if (o->model_path != NULL && o->model_fixed_opt != NULL)
+        return rk_error_set(err, RK_E_ARG, "--model answers with the options the model was saved with: %s cannot "
+                            "change them (metrics.json's options show the model's)", o->model_fixed_opt);
     if (o->model_path != NULL && (o->folds > 0 || o->test_path != NULL || o->holdout > 0.0 || o->save_model != NULL))
         return rk_error_set(err, RK_E_ARG, "--model answers queries: it cannot be used with --folds, --test, "
                             "--holdout or --save-model");

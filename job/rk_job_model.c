@@ -171,6 +171,8 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
 
     /* top-N from the saved lists and today's ratings */
     rep->top_n = o->top_n > rep->items ? (int32_t)rep->items : o->top_n;
+    rep->metric = (int)j.mf.knn.sim.metric; /* the model's own, not the defaults of the command line */
+    rep->k = j.mf.knn.k;
     if (rep->top_n > 0) {
         rk_idlist_report ir;
         memset(&ir, 0, sizeof ir);

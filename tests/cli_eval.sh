@@ -149,4 +149,26 @@ expect_status 3 "$RECKNN" "$train" --model "$train" --out "$tmp/x" --device cpu
 grep -q 'not a recknn model' "$tmp/stderr" || fail "a rating file as model: $(cat "$tmp/stderr")"
 expect_status 4 "$RECKNN" "$train" --model "$tmp/none.rkm" --out "$tmp/x" --device cpu
 [ -e "$tmp/x" ] && fail "a bad model left output behind"
+
+# ---- one truth per run ------------------------------------------------------------------------------
+# a saved model's run says the model's metric and k, and refuses the options the model fixes
+expect_status 0 "$RECKNN" "$train" --metric cosine-full -k 7 --save-model "$tmp/m7.rkm" --out "$tmp/s7" --device cpu --quiet
+expect_status 0 "$RECKNN" "$train" --model "$tmp/m7.rkm" --out "$tmp/s7b" --device cpu
+grep -q "cosine-full k=7 on" "$tmp/stderr" || fail "--model: the summary does not show the model's metric and k"
+for opt in "-k 5" "--metric msd" "--shrinkage 10" "--rank lists" "--predict basic"; do
+    # shellcheck disable=SC2086
+    expect_status 2 "$RECKNN" "$train" --model "$tmp/m7.rkm" $opt --out "$tmp/x" --device cpu
+    grep -q "cannot change them" "$tmp/stderr" || fail "--model $opt: $(cat "$tmp/stderr")"
+done
+# folds: the summary's precision is the mean over the folds; the report says which sections are one fold's
+expect_status 0 "$RECKNN" "$train" --folds 3 --seed 4 --report --out "$tmp/f3" --device cpu
+grep -q "3 folds: mean RMSE .* mean precision@10 " "$tmp/stderr" || fail "folds: the summary mixes means and the last fold"
+[ "$(grep -c 'The last of the 3 folds' "$tmp/f3/report.html")" -eq 2 ] || fail "the report does not say which sections are the last fold's"
+# -k and --top-n past the data: clamped with a note, the same files
+expect_status 0 "$RECKNN" "$train" -k 100000 --top-n 1000000 --out "$tmp/kbig" --device cpu --rank lists
+grep -q "so k = " "$tmp/stderr" || fail "-k past the items: no note"
+items=$(tr -d '\n ' < "$tmp/kbig/metrics.json" | grep -o '"items":[0-9]*' | head -1 | sed 's/.*://')
+expect_status 0 "$RECKNN" "$train" -k $((items - 1)) --top-n "$items" --out "$tmp/kfit" --device cpu --rank lists --quiet
+cmp -s "$tmp/kbig/neighbors.csv" "$tmp/kfit/neighbors.csv" || fail "a clamped -k changed neighbors.csv"
+cmp -s "$tmp/kbig/recommendations.csv" "$tmp/kfit/recommendations.csv" || fail "a clamped --top-n changed recommendations.csv"
 exit 0
