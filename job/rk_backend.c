@@ -139,6 +139,11 @@ static int gpu_pays(const rk_backend_seam *s, const rk_knn_opts *ko)
     return 1;
 }
 
+int rk_backend_no_gpu_here(const char *why)
+{
+    return strncmp(why, "no CUDA device", 14) == 0 || strstr(why, "built without CUDA") != NULL;
+}
+
 rk_status rk_backend_choose(rk_backend_seam *s, const rk_knn_opts *ko, rk_error *err)
 {
     warm_join(s);
@@ -155,7 +160,11 @@ rk_status rk_backend_choose(rk_backend_seam *s, const rk_knn_opts *ko, rk_error 
     }
     if (!s->gpu_ok) {
         if (s->o.gpus_given) return rk_error_set(err, RK_E_GPU, "--gpus: %s", s->gpu_why); /* no fallback */
-        rk_note(s->o.note, s->o.ud, "no usable GPU (%s): running on the CPU", s->gpu_why);
+        /* a machine without a GPU (or a build without CUDA) is the CPU's, in
+         * silence (metrics.json's engine.gpu_unused says why); a GPU that is
+         * there but cannot serve deserves a word */
+        if (!rk_backend_no_gpu_here(s->gpu_why))
+            rk_note(s->o.note, s->o.ud, "the GPU cannot be used (%s): running on the CPU", s->gpu_why);
         return RK_OK;
     }
     if (gpu_pays(s, ko)) s->chosen = &backends[RK_BACKEND_CUDA];

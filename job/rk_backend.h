@@ -105,6 +105,11 @@ rk_status rk_backend_start(rk_backend_seam *s, const rk_backend_opts *o, const r
  *  engines) the shape pays, else the CPU with a note saying why.
  *  @return RK_OK or RK_E_GPU (--device gpu or --gpus without a GPU, or a
  *  --gpus ordinal that is not there). */
+/*! rk_backend_no_gpu_here() : 1 when why (rk_gpu_available's reason) says
+ *  the machine has no GPU at all, or the build has no CUDA: --device auto
+ *  then runs on the CPU without a note. */
+int rk_backend_no_gpu_here(const char *why);
+
 rk_status rk_backend_choose(rk_backend_seam *s, const rk_knn_opts *ko, rk_error *err);
 
 /*! rk_backend_current() : the backend that runs now: the chosen one, or

@@ -793,6 +793,8 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
     snprintf(rep->device, sizeof rep->device, "%s", st.device);
     rep->gpu_fallback = j.seam.fell_back; /* the seam's, for every engine path */
     snprintf(rep->gpu_fallback_why, sizeof rep->gpu_fallback_why, "%s", j.seam.fell_back_why);
+    if (o->device == RK_DEVICE_AUTO && !j.seam.gpu_ok)
+        snprintf(rep->gpu_unused, sizeof rep->gpu_unused, "%s", j.seam.gpu_why);
     snprintf(rep->path, sizeof rep->path, "%s", st.path);
     double t_engine_end = rk_omp_wtime();
 

@@ -180,6 +180,7 @@ typedef struct rk_job_report {
     int threads_planned;               /* --memory-limit: CPU threads of that plan (0: not planned) */
     int gpu_fallback;                  /* --device auto: the GPU engine failed, the CPU ran */
     char gpu_fallback_why[RK_ERROR_MSG_CAP];
+    char gpu_unused[256];              /* --device auto on the CPU for want of a GPU: why ("" otherwise) */
     double t_load, t_similarity, t_select, t_predict, t_recommend, t_write, t_total; /* sums over folds */
     double load_mb_s;                  /* input bytes over load time */
     double t_read_parse, t_ids, t_dedupe, t_split, t_model; /* the parts of t_load */

@@ -406,6 +406,7 @@ static json_t *json_engine(const rk_job_report *r, const rk_knn_stats *st)
                           "detail", rk_json_str(st->detail), "gpu_fallback", r->gpu_fallback != 0);
     int bad = e == NULL;
     if (!bad && r->gpu_fallback) bad |= set(e, "gpu_fallback_why", rk_json_str(r->gpu_fallback_why));
+    if (!bad && r->gpu_unused[0] != '\0') bad |= set(e, "gpu_unused", rk_json_str(r->gpu_unused));
     if (!bad && r->threads_planned > 0) {
         bad |= set(e, "threads_planned", json_integer(r->threads_planned));
         bad |= set(e, "host_plan_gb", rk_json_num(r->host_plan_gb));

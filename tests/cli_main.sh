@@ -129,7 +129,9 @@ case $st in
     echo "note: a GPU is usable here; the exit 5 check is skipped" ;;
 5)  grep -q '^recknn: error: ' "$tmp/stderr" || fail "--device gpu failed without a message"
     [ -e "$tmp/gpu" ] && [ -n "$(ls -A "$tmp/gpu")" ] && fail "--device gpu left files behind"
-    [ "$auto_note" -eq 1 ] || fail "--device auto fell back to the CPU without a note" ;;
+    # without a GPU, auto runs on the CPU in silence and metrics.json says why
+    [ "$auto_note" -eq 0 ] || fail "--device auto noted the missing GPU: $(cat "$tmp/stderr")"
+    grep -q '"gpu_unused": "' "$tmp/auto/metrics.json" || fail "metrics.json does not say why the GPU was not used" ;;
 *)  cat "$tmp/stderr" >&2; fail "--device gpu exited $st (want 0 or 5)" ;;
 esac
 
