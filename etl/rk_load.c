@@ -18,6 +18,7 @@
 #include "rk_omp.h"
 #include "rk_src.h"
 #include "rk_dirlist.h"
+#include "rk_zsrc.h"
 #include "rk_note.h"
 
 #include <errno.h>
@@ -465,17 +466,32 @@ static rk_status load_path(loader *L, const char *path, rk_error *err)
         free(s.buf);
         return st;
     }
-    s.fd = open(path, O_RDONLY);
-    if (s.fd < 0) return rk_error_set(err, RK_E_IO, "cannot open %s: %s", path, strerror(errno));
+    const int fd = open(path, O_RDONLY);
+    if (fd < 0) return rk_error_set(err, RK_E_IO, "cannot open %s: %s", path, strerror(errno));
+    s.fd = fd;
+    s.nt = L->nt;
     struct stat sb;
-    if (fstat(s.fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+    unsigned char magic[4];
+    const int regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    const int kind = regular && pread(fd, magic, 4, 0) == 4 ? rk_zsrc_kind(magic, 4) : RK_ZSRC_NONE;
+    rk_zsrc *z = NULL;
+    rk_status st = RK_OK;
+    if (kind != RK_ZSRC_NONE) { /* decoded by a thread of its own, read as a pipe */
+        st = rk_zsrc_open(fd, kind, path, L->nt, &z, &s.fd, err);
+        s.nt = 1;
+    } else if (regular) {
         s.seekable = 1;
         s.fsize = sb.st_size;
     }
-    s.nt = L->nt;
-    rk_status st = load_src(L, &s, err);
+    if (st == RK_OK) st = load_src(L, &s, err);
+    rk_error zerr;
+    const rk_status zs = rk_zsrc_close(z, 1, &zerr); /* a corrupt stream says more than the parse */
+    if (zs != RK_OK) {
+        st = zs;
+        *err = zerr;
+    }
     free(s.buf);
-    close(s.fd);
+    close(fd);
     return st;
 }
 
@@ -547,7 +563,13 @@ static double path_bytes(const char *path, const char *glob)
 {
     struct stat sb;
     if (path == NULL || strcmp(path, "-") == 0 || stat(path, &sb) != 0) return -1.0;
-    if (S_ISREG(sb.st_mode)) return (double)sb.st_size;
+    if (S_ISREG(sb.st_mode)) {
+        unsigned char magic[4];
+        int fd = open(path, O_RDONLY), kind = RK_ZSRC_NONE;
+        if (fd >= 0 && pread(fd, magic, 4, 0) == 4) kind = rk_zsrc_kind(magic, 4);
+        if (fd >= 0) close(fd);
+        return kind == RK_ZSRC_NONE ? (double)sb.st_size : -1.0; /* compressed: the decoded size is unknown */
+    }
     if (!S_ISDIR(sb.st_mode)) return -1.0;
     rk_dirlist dl;
     rk_error e;

@@ -1,0 +1,294 @@
+/* Compressed rating files through zlib and libzstd (rk_zsrc.h). */
+#define _GNU_SOURCE /* F_SETPIPE_SZ */
+#include "rk_zsrc.h"
+#include "rk_omp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#define IN_CHUNK ((size_t)4 << 20)   /* compressed bytes read at a time */
+#define OUT_CHUNK ((size_t)4 << 20)  /* decoded bytes written at a time */
+#define BATCH_BYTES ((size_t)256 << 20) /* decoded bytes of one parallel batch of zstd frames, about */
+
+struct rk_zsrc {
+    int in_fd, kind, threads;
+    int wr;                /* the pipe's write end (the decoder's) */
+    int rd;                /* its read end (the loader's) */
+    const char *name;
+    pthread_t th;
+    int started;
+    rk_status status;      /* the decoder's */
+    rk_error err;
+    int stopped;           /* the reader went away (EPIPE): not an error */
+};
+
+int rk_zsrc_kind(const unsigned char *p, size_t n)
+{
+    if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b) return RK_ZSRC_GZIP;
+    if (n >= 4 && p[0] == 0x28 && p[1] == 0xb5 && p[2] == 0x2f && p[3] == 0xfd) return RK_ZSRC_ZSTD;
+    return RK_ZSRC_NONE;
+}
+
+/* All n bytes to the pipe.  @return 0, 1 when the reader went away, -1. */
+static int put(rk_zsrc *z, const void *p, size_t n)
+{
+    const char *b = p;
+    while (n > 0) {
+        ssize_t w = write(z->wr, b, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && errno == EPIPE) {
+            z->stopped = 1;
+            return 1;
+        }
+        if (w < 0) {
+            z->status = rk_error_set(&z->err, RK_E_IO, "%s: cannot pass the decoded data on: %s", z->name,
+                                     strerror(errno));
+            return -1;
+        }
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Up to cap bytes of the compressed file.  @return bytes, 0 at its end, -1. */
+static ssize_t take(rk_zsrc *z, void *dst, size_t cap)
+{
+    for (;;) {
+        ssize_t r = read(z->in_fd, dst, cap);
+        if (r >= 0) return r;
+        if (errno == EINTR) continue;
+        z->status = rk_error_set(&z->err, RK_E_IO, "cannot read %s: %s", z->name, strerror(errno));
+        return -1;
+    }
+}
+
+/* gzip (and zlib) streams, member after member. */
+static void run_gzip(rk_zsrc *z, unsigned char *in, unsigned char *out)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (inflateInit2(&zs, 15 + 32) != Z_OK) {
+        z->status = rk_error_set(&z->err, RK_E_NOMEM, "%s: cannot start zlib", z->name);
+        return;
+    }
+    long long consumed = 0;
+    int ended = 1; /* at a member boundary: the file may end here */
+    for (;;) {
+        if (zs.avail_in == 0) {
+            ssize_t r = take(z, in, IN_CHUNK);
+            if (r < 0) break;
+            if (r == 0) {
+                if (!ended)
+                    z->status = rk_error_set(&z->err, RK_E_PARSE, "%s: the gzip data end early (a truncated "
+                                             "file?)", z->name);
+                break;
+            }
+            zs.next_in = in;
+            zs.avail_in = (uInt)r;
+        }
+        zs.next_out = out;
+        zs.avail_out = (uInt)OUT_CHUNK;
+        const uInt before = zs.avail_in;
+        const int rc = inflate(&zs, Z_NO_FLUSH);
+        consumed += before - zs.avail_in;
+        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+            z->status = rk_error_set(&z->err, RK_E_PARSE, "%s: corrupt gzip data near compressed byte %lld (%s)",
+                                     z->name, consumed, zs.msg != NULL ? zs.msg : "zlib error");
+            break;
+        }
+        ended = 0;
+        if (put(z, out, OUT_CHUNK - zs.avail_out) != 0) break;
+        if (rc == Z_STREAM_END) { /* another member may follow */
+            ended = 1;
+            inflateReset(&zs);
+        }
+    }
+    inflateEnd(&zs);
+}
+
+/* One zstd stream (a pipe, or one large frame), frame after frame. */
+static void run_zstd_stream(rk_zsrc *z, unsigned char *in, unsigned char *out)
+{
+    ZSTD_DStream *ds = ZSTD_createDStream();
+    if (ds == NULL) {
+        z->status = rk_error_set(&z->err, RK_E_NOMEM, "%s: cannot start libzstd", z->name);
+        return;
+    }
+    ZSTD_inBuffer ib = {in, 0, 0};
+    long long consumed = 0;
+    size_t hint = 0; /* 0: at a frame boundary */
+    for (;;) {
+        if (ib.pos == ib.size) {
+            ssize_t r = take(z, in, IN_CHUNK);
+            if (r < 0) break;
+            if (r == 0) {
+                if (hint != 0)
+                    z->status = rk_error_set(&z->err, RK_E_PARSE, "%s: the zstd data end early (a truncated "
+                                             "file?)", z->name);
+                break;
+            }
+            consumed += (long long)ib.size;
+            ib.size = (size_t)r;
+            ib.pos = 0;
+        }
+        ZSTD_outBuffer ob = {out, OUT_CHUNK, 0};
+        hint = ZSTD_decompressStream(ds, &ob, &ib);
+        if (ZSTD_isError(hint)) {
+            z->status = rk_error_set(&z->err, RK_E_PARSE, "%s: corrupt zstd data near compressed byte %lld (%s)",
+                                     z->name, consumed + (long long)ib.pos, ZSTD_getErrorName(hint));
+            break;
+        }
+        if (put(z, out, ob.pos) != 0) break;
+    }
+    ZSTD_freeDStream(ds);
+}
+
+/* Frames of a mapped zstd file in batches of about BATCH_BYTES decoded,
+ * each batch's frames decoded in parallel, written in order.  @return 0,
+ * or 1 when the frames' sizes are not all recorded (stream it instead). */
+static int run_zstd_frames(rk_zsrc *z, const unsigned char *b, size_t n)
+{
+    size_t cap = 1024, nf = 0, *off = malloc(cap * sizeof *off), *clen = malloc(cap * sizeof *clen);
+    unsigned long long *dlen = malloc(cap * sizeof *dlen);
+    int fallback = 0;
+    for (size_t at = 0; at < n && off != NULL && clen != NULL && dlen != NULL && !fallback;) {
+        const size_t c = ZSTD_findFrameCompressedSize(b + at, n - at);
+        const unsigned long long d = ZSTD_isError(c) ? ZSTD_CONTENTSIZE_ERROR : ZSTD_getFrameContentSize(b + at, c);
+        if (ZSTD_isError(c) || d == ZSTD_CONTENTSIZE_UNKNOWN || d == ZSTD_CONTENTSIZE_ERROR) {
+            fallback = 1; /* the streaming decoder says what is wrong, or copes */
+            break;
+        }
+        if (nf == cap) {
+            cap *= 2;
+            size_t *o2 = realloc(off, cap * sizeof *off), *c2 = o2 != NULL ? realloc(clen, cap * sizeof *clen) : NULL;
+            unsigned long long *d2 = c2 != NULL ? realloc(dlen, cap * sizeof *dlen) : NULL;
+            if (o2 != NULL) off = o2;
+            if (c2 != NULL) clen = c2;
+            if (d2 == NULL) break;
+            dlen = d2;
+        }
+        off[nf] = at, clen[nf] = c, dlen[nf] = d;
+        nf++;
+        at += c;
+    }
+    if (off == NULL || clen == NULL || dlen == NULL || nf < 2) fallback = 1;
+    for (size_t f0 = 0; f0 < nf && !fallback && z->status == RK_OK && !z->stopped;) {
+        size_t f1 = f0, bytes = 0;
+        while (f1 < nf && (f1 == f0 || bytes + dlen[f1] <= BATCH_BYTES)) bytes += dlen[f1++];
+        unsigned char *dst = malloc(bytes > 0 ? bytes : 1);
+        size_t *doff = malloc((f1 - f0 + 1) * sizeof *doff);
+        int bad = dst == NULL || doff == NULL;
+        for (size_t f = f0; !bad && f <= f1; f++) doff[f - f0] = f == f0 ? 0 : doff[f - f0 - 1] + dlen[f - 1];
+#pragma omp parallel for schedule(dynamic, 1) num_threads(z->threads) reduction(| : bad) if (!bad && f1 - f0 > 1)
+        for (size_t f = f0; f < f1; f++) {
+            const size_t got = ZSTD_decompress(dst + doff[f - f0], dlen[f], b + off[f], clen[f]);
+            bad |= ZSTD_isError(got) || got != dlen[f];
+        }
+        if (bad && dst == NULL)
+            z->status = rk_error_set(&z->err, RK_E_NOMEM, "%s: out of memory decoding %zu bytes", z->name, bytes);
+        else if (bad)
+            z->status = rk_error_set(&z->err, RK_E_PARSE, "%s: corrupt zstd data in the frame at compressed byte %zu",
+                                     z->name, off[f0]);
+        else
+            put(z, dst, bytes);
+        free(dst);
+        free(doff);
+        f0 = f1;
+    }
+    free(off);
+    free(clen);
+    free(dlen);
+    return fallback;
+}
+
+static void *decoder(void *arg)
+{
+    rk_zsrc *z = arg;
+    sigset_t pipe_sig; /* a write to a closed pipe is EPIPE here, not a signal */
+    sigemptyset(&pipe_sig);
+    sigaddset(&pipe_sig, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
+    unsigned char *in = malloc(IN_CHUNK), *out = malloc(OUT_CHUNK);
+    struct stat sb;
+    if (in == NULL || out == NULL) {
+        z->status = rk_error_set(&z->err, RK_E_NOMEM, "%s: out of memory decoding", z->name);
+    } else if (z->kind == RK_ZSRC_GZIP) {
+        run_gzip(z, in, out);
+    } else {
+        int streamed = 1;
+        if (fstat(z->in_fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+            void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, z->in_fd, 0);
+            if (m != MAP_FAILED) {
+                streamed = run_zstd_frames(z, m, (size_t)sb.st_size);
+                munmap(m, (size_t)sb.st_size);
+            }
+        }
+        if (streamed && z->status == RK_OK && !z->stopped) run_zstd_stream(z, in, out);
+    }
+    free(in);
+    free(out);
+    close(z->wr);
+    z->wr = -1;
+    return NULL;
+}
+
+rk_status rk_zsrc_open(int fd, int kind, const char *name, int threads, rk_zsrc **zp, int *out_fd, rk_error *err)
+{
+    *zp = NULL;
+    *out_fd = -1;
+    rk_zsrc *z = calloc(1, sizeof *z);
+    if (z == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory opening %s", name);
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        free(z);
+        return rk_error_set(err, RK_E_IO, "cannot decode %s: pipe: %s", name, strerror(errno));
+    }
+    (void)fcntl(p[1], F_SETPIPE_SZ, 1 << 20); /* fewer switches; the default still works */
+    z->in_fd = fd;
+    z->kind = kind;
+    z->threads = threads > 0 ? threads : 1;
+    z->rd = p[0];
+    z->wr = p[1];
+    z->name = name;
+    if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) {
+        close(p[0]);
+        close(p[1]);
+        free(z);
+        return rk_error_set(err, RK_E_IO, "cannot read %s: %s", name, strerror(errno));
+    }
+    if (pthread_create(&z->th, NULL, decoder, z) != 0) {
+        close(p[0]);
+        close(p[1]);
+        free(z);
+        return rk_error_set(err, RK_E_NOMEM, "cannot start the decoder of %s", name);
+    }
+    z->started = 1;
+    *zp = z;
+    *out_fd = z->rd;
+    return RK_OK;
+}
+
+rk_status rk_zsrc_close(rk_zsrc *z, int read_all, rk_error *err)
+{
+    if (z == NULL) return RK_OK;
+    close(z->rd); /* a decoder still writing gets EPIPE and ends */
+    if (z->started) pthread_join(z->th, NULL);
+    rk_status s = RK_OK;
+    if (read_all && z->status != RK_OK) {
+        s = z->status;
+        if (err != NULL) *err = z->err;
+    }
+    free(z);
+    return s;
+}
