@@ -476,8 +476,10 @@ static rk_status load_path(loader *L, const char *path, rk_error *err)
     const int kind = regular && pread(fd, magic, 4, 0) == 4 ? rk_zsrc_kind(magic, 4) : RK_ZSRC_NONE;
     rk_zsrc *z = NULL;
     rk_status st = RK_OK;
-    if (kind != RK_ZSRC_NONE) { /* decoded by a thread of its own, read as a pipe */
-        st = rk_zsrc_open(fd, kind, path, L->nt, &z, &s.fd, err);
+    if (kind != RK_ZSRC_NONE) { /* decoded by a thread of its own, pulled as from a pipe */
+        st = rk_zsrc_open(fd, kind, path, L->nt, &z, err);
+        s.pull = rk_zsrc_pull;
+        s.pull_ud = z;
         s.nt = 1;
     } else if (regular) {
         s.seekable = 1;
@@ -485,7 +487,7 @@ static rk_status load_path(loader *L, const char *path, rk_error *err)
     }
     if (st == RK_OK) st = load_src(L, &s, err);
     rk_error zerr;
-    const rk_status zs = rk_zsrc_close(z, 1, &zerr); /* a corrupt stream says more than the parse */
+    const rk_status zs = rk_zsrc_close(z, &zerr); /* a corrupt stream says more than the parse */
     if (zs != RK_OK) {
         st = zs;
         *err = zerr;

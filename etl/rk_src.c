@@ -82,6 +82,8 @@ static rk_status src_fill(rk_src *s, size_t upto, int64_t *bytes, rk_error *err)
             if (s->changed)
                 return rk_error_set(err, RK_E_IO, "%s changed size while it was read (%lld bytes at open)",
                                     s->name, (long long)s->fsize);
+        } else if (s->pull != NULL) {
+            got = (ssize_t)s->pull(s->pull_ud, s->buf + s->len, want);
         } else {
             got = read(s->fd, s->buf + s->len, want);
         }

@@ -31,6 +31,10 @@ typedef struct rk_src {
     size_t line_max;              /* a block with no newline past want + line_max
                                      bytes is an error (0: no limit) */
     int64_t line_base;            /* lines before the block, for that message */
+    /* a decoded source (rk_zsrc): bytes come from pull instead of read(fd);
+     * it returns the bytes copied, 0 at the end, -1 with errno */
+    long (*pull)(void *ud, void *dst, size_t cap);
+    void *pull_ud;
     off_t fpos, fsize;
 } rk_src;
 

@@ -1,12 +1,11 @@
 /* Compressed rating files through zlib and libzstd (rk_zsrc.h). */
-#define _GNU_SOURCE /* F_SETPIPE_SZ */
+#define _POSIX_C_SOURCE 200809L
 #include "rk_zsrc.h"
 #include "rk_omp.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +19,29 @@
 #define OUT_CHUNK ((size_t)4 << 20)  /* decoded bytes written at a time */
 #define BATCH_BYTES ((size_t)256 << 20) /* decoded bytes of one parallel batch of zstd frames, about */
 
+/* A decoded piece waiting for the loader. */
+typedef struct piece {
+    unsigned char *p;
+    size_t len, pos;  /* p[pos, len) not yet read */
+} piece;
+
+#define QUEUE_MAX 64                   /* pieces waiting at most */
+#define QUEUE_BYTES ((size_t)512 << 20) /* decoded bytes waiting at most: decoding runs ahead of parsing */
+
 struct rk_zsrc {
     int in_fd, kind, threads;
-    int wr;                /* the pipe's write end (the decoder's) */
-    int rd;                /* its read end (the loader's) */
     const char *name;
     pthread_t th;
     int started;
     rk_status status;      /* the decoder's */
     rk_error err;
-    int stopped;           /* the reader went away (EPIPE): not an error */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;     /* a piece came, one went, or the end */
+    piece q[QUEUE_MAX];
+    int head, count;
+    size_t queued;         /* bytes in the queue */
+    int done;              /* the decoder has finished (or failed) */
+    int stopped;           /* the loader went away: the decoder stops */
 };
 
 int rk_zsrc_kind(const unsigned char *p, size_t n)
@@ -39,26 +51,24 @@ int rk_zsrc_kind(const unsigned char *p, size_t n)
     return RK_ZSRC_NONE;
 }
 
-/* All n bytes to the pipe.  @return 0, 1 when the reader went away, -1. */
-static int put(rk_zsrc *z, const void *p, size_t n)
+/* Hand the decoded bytes p[0..n) (malloc'ed; the queue owns them now) to
+ * the loader, waiting while the queue is full.  @return 0, or 1 when the
+ * loader went away. */
+static int give(rk_zsrc *z, unsigned char *p, size_t n)
 {
-    const char *b = p;
-    while (n > 0) {
-        ssize_t w = write(z->wr, b, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0 && errno == EPIPE) {
-            z->stopped = 1;
-            return 1;
-        }
-        if (w < 0) {
-            z->status = rk_error_set(&z->err, RK_E_IO, "%s: cannot pass the decoded data on: %s", z->name,
-                                     strerror(errno));
-            return -1;
-        }
-        b += w;
-        n -= (size_t)w;
+    pthread_mutex_lock(&z->mu);
+    while (!z->stopped && (z->count == QUEUE_MAX || (z->count > 0 && z->queued + n > QUEUE_BYTES)))
+        pthread_cond_wait(&z->cv, &z->mu);
+    const int stop = z->stopped;
+    if (!stop) {
+        z->q[(z->head + z->count) % QUEUE_MAX] = (piece){p, n, 0};
+        z->count++;
+        z->queued += n;
+        pthread_cond_broadcast(&z->cv);
     }
-    return 0;
+    pthread_mutex_unlock(&z->mu);
+    if (stop) free(p);
+    return stop;
 }
 
 /* Up to cap bytes of the compressed file.  @return bytes, 0 at its end, -1. */
@@ -74,7 +84,7 @@ static ssize_t take(rk_zsrc *z, void *dst, size_t cap)
 }
 
 /* gzip (and zlib) streams, member after member. */
-static void run_gzip(rk_zsrc *z, unsigned char *in, unsigned char *out)
+static void run_gzip(rk_zsrc *z, unsigned char *in)
 {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
@@ -97,18 +107,26 @@ static void run_gzip(rk_zsrc *z, unsigned char *in, unsigned char *out)
             zs.next_in = in;
             zs.avail_in = (uInt)r;
         }
+        unsigned char *out = malloc(OUT_CHUNK); /* decoded in place: the queue takes the piece */
+        if (out == NULL) {
+            z->status = rk_error_set(&z->err, RK_E_NOMEM, "%s: out of memory decoding", z->name);
+            break;
+        }
         zs.next_out = out;
         zs.avail_out = (uInt)OUT_CHUNK;
         const uInt before = zs.avail_in;
         const int rc = inflate(&zs, Z_NO_FLUSH);
         consumed += before - zs.avail_in;
         if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+            free(out);
             z->status = rk_error_set(&z->err, RK_E_PARSE, "%s: corrupt gzip data near compressed byte %lld (%s)",
                                      z->name, consumed, zs.msg != NULL ? zs.msg : "zlib error");
             break;
         }
         ended = 0;
-        if (put(z, out, OUT_CHUNK - zs.avail_out) != 0) break;
+        const size_t made = OUT_CHUNK - zs.avail_out;
+        if (made == 0) free(out);
+        else if (give(z, out, made) != 0) break;
         if (rc == Z_STREAM_END) { /* another member may follow */
             ended = 1;
             inflateReset(&zs);
@@ -118,7 +136,7 @@ static void run_gzip(rk_zsrc *z, unsigned char *in, unsigned char *out)
 }
 
 /* One zstd stream (a pipe, or one large frame), frame after frame. */
-static void run_zstd_stream(rk_zsrc *z, unsigned char *in, unsigned char *out)
+static void run_zstd_stream(rk_zsrc *z, unsigned char *in)
 {
     ZSTD_DStream *ds = ZSTD_createDStream();
     if (ds == NULL) {
@@ -142,14 +160,21 @@ static void run_zstd_stream(rk_zsrc *z, unsigned char *in, unsigned char *out)
             ib.size = (size_t)r;
             ib.pos = 0;
         }
+        unsigned char *out = malloc(OUT_CHUNK);
+        if (out == NULL) {
+            z->status = rk_error_set(&z->err, RK_E_NOMEM, "%s: out of memory decoding", z->name);
+            break;
+        }
         ZSTD_outBuffer ob = {out, OUT_CHUNK, 0};
         hint = ZSTD_decompressStream(ds, &ob, &ib);
         if (ZSTD_isError(hint)) {
+            free(out);
             z->status = rk_error_set(&z->err, RK_E_PARSE, "%s: corrupt zstd data near compressed byte %lld (%s)",
                                      z->name, consumed + (long long)ib.pos, ZSTD_getErrorName(hint));
             break;
         }
-        if (put(z, out, ob.pos) != 0) break;
+        if (ob.pos == 0) free(out);
+        else if (give(z, out, ob.pos) != 0) break;
     }
     ZSTD_freeDStream(ds);
 }
@@ -201,7 +226,7 @@ static int run_zstd_frames(rk_zsrc *z, const unsigned char *b, size_t n)
             z->status = rk_error_set(&z->err, RK_E_PARSE, "%s: corrupt zstd data in the frame at compressed byte %zu",
                                      z->name, off[f0]);
         else
-            put(z, dst, bytes);
+            give(z, dst, bytes), dst = NULL; /* the queue owns it now */
         free(dst);
         free(doff);
         f0 = f1;
@@ -215,16 +240,12 @@ static int run_zstd_frames(rk_zsrc *z, const unsigned char *b, size_t n)
 static void *decoder(void *arg)
 {
     rk_zsrc *z = arg;
-    sigset_t pipe_sig; /* a write to a closed pipe is EPIPE here, not a signal */
-    sigemptyset(&pipe_sig);
-    sigaddset(&pipe_sig, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
-    unsigned char *in = malloc(IN_CHUNK), *out = malloc(OUT_CHUNK);
+    unsigned char *in = malloc(IN_CHUNK);
     struct stat sb;
-    if (in == NULL || out == NULL) {
+    if (in == NULL) {
         z->status = rk_error_set(&z->err, RK_E_NOMEM, "%s: out of memory decoding", z->name);
     } else if (z->kind == RK_ZSRC_GZIP) {
-        run_gzip(z, in, out);
+        run_gzip(z, in);
     } else {
         int streamed = 1;
         if (fstat(z->in_fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
@@ -234,61 +255,79 @@ static void *decoder(void *arg)
                 munmap(m, (size_t)sb.st_size);
             }
         }
-        if (streamed && z->status == RK_OK && !z->stopped) run_zstd_stream(z, in, out);
+        if (streamed && z->status == RK_OK && !z->stopped) run_zstd_stream(z, in);
     }
     free(in);
-    free(out);
-    close(z->wr);
-    z->wr = -1;
+    pthread_mutex_lock(&z->mu);
+    z->done = 1;
+    pthread_cond_broadcast(&z->cv);
+    pthread_mutex_unlock(&z->mu);
     return NULL;
 }
 
-rk_status rk_zsrc_open(int fd, int kind, const char *name, int threads, rk_zsrc **zp, int *out_fd, rk_error *err)
+long rk_zsrc_pull(void *ud, void *dst, size_t cap)
+{
+    rk_zsrc *z = ud;
+    size_t got = 0;
+    pthread_mutex_lock(&z->mu);
+    while (z->count == 0 && !z->done) pthread_cond_wait(&z->cv, &z->mu);
+    while (got < cap && z->count > 0) { /* what is there, without waiting for more */
+        piece *pc = &z->q[z->head];
+        size_t n = pc->len - pc->pos < cap - got ? pc->len - pc->pos : cap - got;
+        memcpy((char *)dst + got, pc->p + pc->pos, n);
+        got += n;
+        pc->pos += n;
+        z->queued -= n;
+        if (pc->pos == pc->len) {
+            free(pc->p);
+            z->head = (z->head + 1) % QUEUE_MAX;
+            z->count--;
+            pthread_cond_broadcast(&z->cv);
+        }
+    }
+    pthread_mutex_unlock(&z->mu);
+    return (long)got; /* 0: the end (the decoder's status tells how it ended) */
+}
+
+rk_status rk_zsrc_open(int fd, int kind, const char *name, int threads, rk_zsrc **zp, rk_error *err)
 {
     *zp = NULL;
-    *out_fd = -1;
     rk_zsrc *z = calloc(1, sizeof *z);
     if (z == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory opening %s", name);
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
-        free(z);
-        return rk_error_set(err, RK_E_IO, "cannot decode %s: pipe: %s", name, strerror(errno));
-    }
-    (void)fcntl(p[1], F_SETPIPE_SZ, 1 << 20); /* fewer switches; the default still works */
     z->in_fd = fd;
     z->kind = kind;
     z->threads = threads > 0 ? threads : 1;
-    z->rd = p[0];
-    z->wr = p[1];
     z->name = name;
     if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) {
-        close(p[0]);
-        close(p[1]);
         free(z);
         return rk_error_set(err, RK_E_IO, "cannot read %s: %s", name, strerror(errno));
     }
+    pthread_mutex_init(&z->mu, NULL);
+    pthread_cond_init(&z->cv, NULL);
     if (pthread_create(&z->th, NULL, decoder, z) != 0) {
-        close(p[0]);
-        close(p[1]);
+        pthread_mutex_destroy(&z->mu);
+        pthread_cond_destroy(&z->cv);
         free(z);
         return rk_error_set(err, RK_E_NOMEM, "cannot start the decoder of %s", name);
     }
     z->started = 1;
     *zp = z;
-    *out_fd = z->rd;
     return RK_OK;
 }
 
-rk_status rk_zsrc_close(rk_zsrc *z, int read_all, rk_error *err)
+rk_status rk_zsrc_close(rk_zsrc *z, rk_error *err)
 {
     if (z == NULL) return RK_OK;
-    close(z->rd); /* a decoder still writing gets EPIPE and ends */
+    pthread_mutex_lock(&z->mu);
+    z->stopped = 1; /* a decoder still running ends at its next piece */
+    pthread_cond_broadcast(&z->cv);
+    pthread_mutex_unlock(&z->mu);
     if (z->started) pthread_join(z->th, NULL);
-    rk_status s = RK_OK;
-    if (read_all && z->status != RK_OK) {
-        s = z->status;
-        if (err != NULL) *err = z->err;
-    }
+    for (int i = 0; i < z->count; i++) free(z->q[(z->head + i) % QUEUE_MAX].p);
+    rk_status s = z->status;
+    if (s != RK_OK && err != NULL) *err = z->err;
+    pthread_mutex_destroy(&z->mu);
+    pthread_cond_destroy(&z->cv);
     free(z);
     return s;
 }
