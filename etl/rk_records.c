@@ -23,7 +23,7 @@ typedef struct lines {
 static int next_line(lines *L, const char **p, size_t *n)
 {
     for (;;) {
-        const char *nl = memchr(L->buf + L->pos, '\n', L->len - L->pos);
+        const char *nl = L->len > L->pos ? memchr(L->buf + L->pos, '\n', L->len - L->pos) : NULL;
         if (nl != NULL || (L->eof && L->len > L->pos)) {
             size_t end = nl != NULL ? (size_t)(nl - L->buf) + 1 : L->len;
             if (end - L->pos > RK_RECORDS_LINE_MAX) return -2;
@@ -34,7 +34,7 @@ static int next_line(lines *L, const char **p, size_t *n)
         }
         if (L->eof) return 0;
         if (L->len - L->pos > RK_RECORDS_LINE_MAX) return -2;
-        memmove(L->buf, L->buf + L->pos, L->len - L->pos);
+        if (L->len > L->pos) memmove(L->buf, L->buf + L->pos, L->len - L->pos);
         L->len -= L->pos;
         L->pos = 0;
         if (L->cap - L->len < 65536) {

@@ -105,11 +105,14 @@ ls "$tmp/set" | grep -q fold && fail "fold files of an earlier run stayed"
 # a second run on a folder in use fails at once, the first's files untouched
 if command -v flock >/dev/null 2>&1; then
     snapshot "$tmp/set" > "$tmp/lock.0"
-    flock "$tmp/set" sh -c "sleep 3" &
-    sleep 1
+    # the holder keeps the lock until the run below is over, however slow (valgrind)
+    flock "$tmp/set" sh -c "touch '$tmp/held'; while [ ! -e '$tmp/release' ] && [ -d '$tmp' ]; do sleep 0.1; done" \
+        >/dev/null 2>&1 &
+    until [ -e "$tmp/held" ]; do sleep 0.1; done
     expect_status 4 "$RECKNN" "$G" --out "$tmp/set"
-    grep -q "being written by another recknn run" "$tmp/stderr" || fail "no lock: $(cat "$tmp/stderr")"
+    touch "$tmp/release"
     wait
+    grep -q "being written by another recknn run" "$tmp/stderr" || fail "no lock: $(cat "$tmp/stderr")"
     snapshot "$tmp/set" > "$tmp/lock.1"
     cmp -s "$tmp/lock.0" "$tmp/lock.1" || fail "the locked-out run changed the folder"
 fi
