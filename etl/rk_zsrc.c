@@ -179,62 +179,80 @@ static void run_zstd_stream(rk_zsrc *z, unsigned char *in)
     ZSTD_freeDStream(ds);
 }
 
-/* Frames of a mapped zstd file in batches of about BATCH_BYTES decoded,
- * each batch's frames decoded in parallel, written in order.  @return 0,
- * or 1 when the frames' sizes are not all recorded (stream it instead). */
-static int run_zstd_frames(rk_zsrc *z, const unsigned char *b, size_t n)
+/* A frame of a mapped zstd file: where it is, its decoded size, and where
+ * its bytes go in the batch that decodes it. */
+typedef struct frame {
+    size_t off, clen, at;
+    unsigned long long dlen;
+} frame;
+
+/* The frames of b[0..n) into *out (malloc'ed).  @return their number, or 0
+ * when a frame does not record its decoded size, the bytes are not frames,
+ * or memory ran out (then the file is streamed: the streaming decoder says
+ * what is wrong, or copes). */
+static size_t find_frames(const unsigned char *b, size_t n, frame **out)
 {
-    size_t cap = 1024, nf = 0, *off = malloc(cap * sizeof *off), *clen = malloc(cap * sizeof *clen);
-    unsigned long long *dlen = malloc(cap * sizeof *dlen);
-    int fallback = 0;
-    for (size_t at = 0; at < n && off != NULL && clen != NULL && dlen != NULL && !fallback;) {
+    size_t cap = 1024, nf = 0;
+    frame *f = malloc(cap * sizeof *f);
+    for (size_t at = 0; at < n && f != NULL;) {
         const size_t c = ZSTD_findFrameCompressedSize(b + at, n - at);
         const unsigned long long d = ZSTD_isError(c) ? ZSTD_CONTENTSIZE_ERROR : ZSTD_getFrameContentSize(b + at, c);
-        if (ZSTD_isError(c) || d == ZSTD_CONTENTSIZE_UNKNOWN || d == ZSTD_CONTENTSIZE_ERROR) {
-            fallback = 1; /* the streaming decoder says what is wrong, or copes */
+        if (d == ZSTD_CONTENTSIZE_UNKNOWN || d == ZSTD_CONTENTSIZE_ERROR) break;
+        if (nf == cap) {
+            frame *g = realloc(f, (cap *= 2) * sizeof *f);
+            if (g == NULL) break;
+            f = g;
+        }
+        f[nf++] = (frame){at, c, 0, d};
+        at += c;
+        if (at == n) {
+            *out = f;
+            return nf;
+        }
+    }
+    free(f);
+    return 0;
+}
+
+/* Frames of a mapped zstd file in batches of about BATCH_BYTES decoded,
+ * each batch's frames decoded in parallel, handed on in order.  @return 0,
+ * or 1 when the file is not such frames (stream it instead). */
+static int run_zstd_frames(rk_zsrc *z, const unsigned char *b, size_t n)
+{
+    frame *fr = NULL;
+    const size_t nf = find_frames(b, n, &fr);
+    if (nf < 2) {
+        free(fr);
+        return 1;
+    }
+    for (size_t f0 = 0; f0 < nf && z->status == RK_OK && !z->stopped;) {
+        size_t f1 = f0, bytes = 0;
+        for (; f1 < nf && (f1 == f0 || bytes + fr[f1].dlen <= BATCH_BYTES); f1++) {
+            fr[f1].at = bytes;
+            bytes += fr[f1].dlen;
+        }
+        unsigned char *dst = malloc(bytes > 0 ? bytes : 1);
+        if (dst == NULL) {
+            z->status = rk_error_set(&z->err, RK_E_NOMEM, "%s: out of memory decoding %zu bytes", z->name, bytes);
             break;
         }
-        if (nf == cap) {
-            cap *= 2;
-            size_t *o2 = realloc(off, cap * sizeof *off), *c2 = o2 != NULL ? realloc(clen, cap * sizeof *clen) : NULL;
-            unsigned long long *d2 = c2 != NULL ? realloc(dlen, cap * sizeof *dlen) : NULL;
-            if (o2 != NULL) off = o2;
-            if (c2 != NULL) clen = c2;
-            if (d2 == NULL) break;
-            dlen = d2;
-        }
-        off[nf] = at, clen[nf] = c, dlen[nf] = d;
-        nf++;
-        at += c;
-    }
-    if (off == NULL || clen == NULL || dlen == NULL || nf < 2) fallback = 1;
-    for (size_t f0 = 0; f0 < nf && !fallback && z->status == RK_OK && !z->stopped;) {
-        size_t f1 = f0, bytes = 0;
-        while (f1 < nf && (f1 == f0 || bytes + dlen[f1] <= BATCH_BYTES)) bytes += dlen[f1++];
-        unsigned char *dst = malloc(bytes > 0 ? bytes : 1);
-        size_t *doff = malloc((f1 - f0 + 1) * sizeof *doff);
-        int bad = dst == NULL || doff == NULL;
-        for (size_t f = f0; !bad && f <= f1; f++) doff[f - f0] = f == f0 ? 0 : doff[f - f0 - 1] + dlen[f - 1];
-#pragma omp parallel for schedule(dynamic, 1) num_threads(z->threads) reduction(| : bad) if (!bad && f1 - f0 > 1)
+        int bad = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(z->threads) reduction(| : bad) if (f1 - f0 > 1)
         for (size_t f = f0; f < f1; f++) {
-            const size_t got = ZSTD_decompress(dst + doff[f - f0], dlen[f], b + off[f], clen[f]);
-            bad |= ZSTD_isError(got) || got != dlen[f];
+            const size_t got = ZSTD_decompress(dst + fr[f].at, fr[f].dlen, b + fr[f].off, fr[f].clen);
+            bad |= ZSTD_isError(got) || got != fr[f].dlen;
         }
-        if (bad && dst == NULL)
-            z->status = rk_error_set(&z->err, RK_E_NOMEM, "%s: out of memory decoding %zu bytes", z->name, bytes);
-        else if (bad)
-            z->status = rk_error_set(&z->err, RK_E_PARSE, "%s: corrupt zstd data in the frame at compressed byte %zu",
-                                     z->name, off[f0]);
-        else
-            give(z, dst, bytes), dst = NULL; /* the queue owns it now */
-        free(dst);
-        free(doff);
+        if (bad) {
+            free(dst);
+            z->status = rk_error_set(&z->err, RK_E_PARSE, "%s: corrupt zstd data in the frames from compressed "
+                                     "byte %zu", z->name, fr[f0].off);
+            break;
+        }
+        give(z, dst, bytes); /* the queue owns dst now */
         f0 = f1;
     }
-    free(off);
-    free(clen);
-    free(dlen);
-    return fallback;
+    free(fr);
+    return 0;
 }
 
 static void *decoder(void *arg)
