@@ -21,7 +21,7 @@ typedef struct step {
 typedef struct txn {
     step *s;
     int n, cap;
-    int renames, fault_at; /* the test hook: the fault_at-th rename fails */
+    int steps, fault_at;   /* the test hook: the fault_at-th step fails */
 } txn;
 
 static int txn_push(txn *t, const char *from, const char *to, int link, int backup)
@@ -46,22 +46,13 @@ static int txn_push(txn *t, const char *from, const char *to, int link, int back
     return 0;
 }
 
-/* The test hook: the fault_at-th link or rename of the commit fails. */
+/* The test hook: the fault_at-th step of the commit (a backup, a stale
+ * file put aside, a file renamed in) fails. */
 static int fault(txn *t)
 {
-    if (++t->renames != t->fault_at) return 0;
+    if (++t->steps != t->fault_at) return 0;
     errno = EIO;
     return 1;
-}
-
-static int do_rename(txn *t, const char *from, const char *to)
-{
-    return fault(t) ? -1 : rename(from, to);
-}
-
-static int do_link(txn *t, const char *from, const char *to)
-{
-    return fault(t) ? -1 : link(from, to);
 }
 
 /* Undo every step, newest first: the folder is as before the commit.  A
@@ -104,14 +95,13 @@ static int set_aside(txn *t, const char *dir, const char *final, int keep, const
         errno = EISDIR;
         return -1;
     }
+    if (fault(t)) return -1;
     char *bak = backup_name(dir, name, suffix);
     if (bak == NULL) return -1;
     int r;
-    if (keep && do_link(t, final, bak) == 0) { /* the old file stays in place until replaced */
+    if (keep && link(final, bak) == 0) { /* the old file stays in place until replaced */
         r = txn_push(t, final, bak, 1, 1);
-    } else if (keep && errno == EIO && t->renames == t->fault_at) {
-        r = -1;
-    } else if ((r = do_rename(t, final, bak)) == 0) { /* no hard links here: moved aside */
+    } else if ((r = rename(final, bak)) == 0) { /* stale, or no hard links here: moved aside */
         r = txn_push(t, final, bak, 0, 1);
     }
     free(bak);
@@ -147,23 +137,20 @@ static int moves(rk_out *o, txn *t, const char *const *stale, int n_stale, const
         if (set_aside(t, o->dir, f->final_path, 1, strrchr(f->tmp_path, '.') + 1) != 0) return -1;
     }
     for (int i = 0; i < n_stale; i++) {
-        size_t n = strlen(o->dir) + strlen(stale[i]) + 2;
-        char *p = malloc(n), *sfx = malloc(16);
-        int r = -1;
-        if (p != NULL && sfx != NULL) {
-            snprintf(p, n, "%s/%s", o->dir, stale[i]);
-            snprintf(sfx, 16, "stale%d", i);
-            *what = stale[i];
-            r = set_aside(t, o->dir, p, 0, sfx);
-        }
+        const size_t n = strlen(o->dir) + strlen(stale[i]) + 2;
+        char *p = malloc(n), sfx[24];
+        if (p == NULL) return -1;
+        snprintf(p, n, "%s/%s", o->dir, stale[i]);
+        snprintf(sfx, sizeof sfx, "stale%d", i);
+        *what = stale[i];
+        const int r = set_aside(t, o->dir, p, 0, sfx);
         free(p);
-        free(sfx);
         if (r != 0) return -1;
     }
     for (int i = 0; i < o->n; i++) {
         out_file *f = &o->f[i];
         *what = f->final_path;
-        if (do_rename(t, f->tmp_path, f->final_path) != 0 || txn_push(t, f->tmp_path, f->final_path, 0, 0) != 0)
+        if (fault(t) || rename(f->tmp_path, f->final_path) != 0 || txn_push(t, f->tmp_path, f->final_path, 0, 0) != 0)
             return -1;
     }
     return 0;
@@ -229,18 +216,13 @@ rk_status rk_out_commit(rk_out *o, rk_error *err)
 
 rk_status rk_out_files(rk_out *o, rk_out_info *info, int cap, int *n, rk_error *err)
 {
-    *n = 0;
+    RK_FORWARD(rk_out_names(o, info, cap, n, err));
     char *buf = malloc((size_t)1 << 20);
     if (buf == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory describing the outputs");
     rk_status s = RK_OK;
     for (int i = 0; i < o->n && s == RK_OK; i++) {
         out_file *f = &o->f[i];
-        if (*n == cap) {
-            s = rk_error_set(err, RK_E_RANGE, "more than %d output files", cap);
-            break;
-        }
-        rk_out_info *in = &info[(*n)++];
-        snprintf(in->name, sizeof in->name, "%s", strrchr(f->final_path, '/') + 1);
+        rk_out_info *in = &info[i];
         if (f->fp != NULL && fflush(f->fp) != 0) {
             s = rk_error_set(err, RK_E_IO, "cannot write %s: %s", f->final_path, strerror(errno));
             break;

@@ -55,7 +55,7 @@ rk_status rk_out_commit(rk_out *o, rk_error *err);
  *  run's are gone, so the folder holds the previous complete set.  On
  *  success the backups and the stale files are removed.  The whole is one
  *  critical section of the pending registry (an interruption waits for it).
- *  Test hook: RECKNN_COMMIT_FAULT=K makes the K-th rename of the commit
+ *  Test hook: RECKNN_COMMIT_FAULT=K makes the K-th step of the commit
  *  fail (EIO).  @return RK_OK or RK_E_IO naming the file. */
 rk_status rk_out_commit_set(rk_out *o, const char *const *stale, int n_stale, rk_error *err);
 
