@@ -29,7 +29,8 @@ static rk_status idl_record(void *ud, const rk_record *r, rk_error *err)
         return rk_error_set(err, RK_E_PARSE, "%s:%lld: expected one id a line, found %d fields (quote an id that "
                             "holds a comma)", st->path, (long long)r->line, r->n);
     const int32_t ix = rk_ids_find(st->m, r->f[0], r->len[0]);
-    if (rep->ids == 0 && !rep->header && ix < 0 && rk_records_column(r->f[0], r->len[0]) != RK_RECORDS_COL_NONE) {
+    const int kind = rk_detect_column_kind(r->f[0], r->len[0]);
+    if (rep->ids == 0 && !rep->header && ix < 0 && (kind == RK_COL_KIND_USER || kind == RK_COL_KIND_ITEM)) {
         rep->header = 1;
         return RK_OK;
     }

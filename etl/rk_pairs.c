@@ -3,6 +3,7 @@
 #include "rk_pairs.h"
 
 #include "rk_records.h"
+#include "rk_load_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -61,9 +62,9 @@ static int pr_header(pr_st *st, const rk_record *r)
 {
     int cu = -1, ci = -1;
     for (int k = 0; k < r->n; k++) {
-        const int kind = rk_records_column(r->f[k], r->len[k]);
-        if (kind == RK_RECORDS_COL_USER && cu < 0) cu = k;
-        if (kind == RK_RECORDS_COL_ITEM && ci < 0) ci = k;
+        const int kind = rk_detect_column_kind(r->f[k], r->len[k]);
+        if (kind == RK_COL_KIND_USER && cu < 0) cu = k;
+        if (kind == RK_COL_KIND_ITEM && ci < 0) ci = k;
     }
     if (cu < 0 || ci < 0) return 0;
     if (r->n >= 2 && rk_ids_find(st->users, r->f[0], r->len[0]) >= 0 && rk_ids_find(st->items, r->f[1], r->len[1]) >= 0)

@@ -190,12 +190,3 @@ rk_status rk_records_read(const char *path, rk_records_fn fn, void *ud, int64_t 
     if (L.fp != stdin) fclose(L.fp);
     return st;
 }
-
-int rk_records_column(const char *s, size_t n)
-{
-    switch (rk_detect_column_kind(s, n)) {
-    case RK_COL_KIND_USER: return RK_RECORDS_COL_USER;
-    case RK_COL_KIND_ITEM: return RK_RECORDS_COL_ITEM;
-    default: return RK_RECORDS_COL_NONE;
-    }
-}

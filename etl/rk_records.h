@@ -47,13 +47,6 @@ typedef rk_status (*rk_records_fn)(void *ud, const rk_record *r, rk_error *err);
  *  RK_E_PARSE, RK_E_NOMEM, or fn's status. */
 rk_status rk_records_read(const char *path, rk_records_fn fn, void *ud, int64_t *lines, rk_error *err);
 
-/* Column kinds a header may name. */
-enum { RK_RECORDS_COL_NONE = 0, RK_RECORDS_COL_USER, RK_RECORDS_COL_ITEM };
-
-/*! rk_records_column() : RK_RECORDS_COL_USER or _ITEM when s[0..n) is a
- *  name the rating files' headers use for that column (user, userId,
- *  movieId, item_id, ...: case, '_', '-' and spaces ignored), else _NONE. */
-int rk_records_column(const char *s, size_t n);
 
 #ifdef __cplusplus
 }
