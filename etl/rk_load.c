@@ -453,6 +453,13 @@ static rk_status load_src(loader *L, rk_src *s, rk_error *err)
     return RK_OK;
 }
 
+/* The compression a regular file's first bytes announce (rk_zsrc_kind). */
+static int compressed_kind(int fd)
+{
+    unsigned char magic[4];
+    return pread(fd, magic, 4, 0) == 4 ? rk_zsrc_kind(magic, 4) : RK_ZSRC_NONE;
+}
+
 static rk_status load_path(loader *L, const char *path, rk_error *err)
 {
     rk_src s;
@@ -471,9 +478,8 @@ static rk_status load_path(loader *L, const char *path, rk_error *err)
     s.fd = fd;
     s.nt = L->nt;
     struct stat sb;
-    unsigned char magic[4];
     const int regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
-    const int kind = regular && pread(fd, magic, 4, 0) == 4 ? rk_zsrc_kind(magic, 4) : RK_ZSRC_NONE;
+    const int kind = regular ? compressed_kind(fd) : RK_ZSRC_NONE;
     rk_zsrc *z = NULL;
     rk_status st = RK_OK;
     if (kind != RK_ZSRC_NONE) { /* decoded by a thread of its own, pulled as from a pipe */
@@ -566,9 +572,8 @@ static double path_bytes(const char *path, const char *glob)
     struct stat sb;
     if (path == NULL || strcmp(path, "-") == 0 || stat(path, &sb) != 0) return -1.0;
     if (S_ISREG(sb.st_mode)) {
-        unsigned char magic[4];
-        int fd = open(path, O_RDONLY), kind = RK_ZSRC_NONE;
-        if (fd >= 0 && pread(fd, magic, 4, 0) == 4) kind = rk_zsrc_kind(magic, 4);
+        const int fd = open(path, O_RDONLY);
+        const int kind = fd >= 0 ? compressed_kind(fd) : RK_ZSRC_NONE;
         if (fd >= 0) close(fd);
         return kind == RK_ZSRC_NONE ? (double)sb.st_size : -1.0; /* compressed: the decoded size is unknown */
     }
@@ -577,8 +582,10 @@ static double path_bytes(const char *path, const char *glob)
     rk_error e;
     if (rk_dirlist_read(path, glob, &dl, &e) != RK_OK) return -1.0;
     double sum = 0.0;
-    for (size_t k = 0; k < dl.n; k++)
-        if (stat(dl.path[k], &sb) == 0) sum += (double)sb.st_size;
+    for (size_t k = 0; k < dl.n && sum >= 0.0; k++) { /* a compressed file makes the total unknown too */
+        const double b = path_bytes(dl.path[k], glob);
+        sum = b < 0.0 ? -1.0 : sum + b;
+    }
     rk_dirlist_free(&dl);
     return sum;
 }
