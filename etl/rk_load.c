@@ -486,6 +486,7 @@ static rk_status load_path(loader *L, const char *path, rk_error *err)
         st = rk_zsrc_open(fd, kind, path, L->nt, &z, err);
         s.pull = rk_zsrc_pull;
         s.pull_ud = z;
+        s.pull_whole = rk_zsrc_whole(z);
         s.nt = 1;
     } else if (regular) {
         s.seekable = 1;

@@ -94,6 +94,7 @@ static rk_status src_fill(rk_src *s, size_t upto, int64_t *bytes, rk_error *err)
         if (got == 0) s->eof = 1;
         s->len += (size_t)got;
         *bytes += got;
+        if (s->pull_whole && got > 0) break; /* the next unit would only fit in part */
     }
     return RK_OK;
 }

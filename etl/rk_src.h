@@ -35,6 +35,9 @@ typedef struct rk_src {
      * it returns the bytes copied, 0 at the end, -1 with errno */
     long (*pull)(void *ud, void *dst, size_t cap);
     void *pull_ud;
+    int pull_whole;               /* pull gives whole units and stops short of one that
+                                     does not fit (rk_zsrc's direct mode): a block ends
+                                     there instead of asking for a piece of the next */
     off_t fpos, fsize;
 } rk_src;
 

@@ -1,15 +1,20 @@
 /* rk_zsrc.h — compressed rating files (prefix rk_zsrc_), CONTRACT.md §1.
  *
- * A file whose first bytes are gzip's (1f 8b) or zstd's (28 b5 2f fd) magic
- * is decompressed by zlib or libzstd while the loader parses: a thread of
- * its own decodes into a queue of pieces (up to 512 MB ahead of the
- * parse), from which the loader's source pulls as it would read a pipe.  gzip files of several members (pigz, cat a.gz b.gz) and
- * zstd files of several frames are read whole.  zstd frames are decoded in
- * parallel, in batches written in order, when the file has many (zstd -T0
- * --long, pzstd, or `zstd --block-size`-style writers make them); one large
- * frame, and every gzip stream, are decoded by the one thread.  A corrupt or
- * truncated stream is an error naming the file and the byte offset.
- * Internal to etl/ (rk_load.c).
+ * A file whose first bytes are gzip's (1f 8b) or zstd's (28 b5 2f fd, or a
+ * skippable frame's, as pzstd writes first) magic is decoded by zlib or
+ * libzstd while the loader reads it, in one of two ways:
+ *  - direct: a regular file of at least two units whose decoded sizes are
+ *    known before decoding (zstd frames that record their content size, as
+ *    pzstd and zstd --long multithreaded writers make; BGZF blocks, as bgzip
+ *    makes) is mapped, and each rk_zsrc_pull decodes the units that fit in
+ *    the loader's buffer in parallel, straight into it (no thread, no
+ *    queue, no copy); a unit larger than the buffer goes through a spill
+ *    buffer;
+ *  - streamed: anything else (one zstd frame, a gzip stream of any members)
+ *    is decoded by a thread of its own into a queue of pieces (up to 512 MB
+ *    ahead of the parse), pulled as from a pipe: one core decodes.
+ * A corrupt or truncated stream is an error naming the file and the
+ * compressed byte offset.  Internal to etl/ (rk_load.c).
  */
 #ifndef RK_ZSRC_H
 #define RK_ZSRC_H
@@ -31,6 +36,11 @@ int rk_zsrc_kind(const unsigned char *p, size_t n);
  *  The decoded bytes come from rk_zsrc_pull.  @return RK_OK, RK_E_IO,
  *  RK_E_NOMEM. */
 rk_status rk_zsrc_open(int fd, int kind, const char *name, int threads, rk_zsrc **z, rk_error *err);
+
+/*! rk_zsrc_whole() : @return 1 when z decodes whole units in rk_zsrc_pull
+ *  and returns short of one that does not fit (direct mode): the caller
+ *  then takes a short pull as a whole block (rk_src's pull_whole). */
+int rk_zsrc_whole(const rk_zsrc *z);
 
 /*! rk_zsrc_pull() : up to cap decoded bytes into dst, waiting until some
  *  are there (rk_src's pull; ud is the rk_zsrc).  @return the bytes, 0 at
