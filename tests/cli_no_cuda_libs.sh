@@ -34,28 +34,33 @@ else
     echo "note: readelf is not installed: the NEEDED entries are not checked"
 fi
 
-# The CUDA libraries recknn could find: those of the loader's cache, the
-# toolkit folder configure found, and LD_LIBRARY_PATH.
+# The folders of the system's own libraries (those recknn needs), where a
+# driver's libcuda usually lies.
+{ ldd "$BIN" 2>/dev/null || true; } | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p' |
+    while IFS= read -r f; do dirname "$(readlink -f "$f")"; done | sort -u >"$tmp/sysdirs"
+# The CUDA libraries recknn could find: those of the loader's cache, of the
+# toolkit folder configure found, of LD_LIBRARY_PATH and of the system's
+# folders; each named by its real path.
 cands() {
     { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null || true; } |
         sed -n 's/.*=> \(.*\)$/\1/p' | grep -E "/$CUDA_LIBS_RE" || true
     libdir=$(sed -n 's/^#define RK_CUDA_LIBDIR "\(.*\)"$/\1/p' "$top_builddir/config.h" 2>/dev/null || true)
     dirs=$(echo "${LD_LIBRARY_PATH:-}" | tr ':' ' ')
-    for d in $libdir $dirs; do
+    for d in $libdir $dirs $(cat "$tmp/sysdirs"); do
         for f in "$d"/lib*.so*; do
             [ -e "$f" ] && echo "$f" | grep -E "/$CUDA_LIBS_RE" || true
         done
     done
 }
 cands | while IFS= read -r f; do readlink -f "$f" || true; done | sort -u >"$tmp/libs"
-# Folders of the system's own libraries (those recknn needs) lose only the
-# CUDA files; any other folder holding a CUDA library is hidden whole.
-{ ldd "$BIN" 2>/dev/null || true; } | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p' |
-    while IFS= read -r f; do dirname "$(readlink -f "$f")"; done | sort -u >"$tmp/sysdirs"
-: >"$tmp/hide"
+# A folder of CUDA's own (its path says cuda, and recknn needs nothing from
+# it) is hidden whole; elsewhere only the CUDA files are.
 while IFS= read -r f; do
     d=$(dirname "$f")
-    if grep -qx "$d" "$tmp/sysdirs"; then echo "$f"; else echo "$d"; fi
+    case $d in
+    *cuda*) grep -qx "$d" "$tmp/sysdirs" && echo "$f" || echo "$d" ;;
+    *) echo "$f" ;;
+    esac
 done <"$tmp/libs" | sort -u >"$tmp/hide"
 mkdir "$tmp/empty"
 : >"$tmp/empty.so"
@@ -88,7 +93,8 @@ else
     run_hidden() { RECKNN_CUSPARSE_LIB="$tmp/missing/libcusparse.so" "$@"; }
 fi
 
-# (b) --device auto: the CPU's files, in silence (namespace: no driver either)
+# (b) --device auto: the CPU's files, in silence when the driver is hidden too
+# (a GPU still visible, its driver missed by the search, gets a note)
 expect_status 0 "$RECKNN" "$D/ratings.csv" --test "$D/test.csv" --device cpu --out "$tmp/cpu" --quiet
 expect_status 0 run_hidden "$RECKNN" "$D/ratings.csv" --test "$D/test.csv" --device auto --out "$tmp/auto" --quiet
 n=0
@@ -100,9 +106,15 @@ done
 grep -q '"gpu_unused": "[^"]*libcusparse\.so' "$tmp/auto/metrics.json" ||
     fail "metrics.json's engine.gpu_unused does not name libcusparse: $(grep -o '"gpu_unused": "[^"]*"' "$tmp/auto/metrics.json")"
 echo "auto: $(grep -o '"gpu_unused": "[^"]*"' "$tmp/auto/metrics.json")"
-if [ "$mode" = namespace ] && grep -Eqi 'gpu|cuda|cusparse' "$tmp/stderr"; then
-    cat "$tmp/stderr" >&2
-    fail "--device auto spoke of the GPU on a machine without CUDA libraries"
+if grep -q '"gpu_unused": "no CUDA device' "$tmp/auto/metrics.json"; then
+    if grep -Eqi 'gpu|cuda|cusparse' "$tmp/stderr"; then
+        cat "$tmp/stderr" >&2
+        fail "--device auto spoke of the GPU on a machine without CUDA libraries"
+    fi
+else
+    [ "$mode" = hook ] || echo "note: a CUDA device is still visible (its driver was not hidden)"
+    grep -q 'note: the GPU cannot be used (.*libcusparse\.so' "$tmp/stderr" ||
+        { cat "$tmp/stderr" >&2; fail "--device auto with a GPU but no libcusparse: no note naming it"; }
 fi
 
 # (c) --device gpu: exit 5, the message names the missing library
