@@ -48,7 +48,7 @@ cands() {
     dirs=$(echo "${LD_LIBRARY_PATH:-}" | tr ':' ' ')
     for d in $libdir $dirs $(cat "$tmp/sysdirs"); do
         for f in "$d"/lib*.so*; do
-            [ -e "$f" ] && echo "$f" | grep -E "/$CUDA_LIBS_RE" || true
+            if [ -e "$f" ]; then echo "$f" | grep -E "/$CUDA_LIBS_RE" || true; fi
         done
     done
 }
@@ -57,10 +57,11 @@ cands | while IFS= read -r f; do readlink -f "$f" || true; done | sort -u >"$tmp
 # it) is hidden whole; elsewhere only the CUDA files are.
 while IFS= read -r f; do
     d=$(dirname "$f")
-    case $d in
-    *cuda*) grep -qx "$d" "$tmp/sysdirs" && echo "$f" || echo "$d" ;;
-    *) echo "$f" ;;
-    esac
+    if case $d in *cuda*) true ;; *) false ;; esac && ! grep -qx "$d" "$tmp/sysdirs"; then
+        echo "$d"
+    else
+        echo "$f"
+    fi
 done <"$tmp/libs" | sort -u >"$tmp/hide"
 mkdir "$tmp/empty"
 : >"$tmp/empty.so"
@@ -80,16 +81,19 @@ while IFS= read -r f; do
 done <"$libs"
 exec "$@"
 HIDE
+# shellcheck disable=SC2317 # hidden and run_hidden are called through expect_status
 hidden() { unshare -rm sh "$tmp/hide.sh" "$tmp/hide" "$tmp/libs" "$tmp/empty" "$@"; }
 
 if unshare -rm sh -c "mount --bind '$tmp/empty' '$tmp/empty'" >/dev/null 2>&1; then
     mode=namespace
     echo "hiding in a user+mount namespace: $(tr '\n' ' ' <"$tmp/hide")"
     [ -s "$tmp/hide" ] || echo "note: no CUDA library found on this machine: nothing to hide"
+    # shellcheck disable=SC2317
     run_hidden() { hidden "$@"; }
 else
     mode=hook
     echo "note: unshare -rm is not permitted here: hiding cuSPARSE with RECKNN_CUSPARSE_LIB (a missing file) instead"
+    # shellcheck disable=SC2317
     run_hidden() { RECKNN_CUSPARSE_LIB="$tmp/missing/libcusparse.so" "$@"; }
 fi
 
