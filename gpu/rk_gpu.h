@@ -4,7 +4,10 @@
  * predictions (similarities within 1e-4, lists identical except among ties).
  * Every CUDA/cuSPARSE failure becomes RK_E_GPU with the failing call, file and
  * line in the message; nothing here aborts or prints.  Built without CUDA,
- * rk_gpu_available() answers 0 and rk_gpu_knn() returns RK_E_GPU.
+ * rk_gpu_available() answers 0 and rk_gpu_knn() returns RK_E_GPU.  A CUDA
+ * build needs no CUDA library to start: the runtime is linked statically
+ * and cuSPARSE is opened at run time (rk_cusparse_dl.c); without the driver
+ * or libcusparse, rk_gpu_available() answers 0 with the reason.
  */
 #ifndef RK_GPU_H
 #define RK_GPU_H
@@ -20,8 +23,10 @@
 extern "C" {
 #endif
 
-/*! rk_gpu_available() : @return 1 when a CUDA device can be used, else 0; the
- *  device name (or the reason none is usable) goes to buf (cap bytes). */
+/*! rk_gpu_available() : @return 1 when a CUDA device can be used and
+ *  cuSPARSE is loaded, else 0; the device name (or the reason none is usable)
+ *  goes to buf (cap bytes).  Without a device (or driver) the reason begins
+ *  "no CUDA device" (and names libcusparse when it is missing too). */
 int rk_gpu_available(char *buf, size_t cap);
 
 /*! rk_gpu_device_count() : @return the CUDA devices visible (0 when none,
