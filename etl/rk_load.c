@@ -36,24 +36,7 @@
 #define RK_CHUNK_MIN ((size_t)256 << 10)
 #define RK_DETECT_BYTES ((size_t)64 << 10)
 
-/* ---- names and defaults ------------------------------------------------------ */
-
-static const char *const fmt_names[] = {"auto", "movielens", "dat", "tsv", "netflix", "csv"};
-
-rk_status rk_format_parse(const char *name, rk_format *out)
-{
-    for (int k = 0; k < (int)(sizeof fmt_names / sizeof fmt_names[0]); k++)
-        if (name != NULL && strcmp(name, fmt_names[k]) == 0) {
-            *out = (rk_format)k;
-            return RK_OK;
-        }
-    return RK_E_ARG;
-}
-
-const char *rk_format_name(rk_format f)
-{
-    return (unsigned)f < sizeof fmt_names / sizeof fmt_names[0] ? fmt_names[f] : "unknown";
-}
+/* ---- defaults (the format names are rk_detect.c's) -------------------------------- */
 
 void rk_load_opts_default(rk_load_opts *o)
 {
