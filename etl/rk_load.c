@@ -466,7 +466,7 @@ static rk_status load_path(loader *L, const char *path, rk_error *err)
     rk_zsrc *z = NULL;
     rk_status st = RK_OK;
     if (kind != RK_ZSRC_NONE) { /* decoded by a thread of its own, pulled as from a pipe */
-        st = rk_zsrc_open(fd, kind, path, L->nt, &z, err);
+        st = rk_zsrc_open(fd, kind, path, L->nt, 0, &z, err);
         s.pull = rk_zsrc_pull;
         s.pull_ud = z;
         s.nt = 1;

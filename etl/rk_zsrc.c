@@ -40,6 +40,7 @@ struct rk_zsrc {
     piece q[QUEUE_MAX];
     int head, count;
     size_t queued;         /* bytes in the queue */
+    size_t ahead;          /* decoded bytes waiting at most (rk_zsrc_open) */
     int done;              /* the decoder has finished (or failed) */
     int stopped;           /* the loader went away: the decoder stops */
 };
@@ -57,7 +58,7 @@ int rk_zsrc_kind(const unsigned char *p, size_t n)
 static int give(rk_zsrc *z, unsigned char *p, size_t n)
 {
     pthread_mutex_lock(&z->mu);
-    while (!z->stopped && (z->count == QUEUE_MAX || (z->count > 0 && z->queued + n > QUEUE_BYTES)))
+    while (!z->stopped && (z->count == QUEUE_MAX || (z->count > 0 && z->queued + n > z->ahead)))
         pthread_cond_wait(&z->cv, &z->mu);
     const int stop = z->stopped;
     if (!stop) {
@@ -220,14 +221,16 @@ static size_t find_frames(const unsigned char *b, size_t n, frame **out)
 static int run_zstd_frames(rk_zsrc *z, const unsigned char *b, size_t n)
 {
     frame *fr = NULL;
-    const size_t nf = find_frames(b, n, &fr);
+    size_t nf = find_frames(b, n, &fr), batch = BATCH_BYTES < z->ahead / 2 ? BATCH_BYTES : z->ahead / 2;
+    for (size_t f = 0; f < nf; f++)
+        if (fr[f].dlen > batch) nf = 0; /* a frame past the batch: streamed, in pieces */
     if (nf < 2) {
         free(fr);
         return 1;
     }
     for (size_t f0 = 0; f0 < nf && z->status == RK_OK && !z->stopped;) {
         size_t f1 = f0, bytes = 0;
-        for (; f1 < nf && (f1 == f0 || bytes + fr[f1].dlen <= BATCH_BYTES); f1++) {
+        for (; f1 < nf && (f1 == f0 || bytes + fr[f1].dlen <= batch); f1++) {
             fr[f1].at = bytes;
             bytes += fr[f1].dlen;
         }
@@ -307,7 +310,13 @@ long rk_zsrc_pull(void *ud, void *dst, size_t cap)
     return (long)got; /* 0: the end (the decoder's status tells how it ended) */
 }
 
-rk_status rk_zsrc_open(int fd, int kind, const char *name, int threads, rk_zsrc **zp, rk_error *err)
+size_t rk_zsrc_held_max(size_t ahead)
+{
+    const size_t a = ahead > 0 ? ahead : QUEUE_BYTES;
+    return a + a / 2 + IN_CHUNK + 2 * OUT_CHUNK; /* the queue, a batch, the input, a piece decoding and one over */
+}
+
+rk_status rk_zsrc_open(int fd, int kind, const char *name, int threads, size_t ahead, rk_zsrc **zp, rk_error *err)
 {
     *zp = NULL;
     rk_zsrc *z = calloc(1, sizeof *z);
@@ -315,6 +324,7 @@ rk_status rk_zsrc_open(int fd, int kind, const char *name, int threads, rk_zsrc 
     z->in_fd = fd;
     z->kind = kind;
     z->threads = threads > 0 ? threads : 1;
+    z->ahead = ahead > 0 ? ahead : QUEUE_BYTES;
     z->name = name;
     if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) {
         free(z);

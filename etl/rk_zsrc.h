@@ -28,9 +28,16 @@ int rk_zsrc_kind(const unsigned char *p, size_t n);
 
 /*! rk_zsrc_open() : start decoding fd (a compressed file of kind, read from
  *  offset 0; it stays the caller's) with `threads` threads for zstd frames.
- *  The decoded bytes come from rk_zsrc_pull.  @return RK_OK, RK_E_IO,
- *  RK_E_NOMEM. */
-rk_status rk_zsrc_open(int fd, int kind, const char *name, int threads, rk_zsrc **z, rk_error *err);
+ *  The decoded bytes come from rk_zsrc_pull.  At most `ahead` decoded bytes
+ *  wait for the loader (0: 512 MiB), and zstd frames are decoded in batches
+ *  of at most half that (a larger frame is streamed in pieces), so that the
+ *  decoder holds at most rk_zsrc_held_max(ahead) bytes.  @return RK_OK,
+ *  RK_E_IO, RK_E_NOMEM. */
+rk_status rk_zsrc_open(int fd, int kind, const char *name, int threads, size_t ahead, rk_zsrc **z, rk_error *err);
+
+/*! rk_zsrc_held_max() : the bytes a decoder opened with `ahead` holds at
+ *  most: its queue, a batch of frames, its input and the pieces it decodes. */
+size_t rk_zsrc_held_max(size_t ahead);
 
 /*! rk_zsrc_pull() : up to cap decoded bytes into dst, waiting until some
  *  are there (rk_src's pull; ud is the rk_zsrc).  @return the bytes, 0 at
