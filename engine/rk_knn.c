@@ -91,6 +91,7 @@ typedef struct knn_ctx {
     int64_t *qlist;
     rk_lists *lists;
     rk_queries *q;
+    const rk_csr *hist;    /* the queries' users' histories (rk_knn_cpu_hist); NULL: the model's */
 } knn_ctx;
 
 /* ---- per-thread workspace ------------------------------------------------ */
@@ -448,32 +449,30 @@ static void write_list(const knn_ctx *c, knn_ws *w, int32_t i, rk_topk *h)
 static void predict_item(const knn_ctx *c, knn_ws *w, int32_t i)
 {
     const rk_model *m = c->m;
-    const rk_csr *U = &m->by_user;
     for (int64_t t = c->qptr[i]; t < c->qptr[i + 1]; t++) {
         int64_t qi = c->qlist[t];
-        int32_t u = c->q->user[qi];
+        const rk_predict_user pu = rk_predict_user_at(m, c->o->mode, c->hist, c->q->user[qi]);
         rk_topk h;
         rk_topk_init(&h, c->o->k, w->hs, w->hi);
-        /* heap indices are positions in u's row: ascending position is
+        /* heap indices are positions in u's history: ascending position is
          * ascending item index, so the tie rule is kept */
-        for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++) {
-            double s = w->simrow[U->idx[p]];
-            if (s > 0.0) rk_topk_push(&h, s, (int32_t)(p - U->ptr[u]));
+        for (int64_t p = 0; p < pu.n; p++) {
+            double s = w->simrow[pu.item[p]];
+            if (s > 0.0) rk_topk_push(&h, s, (int32_t)p);
         }
         int32_t need = c->o->min_k > 1 ? c->o->min_k : 1;
         if (h.n < need) {
-            c->q->pred[qi] = rk_predict_fallback(m, c->o->mode, u, i);
+            c->q->pred[qi] = rk_predict_fallback_user(m, c->o->mode, &pu, i);
             c->q->used[qi] = 0;
             continue;
         }
         rk_topk_sort(&h);
         for (int32_t a = 0; a < h.n; a++) {
-            int64_t p = U->ptr[u] + h.idx[a];
             w->w[a] = h.score[a];
-            w->nb[a] = U->idx[p];
-            w->r[a] = U->val[p];
+            w->nb[a] = pu.item[h.idx[a]];
+            w->r[a] = pu.rating[h.idx[a]];
         }
-        c->q->pred[qi] = rk_predict_aggregate(m, c->o->mode, u, i, h.n, w->nb, w->w, w->r);
+        c->q->pred[qi] = rk_predict_aggregate_user(m, c->o->mode, &pu, i, h.n, w->nb, w->w, w->r);
         c->q->used[qi] = h.n;
     }
 }
@@ -541,22 +540,22 @@ static rk_status group_queries(knn_ctx *c, rk_error *err)
     RK_CHECK_ALLOC(c->qptr, err);
     int64_t known = 0;
     for (int64_t t = 0; t < q->n; t++) {
-        int32_t u = q->user[t], i = q->item[t];
-        if (rk_model_user_known(m, u) && rk_model_item_known(m, i)) {
+        const int32_t i = q->item[t];
+        const rk_predict_user pu = rk_predict_user_at(m, c->o->mode, c->hist, q->user[t]);
+        q->used[t] = -1; /* known: predict_item answers it */
+        if (pu.n > 0 && rk_model_item_known(m, i)) {
             c->qptr[i + 2]++;
             known++;
         } else {
-            q->pred[t] = rk_predict_fallback(m, c->o->mode, u, i);
+            q->pred[t] = rk_predict_fallback_user(m, c->o->mode, &pu, i);
             q->used[t] = 0;
         }
     }
     for (int32_t i = 0; i < n_items; i++) c->qptr[i + 2] += c->qptr[i + 1];
     c->qlist = malloc((size_t)(known > 0 ? known : 1) * sizeof *c->qlist);
     RK_CHECK_ALLOC(c->qlist, err);
-    for (int64_t t = 0; t < q->n; t++) {
-        int32_t u = q->user[t], i = q->item[t];
-        if (rk_model_user_known(m, u) && rk_model_item_known(m, i)) c->qlist[c->qptr[i + 1]++] = t;
-    }
+    for (int64_t t = 0; t < q->n; t++)
+        if (q->used[t] < 0) c->qlist[c->qptr[q->item[t] + 1]++] = t;
     return RK_OK;
 }
 
@@ -670,8 +669,8 @@ static void plan_chunks(knn_ctx *c)
     c->dense_cost = (int64_t)KNN_DENSE_RATIO * (n_items > 0 ? n_items : 1);
 }
 
-rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
-                     rk_queries *q, rk_knn_stats *st, rk_error *err)
+static rk_status knn_run(const rk_model *m, const rk_knn_opts *o, rk_lists *lists, rk_queries *q,
+                         const rk_csr *hist, rk_knn_stats *st, rk_error *err)
 {
     rk_knn_stats local;
     knn_ctx c;
@@ -692,6 +691,7 @@ rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
     c.sp = o->sim;
     c.lists = lists;
     c.q = (q != NULL && q->n > 0) ? q : NULL;
+    c.hist = hist;
 
     s = prepare_values(&c, st, err);
     if (s == RK_OK && rk_metric_is_full(c.sp.metric)) {
@@ -779,4 +779,19 @@ done:
     free(c.ncnt);
     free(c.nsq);
     return s;
+}
+
+rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
+                     rk_queries *q, rk_knn_stats *st, rk_error *err)
+{
+    return knn_run(m, o, lists, q, NULL, st, err);
+}
+
+rk_status rk_knn_cpu_hist(const rk_model *m, const rk_knn_opts *o, const rk_csr *hist, rk_queries *q,
+                          rk_knn_stats *st, rk_error *err)
+{
+    if (hist == NULL || hist->n_cols != m->by_item.n_rows || o->rows != NULL)
+        return rk_error_set(err, RK_E_ARG, "histories need %d item columns and no subset of rows",
+                            m->by_item.n_rows);
+    return knn_run(m, o, NULL, q, hist, st, err);
 }

@@ -91,6 +91,22 @@ typedef struct rk_knn_stats {
 rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
                      rk_queries *q, rk_knn_stats *st, rk_error *err);
 
+/*! rk_knn_cpu_hist() : answer the queries q from m's similarity rows (only
+ *  the rows of the queried items are computed, over m's training ratings, as
+ *  rk_knn_cpu without lists) with the users' histories taken from hist
+ *  instead of m's training ratings: a saved model's --queries, whose users
+ *  are today's (CONTRACT.md §10).  hist is user-major in m's item indices
+ *  (hist->n_cols is m's item count; rows sorted by item, no duplicates) and
+ *  q->user[t] is a row of it; an empty, negative or out-of-range row is an
+ *  unknown user (the fallback).  The item side (μ, μ_i, b_i, the scale, the
+ *  rows) is m's; the user's b_u, which only the baseline mode reads, is
+ *  estimated from the history used (rk_predict_user_at), so that a row equal
+ *  to one of m's training rows gets rk_knn_cpu's answers bit for bit.
+ *  @return RK_OK, RK_E_ARG (as rk_knn_cpu; hist NULL or of another item
+ *  count; o->rows set), RK_E_NOMEM. */
+rk_status rk_knn_cpu_hist(const rk_model *m, const rk_knn_opts *o, const rk_csr *hist, rk_queries *q,
+                          rk_knn_stats *st, rk_error *err);
+
 /*! rk_knn_grid_scale() : the grid the training values lie on, shared by the
  *  engines: the smallest s in {1, 2, 4, 5, 10, 20, 100} such that every r·s
  *  is an integer and int32 sums over the most popular item cannot overflow.

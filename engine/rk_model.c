@@ -25,6 +25,13 @@ int rk_model_item_known(const rk_model *m, int32_t i)
     return i >= 0 && i < m->by_item.n_rows && m->by_item.ptr[i + 1] > m->by_item.ptr[i];
 }
 
+double rk_model_user_baseline(const rk_model *m, const int32_t *item, const float *rating, int64_t n)
+{
+    double dev = 0.0;
+    for (int64_t p = 0; p < n; p++) dev += (double)rating[p] - m->mu - m->bi[item[p]];
+    return dev / (RK_BASELINE_REG_U + (double)n);
+}
+
 /* Surprise's ALS baselines (CONTRACT.md §4): b = 0, then per round items first
  * (b_i = Σ_u (r − μ − b_u) / (reg_i + |U_i|)), then users. */
 static void model_baselines(rk_model *m)
@@ -39,12 +46,8 @@ static void model_baselines(rk_model *m)
             m->bi[i] = dev / (RK_BASELINE_REG_I + (double)(I->ptr[i + 1] - I->ptr[i]));
         }
 #pragma omp parallel for schedule(dynamic, 256)
-        for (int32_t u = 0; u < U->n_rows; u++) {
-            double dev = 0.0;
-            for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++)
-                dev += (double)U->val[p] - m->mu - m->bi[U->idx[p]];
-            m->bu[u] = dev / (RK_BASELINE_REG_U + (double)(U->ptr[u + 1] - U->ptr[u]));
-        }
+        for (int32_t u = 0; u < U->n_rows; u++)
+            m->bu[u] = rk_model_user_baseline(m, U->idx + U->ptr[u], U->val + U->ptr[u], U->ptr[u + 1] - U->ptr[u]);
     }
 }
 

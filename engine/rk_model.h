@@ -60,6 +60,14 @@ rk_status rk_model_from_csr(rk_model *m, rk_csr *by_user, int have_scale,
 /*! rk_model_baselines() : compute bu and bi (CONTRACT.md §4) unless already done. */
 void rk_model_baselines(rk_model *m);
 
+/*! rk_model_user_baseline() : the ALS user step (CONTRACT.md §4) over one
+ *  history given m's μ and b_i: Σ_j (r_j − μ − b_j) / (15 + n), summed in the
+ *  order given, over the n items item[] (m's indices) rated rating[].  It is
+ *  the last step of the fitting, so for a user's own training row (ascending
+ *  items) it returns m->bu[u] exactly; a saved model's --queries estimate
+ *  the b_u of a history from elsewhere with it (CONTRACT.md §10). */
+double rk_model_user_baseline(const rk_model *m, const int32_t *item, const float *rating, int64_t n);
+
 /*! rk_model_user_known() / rk_model_item_known() : 1 when the index is in
  *  range and has a training rating, else 0 (negative indices are unknown). */
 int rk_model_user_known(const rk_model *m, int32_t u);

@@ -32,9 +32,22 @@ double rk_predict_clip(const rk_model *m, double x)
     return x;
 }
 
-double rk_predict_fallback(const rk_model *m, rk_predict_mode mode, int32_t u, int32_t i)
+rk_predict_user rk_predict_user_at(const rk_model *m, rk_predict_mode mode, const rk_csr *hist, int32_t u)
 {
-    int ku = rk_model_user_known(m, u), ki = rk_model_item_known(m, i);
+    const rk_csr *h = hist != NULL ? hist : &m->by_user;
+    rk_predict_user pu = {NULL, NULL, 0, 0.0};
+    if (u < 0 || u >= h->n_rows || h->ptr[u + 1] == h->ptr[u]) return pu;
+    pu.item = h->idx + h->ptr[u];
+    pu.rating = h->val + h->ptr[u];
+    pu.n = h->ptr[u + 1] - h->ptr[u];
+    if (hist == NULL) pu.bu = m->bu[u];
+    else if (mode == RK_PREDICT_BASELINE) pu.bu = rk_model_user_baseline(m, pu.item, pu.rating, pu.n);
+    return pu;
+}
+
+double rk_predict_fallback_user(const rk_model *m, rk_predict_mode mode, const rk_predict_user *pu, int32_t i)
+{
+    const int ki = rk_model_item_known(m, i);
     double est = m->mu;
     switch (mode) {
     case RK_PREDICT_BASIC:
@@ -43,16 +56,21 @@ double rk_predict_fallback(const rk_model *m, rk_predict_mode mode, int32_t u, i
         if (ki) est = m->item_mean[i];
         break;
     case RK_PREDICT_BASELINE:
-        if (ku) est += m->bu[u];
+        if (pu->n > 0) est += pu->bu;
         if (ki) est += m->bi[i];
         break;
     }
     return rk_predict_clip(m, est);
 }
 
-double rk_predict_aggregate(const rk_model *m, rk_predict_mode mode, int32_t u,
-                            int32_t i, int32_t n, const int32_t *nb,
-                            const double *w, const float *r)
+double rk_predict_fallback(const rk_model *m, rk_predict_mode mode, int32_t u, int32_t i)
+{
+    const rk_predict_user pu = rk_predict_user_at(m, mode, NULL, u);
+    return rk_predict_fallback_user(m, mode, &pu, i);
+}
+
+double rk_predict_aggregate_user(const rk_model *m, rk_predict_mode mode, const rk_predict_user *pu,
+                                 int32_t i, int32_t n, const int32_t *nb, const double *w, const float *r)
 {
     double num = 0.0, den = 0.0, base = 0.0;
     switch (mode) {
@@ -70,7 +88,7 @@ double rk_predict_aggregate(const rk_model *m, rk_predict_mode mode, int32_t u,
         }
         break;
     case RK_PREDICT_BASELINE: {
-        double mu_u = m->mu + m->bu[u];
+        double mu_u = m->mu + pu->bu;
         base = mu_u + m->bi[i];
         for (int32_t t = 0; t < n; t++) {
             num += w[t] * ((double)r[t] - (mu_u + m->bi[nb[t]]));
@@ -79,6 +97,15 @@ double rk_predict_aggregate(const rk_model *m, rk_predict_mode mode, int32_t u,
         break;
     }
     }
-    if (!(den > 0.0)) return rk_predict_fallback(m, mode, u, i);
+    if (!(den > 0.0)) return rk_predict_fallback_user(m, mode, pu, i);
     return rk_predict_clip(m, base + num / den);
+}
+
+double rk_predict_aggregate(const rk_model *m, rk_predict_mode mode, int32_t u,
+                            int32_t i, int32_t n, const int32_t *nb,
+                            const double *w, const float *r)
+{
+    /* u is known: its training row and m's b_u */
+    const rk_predict_user pu = rk_predict_user_at(m, mode, NULL, u);
+    return rk_predict_aggregate_user(m, mode, &pu, i, n, nb, w, r);
 }

@@ -31,6 +31,27 @@ typedef enum rk_predict_mode {
 rk_status rk_predict_mode_parse(const char *name, rk_predict_mode *out);
 const char *rk_predict_mode_name(rk_predict_mode m);
 
+/* A query's user as the predictor sees them: the history the candidates come
+ * from (items ascending, in the model's item indices, with their ratings; n 0
+ * for an unknown user) and the user's baseline b_u, which only the baseline
+ * mode reads.  Every other statistic (μ, μ_i, b_i, the scale) is the
+ * model's.  Usually the user's training row; a saved model's --queries take
+ * it from today's ratings (CONTRACT.md §10). */
+typedef struct rk_predict_user {
+    const int32_t *item;
+    const float *rating;
+    int64_t n;
+    double bu;
+} rk_predict_user;
+
+/*! rk_predict_user_at() : row u of hist as a query's user: NULL hist means
+ *  m's training ratings, and b_u is then m->bu[u]; otherwise (rows in m's
+ *  item indices) b_u is estimated from the row by rk_model_user_baseline
+ *  when the mode reads it (0 otherwise), which for a copy of m's own row is
+ *  m->bu[u] exactly.  A row out of range, negative or empty is an unknown
+ *  user (n 0, b_u 0). */
+rk_predict_user rk_predict_user_at(const rk_model *m, rk_predict_mode mode, const rk_csr *hist, int32_t u);
+
 /*! rk_predict_clip() : x clipped to [m->rmin, m->rmax]. */
 double rk_predict_clip(const rk_model *m, double x);
 
@@ -38,12 +59,20 @@ double rk_predict_clip(const rk_model *m, double x);
  *  may be unknown (no training rating) or -1. */
 double rk_predict_fallback(const rk_model *m, rk_predict_mode mode, int32_t u, int32_t i);
 
+/*! rk_predict_fallback_user() : the same for the user pu (known when pu->n > 0). */
+double rk_predict_fallback_user(const rk_model *m, rk_predict_mode mode, const rk_predict_user *pu, int32_t i);
+
 /*! rk_predict_aggregate() : the clipped estimate from n >= 1 neighbours:
  *  nb[t] their item indices, w[t] > 0 their similarities to i, r[t] the
  *  user's ratings of them.  u and i must be known. */
 double rk_predict_aggregate(const rk_model *m, rk_predict_mode mode, int32_t u,
                             int32_t i, int32_t n, const int32_t *nb,
                             const double *w, const float *r);
+
+/*! rk_predict_aggregate_user() : the same for the user pu (known), whose
+ *  b_u is pu->bu; the one implementation of CONTRACT.md §4's formulas. */
+double rk_predict_aggregate_user(const rk_model *m, rk_predict_mode mode, const rk_predict_user *pu,
+                                 int32_t i, int32_t n, const int32_t *nb, const double *w, const float *r);
 
 #ifdef __cplusplus
 }

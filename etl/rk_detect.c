@@ -18,6 +18,23 @@
 #define RK_SAMPLE 64
 #define RK_MAXF 64
 
+static const char *const fmt_names[] = {"auto", "movielens", "dat", "tsv", "netflix", "csv"};
+
+rk_status rk_format_parse(const char *name, rk_format *out)
+{
+    for (int k = 0; k < (int)(sizeof fmt_names / sizeof fmt_names[0]); k++)
+        if (name != NULL && strcmp(name, fmt_names[k]) == 0) {
+            *out = (rk_format)k;
+            return RK_OK;
+        }
+    return RK_E_ARG;
+}
+
+const char *rk_format_name(rk_format f)
+{
+    return (unsigned)f < sizeof fmt_names / sizeof fmt_names[0] ? fmt_names[f] : "unknown";
+}
+
 typedef struct fields {
     int n, collapse;
     size_t len[RK_MAXF];

@@ -11,7 +11,8 @@
  * chunk's first "MOVIEID:" line get the movie of the chunk before.  Rows are
  * copied only when an earlier chunk of the block left a gap.  Raw ids become
  * dense indices at the end (rk_ids.c), over the training and test files
- * together.
+ * together.  Under a memory budget (rk_load_opts.mem_limit) blocks and a
+ * decoder's queue are sized to it and what is held is checked as it grows.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_load_internal.h"
@@ -36,24 +37,7 @@
 #define RK_CHUNK_MIN ((size_t)256 << 10)
 #define RK_DETECT_BYTES ((size_t)64 << 10)
 
-/* ---- names and defaults ------------------------------------------------------ */
-
-static const char *const fmt_names[] = {"auto", "movielens", "dat", "tsv", "netflix", "csv"};
-
-rk_status rk_format_parse(const char *name, rk_format *out)
-{
-    for (int k = 0; k < (int)(sizeof fmt_names / sizeof fmt_names[0]); k++)
-        if (name != NULL && strcmp(name, fmt_names[k]) == 0) {
-            *out = (rk_format)k;
-            return RK_OK;
-        }
-    return RK_E_ARG;
-}
-
-const char *rk_format_name(rk_format f)
-{
-    return (unsigned)f < sizeof fmt_names / sizeof fmt_names[0] ? fmt_names[f] : "unknown";
-}
+/* ---- defaults (the format names are rk_detect.c's) -------------------------------- */
 
 void rk_load_opts_default(rk_load_opts *o)
 {
@@ -87,6 +71,11 @@ typedef struct loader {
     size_t mv_len;
     char mv_s[RK_ID_MAX + 1];
     rk_load_progress *pg;         /* bytes parsed before the current region */
+    /* --memory-limit (rk_load_opts.mem_limit; 0: none): what is held besides
+     * out's rows, the source's buffer and the chunks' own rows */
+    double held_before;           /* the rows of the files loaded before (the training files' for --test) */
+    double held_decoder;          /* the current file's decoder, at most */
+    const rk_src *src;            /* the current source */
 } loader;
 
 /* Newlines in p[0..n).  The one pass the loader makes over the bytes besides
@@ -129,6 +118,66 @@ static const char *orphan_reason(int mv)
 {
     return mv == RK_MV_BAD ? "rating line after a malformed MOVIEID: line"
                            : "rating line before any MOVIEID: line";
+}
+
+/* ---- --memory-limit ------------------------------------------------------------ */
+
+/* Bytes of one row of r: raw ids, rating, time when kept, both tags (a
+ * string id may add them at any time); and what r holds. */
+static double row_bytes(const rk_rows *r, int want_time)
+{
+    return 2.0 * sizeof(int64_t) + sizeof(float) + (want_time || r->t != NULL ? sizeof(int64_t) : 0.0) + 2.0;
+}
+static double rows_held(const rk_rows *r) { return (double)r->cap * row_bytes(r, 0) + (double)r->acap; }
+
+/* What the loader holds now besides out's rows: the rows of the files read
+ * before, the decoder, the source's buffer, the chunks' own rows. */
+static double held_beside_rows(const loader *L)
+{
+    double b = L->held_before + L->held_decoder + (L->src != NULL ? (double)L->src->cap : 0.0);
+    for (int k = 0; k < L->nch_cap; k++) {
+        const rk_chunk *c = &L->ch[k];
+        b += rows_held(&c->own) + (double)c->lead_cap * sizeof *c->lead_line + (c->utag != NULL ? 2.0 * (double)c->cap : 0.0);
+    }
+    return b;
+}
+
+/* RK_E_NOMEM: holding `bytes` breaks the budget; `line`: the file's first
+ * line not yet kept. */
+static rk_status over_budget(const loader *L, double bytes, int64_t line, rk_error *err)
+{
+    const double mb = 1048576.0;
+    return rk_error_set(err, RK_E_NOMEM, "%s:%lld: reading on needs about %.2f MB of host memory (%lld ratings "
+                        "kept), and --memory-limit gives %.2f MB: raise --memory-limit", L->name, (long long)line,
+                        bytes / mb, (long long)L->out->n, (double)L->o->mem_limit / mb);
+}
+
+/* Before out grows to `need` rows and `alen` string bytes: within the
+ * budget, or RK_E_NOMEM.  Sets out's growth bound (cap_max) and *acap_max,
+ * so that doubling stops at the budget. */
+static rk_status budget_rows(loader *L, int64_t need, size_t alen, int want_time, int64_t line, size_t *acap_max,
+                             rk_error *err)
+{
+    rk_rows *out = L->out;
+    *acap_max = 0;
+    if (L->o->mem_limit == 0) return RK_OK;
+    const double rb = row_bytes(out, want_time), beside = held_beside_rows(L);
+    const double rows = (double)(need > out->cap ? need : out->cap) * rb;
+    const double arena = (double)(alen > out->acap ? alen : out->acap);
+    const double free_b = (double)L->o->mem_limit - beside;
+    if (rows + arena > free_b) return over_budget(L, beside + rows + arena, line, err);
+    out->cap_max = (int64_t)((free_b - arena) / rb);
+    *acap_max = (size_t)(free_b - rows);
+    return RK_OK;
+}
+
+/* After the source's buffer or the chunks grew (their growth is bounded by
+ * the block asked for): within the budget, or RK_E_NOMEM. */
+static rk_status budget_now(const loader *L, int64_t line, rk_error *err)
+{
+    if (L->o->mem_limit == 0) return RK_OK;
+    const double held = held_beside_rows(L) + rows_held(L->out);
+    return held > (double)L->o->mem_limit ? over_budget(L, held, line, err) : RK_OK;
 }
 
 /* In file order: errors, bad lines, where the chunk's rows go, the netflix
@@ -308,6 +357,7 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
 {
     rk_rows *out = L->out;
     size_t cs = L->o->chunk_bytes;
+    const int64_t line0 = L->line_base + 1; /* the region's first line */
     *carry = 0;
     if (n == 0) return RK_OK;
     if (cs == 0) { /* a few chunks per thread: a slow thread holds up less */
@@ -353,6 +403,8 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
         ch[k].room = ch[k].lines;
         slots += ch[k].lines;
     }
+    size_t acap_max;
+    RK_FORWARD(budget_rows(L, slots, out->alen, f->want_time, line0, &acap_max, err));
     if (rk_rows_reserve(out, slots, f->want_time) != 0)
         return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)slots);
 
@@ -371,6 +423,7 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
         }
     }
     join_open_rows(f, ch, nch, last_block, carry);
+    RK_FORWARD(budget_now(L, line0, err)); /* chunks whose rows spilled */
 
     int64_t total = out->n;
     size_t alen = out->alen;
@@ -381,10 +434,12 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
         moves |= !ch[k].spilled && ch[k].dst != ch[k].base + ch[k].norph && ch[k].n > ch[k].norph;
     }
     /* chunks that spilled may hold more rows than their lines */
+    RK_FORWARD(budget_rows(L, total, alen, f->want_time, line0, &acap_max, err));
     if (total > slots && rk_rows_reserve(out, total, f->want_time) != 0) goto nomem;
     if (tags && rk_rows_want_tags(out) != 0) goto nomem;
     if (alen > out->acap) {
         size_t cap = out->acap * 2 > alen ? out->acap * 2 : alen;
+        if (acap_max > 0 && cap > acap_max) cap = acap_max > alen ? acap_max : alen;
         char *a = realloc(out->arena, cap);
         if (a == NULL) goto nomem;
         out->arena = a;
@@ -395,6 +450,7 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
         for (int k = 0; k < nch; k++) set_aside(out, &ch[k]);
         for (int k = 0; k < nch; k++)
             if (ch[k].status != RK_OK) goto nomem;
+        RK_FORWARD(budget_now(L, line0, err)); /* the rows set aside */
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt) if (nch > 1)
     for (int k = 0; k < nch; k++) place_chunk(out, &ch[k]);
@@ -412,6 +468,8 @@ static rk_status load_src(loader *L, rk_src *s, rk_error *err)
     size_t cs = L->o->chunk_bytes ? L->o->chunk_bytes : RK_CHUNK_DEFAULT;
     if (cs > ((size_t)1 << 30)) cs = (size_t)1 << 30;
     size_t block = cs * (size_t)L->nt;
+    if (L->o->mem_limit > 0 && block > L->o->mem_limit / 16) /* the budget is not spent on one block */
+        block = L->o->mem_limit / 16 > RK_DETECT_BYTES ? L->o->mem_limit / 16 : RK_DETECT_BYTES;
     const char *p;
     size_t n, skip_b;
     int last;
@@ -419,11 +477,13 @@ static rk_status load_src(loader *L, rk_src *s, rk_error *err)
     rk_fmt f;
 
     L->name = s->name;
+    L->src = s;
     s->line_max = L->line_max;
     L->mv = RK_MV_NONE;
     L->mv_tag = 0;
     RK_FORWARD(rk_src_next(s, block > RK_DETECT_BYTES ? block : RK_DETECT_BYTES, &p, &n, &last,
                            &L->rep->bytes, err));
+    RK_FORWARD(budget_now(L, 1, err));
     RK_FORWARD(rk_detect(L->o, s->name, p, n, last, &f, &skip_b, &skip_l, err));
     if (L->first_file) {
         L->rep->format = f.format;
@@ -448,6 +508,7 @@ static rk_status load_src(loader *L, rk_src *s, rk_error *err)
         s->line_base = L->line_base;
         const size_t want = carry == n ? 2 * (n > block ? n : block) : block;
         RK_FORWARD(rk_src_next(s, want, &p, &n, &last, &L->rep->bytes, err));
+        RK_FORWARD(budget_now(L, L->line_base + 1, err)); /* the source's buffer */
     }
     L->rep->lines += L->line_base;
     return RK_OK;
@@ -470,6 +531,7 @@ static rk_status load_path(loader *L, const char *path, rk_error *err)
         s.fd = STDIN_FILENO;
         s.nt = 1;
         rk_status st = load_src(L, &s, err);
+        L->src = NULL;
         free(s.buf);
         return st;
     }
@@ -483,7 +545,9 @@ static rk_status load_path(loader *L, const char *path, rk_error *err)
     rk_zsrc *z = NULL;
     rk_status st = RK_OK;
     if (kind != RK_ZSRC_NONE) { /* decoded by a thread of its own, pulled as from a pipe */
-        st = rk_zsrc_open(fd, kind, path, L->nt, &z, err);
+        const size_t ahead = L->o->mem_limit == 0 ? 0 : L->o->mem_limit / 8 > 65536 ? L->o->mem_limit / 8 : 65536;
+        L->held_decoder = ahead > 0 ? (double)rk_zsrc_held_max(ahead) : 0.0; /* ahead: an eighth of a budget */
+        st = rk_zsrc_open(fd, kind, path, L->nt, ahead, &z, err);
         s.pull = rk_zsrc_pull;
         s.pull_ud = z;
         s.pull_whole = rk_zsrc_whole(z);
@@ -493,6 +557,8 @@ static rk_status load_path(loader *L, const char *path, rk_error *err)
         s.fsize = sb.st_size;
     }
     if (st == RK_OK) st = load_src(L, &s, err);
+    L->src = NULL;
+    L->held_decoder = 0.0;
     rk_error zerr;
     const rk_status zs = rk_zsrc_close(z, &zerr); /* a corrupt stream says more than the parse */
     if (zs != RK_OK) {
@@ -544,12 +610,13 @@ static void loader_init(loader *L, const rk_load_opts *o, rk_rows *out, rk_load_
     L->first_file = 1;
 }
 
-static rk_status load_paths(const char *const *paths, int n_paths, const rk_load_opts *o,
-                            rk_rows *out, rk_load_report *rep, rk_load_progress *pg, rk_error *err)
+static rk_status load_paths(const char *const *paths, int n_paths, const rk_load_opts *o, rk_rows *out,
+                            const rk_rows *before, rk_load_report *rep, rk_load_progress *pg, rk_error *err)
 {
     loader L;
     rk_status st = RK_OK;
     loader_init(&L, o, out, rep, pg);
+    L.held_before = before != NULL ? rows_held(before) : 0.0;
     for (int k = 0; k < n_paths && st == RK_OK; k++) {
         struct stat sb;
         L.file_index = k;
@@ -671,7 +738,7 @@ static rk_status load_all(const char *const *paths, int n_paths, const char *tes
         pg.total = paths != NULL ? total_bytes(paths, n_paths, test_path, opts->dir_glob) : (double)buf_len;
     double t0 = rk_omp_wtime();
     if (paths != NULL) {
-        st = load_paths(paths, n_paths, opts, &train, &out->train_report, &pg, err);
+        st = load_paths(paths, n_paths, opts, &train, NULL, &out->train_report, &pg, err);
     } else {
         loader L;
         rk_src s;
@@ -691,7 +758,7 @@ static rk_status load_all(const char *const *paths, int n_paths, const char *tes
     double t1 = rk_omp_wtime();
     out->train_report.read_parse_s = t1 - t0;
     if (st == RK_OK && test_path != NULL) {
-        st = load_paths(&test_path, 1, opts, &test, &out->test_report, &pg, err);
+        st = load_paths(&test_path, 1, opts, &test, &train, &out->test_report, &pg, err);
         if (st == RK_OK && test.n == 0)
             st = rk_error_set(err, RK_E_EMPTY, "%s: no ratings found in the test file", test_path);
     }

@@ -76,6 +76,12 @@ typedef struct rk_load_opts {
                              quoted row over that many bytes) is an error
                              with its line, so that endless or binary input
                              stops with bounded memory.  0: RK_LOAD_LINE_MAX */
+    size_t mem_limit;     /* bytes the loader may hold at most (--memory-limit):
+                             its rows, id strings, the block being read and a
+                             decoder's bytes ahead; the block asked for and a
+                             decoder's queue are sized to it.  Past it the load
+                             stops with RK_E_NOMEM naming the file, the line
+                             and the limit.  0: no limit */
     const char *dir_glob; /* a directory input: its files whose names match
                              (fnmatch); NULL: the rule of rk_dirlist.h */
     rk_note_fn note;      /* notes (a directory's skipped files); NULL: none */

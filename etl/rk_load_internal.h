@@ -32,6 +32,8 @@ typedef struct rk_rows {
     int64_t *t;           /* NULL unless timestamps are kept */
     char *arena;          /* string ids: a length byte, then the bytes */
     size_t alen, acap;
+    int64_t cap_max;      /* rk_rows_reserve grows to at most this many rows
+                             unless asked for more (a memory budget); 0: none */
 } rk_rows;
 
 /* How one file is parsed (rk_detect.c fills it). */
@@ -116,7 +118,8 @@ void rk_chunk_free(rk_chunk *c);
 /* Room for row c->n: spill to c->own when home's room is used up.  0 or -1. */
 int rk_chunk_grow(rk_chunk *c);
 void rk_rows_free(rk_rows *r);
-/* Grow r to hold at least `need` rows (time arrays when want_time). 0 or -1. */
+/* Grow r to hold at least `need` rows (time arrays when want_time), doubling
+ * up to r->cap_max when that is set. 0 or -1. */
 int rk_rows_reserve(rk_rows *r, int64_t need, int want_time);
 /* Make sure r has tag arrays (zero-filled). 0 or -1. */
 int rk_rows_want_tags(rk_rows *r);

@@ -142,6 +142,7 @@ int rk_rows_reserve(rk_rows *r, int64_t need, int want_time)
     int64_t cap = r->cap * 2;
     if (cap < need) cap = need;
     if (cap < 16) cap = 16;
+    if (r->cap_max > 0 && cap > r->cap_max) cap = need > r->cap_max ? need : r->cap_max;
     GROW(r->u, cap);
     GROW(r->i, cap);
     GROW(r->r, cap);

@@ -48,6 +48,7 @@ struct rk_zsrc {
     piece q[QUEUE_MAX];
     int head, count;
     size_t queued;         /* bytes in the queue */
+    size_t ahead;          /* decoded bytes waiting at most (rk_zsrc_open) */
     int done;              /* the decoder has finished (or failed) */
     int stopped;           /* the loader went away: the decoder stops */
 
@@ -78,7 +79,7 @@ int rk_zsrc_kind(const unsigned char *p, size_t n)
 static int give(rk_zsrc *z, unsigned char *p, size_t n)
 {
     pthread_mutex_lock(&z->mu);
-    while (!z->stopped && (z->count == QUEUE_MAX || (z->count > 0 && z->queued + n > QUEUE_BYTES)))
+    while (!z->stopped && (z->count == QUEUE_MAX || (z->count > 0 && z->queued + n > z->ahead)))
         pthread_cond_wait(&z->cv, &z->mu);
     const int stop = z->stopped;
     if (!stop) {
@@ -395,7 +396,8 @@ static int open_direct(rk_zsrc *z)
     const size_t n = z->kind == RK_ZSRC_ZSTD ? find_frames(m, (size_t)sb.st_size, &u)
                                               : find_bgzf(m, (size_t)sb.st_size, &u);
     int small = n >= 2;
-    for (size_t x = 0; x < n && small; x++) small = u[x].dlen <= UNIT_MAX; /* bounded spill */
+    const size_t unit_max = UNIT_MAX < z->ahead / 2 ? UNIT_MAX : z->ahead / 2;
+    for (size_t x = 0; x < n && small; x++) small = u[x].dlen <= unit_max; /* a bounded spill */
     if (!small) {
         free(u);
         munmap(m, (size_t)sb.st_size);
@@ -454,7 +456,14 @@ long rk_zsrc_pull(void *ud, void *dst, size_t cap)
     return (long)got; /* 0: the end (the decoder's status tells how it ended) */
 }
 
-rk_status rk_zsrc_open(int fd, int kind, const char *name, int threads, rk_zsrc **zp, rk_error *err)
+size_t rk_zsrc_held_max(size_t ahead)
+{
+    const size_t a = ahead > 0 ? ahead : QUEUE_BYTES;
+    return a + IN_CHUNK + 2 * OUT_CHUNK; /* streamed: the queue, the input, a piece decoding and one over;
+                                            direct: a spilled unit, at most a / 2 */
+}
+
+rk_status rk_zsrc_open(int fd, int kind, const char *name, int threads, size_t ahead, rk_zsrc **zp, rk_error *err)
 {
     *zp = NULL;
     rk_zsrc *z = calloc(1, sizeof *z);
@@ -462,6 +471,7 @@ rk_status rk_zsrc_open(int fd, int kind, const char *name, int threads, rk_zsrc 
     z->in_fd = fd;
     z->kind = kind;
     z->threads = threads > 0 ? threads : 1;
+    z->ahead = ahead > 0 ? ahead : QUEUE_BYTES;
     z->name = name;
     if (open_direct(z)) {
         *zp = z;

@@ -32,10 +32,18 @@ enum { RK_ZSRC_NONE = 0, RK_ZSRC_GZIP, RK_ZSRC_ZSTD };
 int rk_zsrc_kind(const unsigned char *p, size_t n);
 
 /*! rk_zsrc_open() : start decoding fd (a compressed file of kind, read from
- *  offset 0; it stays the caller's) with `threads` threads for zstd frames.
- *  The decoded bytes come from rk_zsrc_pull.  @return RK_OK, RK_E_IO,
- *  RK_E_NOMEM. */
-rk_status rk_zsrc_open(int fd, int kind, const char *name, int threads, rk_zsrc **z, rk_error *err);
+ *  offset 0; it stays the caller's) with `threads` threads for direct mode.
+ *  The decoded bytes come from rk_zsrc_pull.  Streamed, at most `ahead`
+ *  decoded bytes wait for the loader (0: 512 MiB); direct mode is taken only
+ *  when no unit decodes to more than half of that (the spill buffer), so
+ *  that the decoder holds at most rk_zsrc_held_max(ahead) bytes beside the
+ *  loader's own buffer.  @return RK_OK, RK_E_IO, RK_E_NOMEM. */
+rk_status rk_zsrc_open(int fd, int kind, const char *name, int threads, size_t ahead, rk_zsrc **z, rk_error *err);
+
+/*! rk_zsrc_held_max() : the bytes a decoder opened with `ahead` holds at
+ *  most: its queue, its input and the pieces it decodes (streamed), or a
+ *  spilled unit (direct). */
+size_t rk_zsrc_held_max(size_t ahead);
 
 /*! rk_zsrc_whole() : @return 1 when z decodes whole units in rk_zsrc_pull
  *  and returns short of one that does not fit (direct mode): the caller

@@ -175,6 +175,7 @@ typedef struct rk_job_report {
     double t_baseline;                 /* the popularity baseline, every fold */
     double t_model_io;                 /* --save-model or --model: writing or reading it */
     int64_t queries, queries_unknown;  /* --queries: pairs read, pairs with an unknown id */
+    int64_t queries_from_ratings;      /* --queries: pairs whose user's history came from RATINGS */
     int64_t ratings_unknown_items;     /* --model: ratings of items the model does not know */
     double host_plan_gb;               /* --memory-limit: the estimate of the plan run */
     int threads_planned;               /* --memory-limit: CPU threads of that plan (0: not planned) */

@@ -199,6 +199,9 @@ rk_status rk_job_opts_check(rk_job_opts *o, rk_error *err)
         return rk_error_set(err, RK_E_ARG, "--relevance cannot be used with --implicit: every held-out item is "
                             "relevant there");
     if (o->implicit) o->relevance = 1.0; /* every held-out rating is 1 */
+    /* the loader holds to --memory-limit while it reads: a pipe or a compressed file has no size to plan from */
+    const double limit = o->memory_limit_gb * 1073741824.0;
+    o->load.mem_limit = limit > 0.0 ? (limit < 4.6e18 ? (size_t)limit : (size_t)1 << 62) : 0;
     RK_FORWARD(check_implicit_rank(o, err));
     RK_FORWARD(check_cutoffs(o, err));
     RK_FORWARD(check_model_approx(o, err));

@@ -510,8 +510,9 @@ static int add_results(json_t *top, const rk_job_opts *o, const rk_job_report *r
     int bad = folds == NULL;
     for (int f = 0; f < r->n_folds && !bad; f++) bad |= json_array_append_new(folds, json_fold(&r->fold[f], f));
     if (o->model_path != NULL)
-        bad |= set(top, "saved_model", json_pack("{s:I, s:I, s:I, s:o}", "queries", (json_int_t)r->queries,
+        bad |= set(top, "saved_model", json_pack("{s:I, s:I, s:I, s:I, s:o}", "queries", (json_int_t)r->queries,
                                                   "queries_unknown", (json_int_t)r->queries_unknown,
+                                                  "queries_from_ratings", (json_int_t)r->queries_from_ratings,
                                                   "ratings_unknown_items", (json_int_t)r->ratings_unknown_items,
                                                   "read_s", rk_json_num(r->t_model_io)));
     bad |= set(top, "metrics", json_metrics(r));

@@ -4,10 +4,13 @@
  * The model brings the lists, the statistics, its id maps and its training
  * ratings.  RATINGS brings today's ratings: top-N serves its users from their
  * ratings (items the model does not know are dropped and counted), so a new
- * user with a few ratings gets recommendations too.  --queries are answered
- * as the saving run would have answered them (CONTRACT.md §4 needs whole similarity
- * rows: the rows of the queried items are computed over the saved training
- * ratings, no other), from the ratings the model was trained on. */
+ * user with a few ratings gets recommendations too.  --queries score a
+ * user from the same ratings when RATINGS has one of an item the model knows
+ * (else from the model's training ratings, else the fallback: CONTRACT.md
+ * §10), with the item side of the saving run (CONTRACT.md §4 needs whole
+ * similarity rows: the rows of the queried items are computed over the
+ * saved training ratings, no other).  So with RATINGS equal to the training
+ * ratings every answer is the saving run's. */
 #include "config.h"
 #include "rk_job_internal.h"
 #include "rk_idlist.h"
@@ -26,6 +29,8 @@ typedef struct model_job {
     rk_data data;           /* today's ratings, their own ids */
     rk_model today;         /* today's ratings in the model's item indices */
     rk_pairs pairs;
+    int32_t *qu;            /* per pair: its user's row of hist, -1 for none */
+    rk_csr hist;            /* the queried users' histories, in the model's item indices */
     double *pred;
     int32_t *used;
     int32_t *users;         /* --users: today's users to serve */
@@ -40,6 +45,8 @@ static void model_job_free(model_job *j)
     rk_data_free(&j->data);
     rk_model_free(&j->today);
     rk_pairs_free(&j->pairs);
+    free(j->qu);
+    rk_csr_free(&j->hist);
     free(j->pred);
     free(j->used);
     free(j->users);
@@ -89,36 +96,135 @@ static rk_status today_model(const rk_job_opts *o, model_job *j, rk_job_report *
     return s;
 }
 
-/* --queries: predictions from the saved model, rows of the queried items only. */
+/* The row of hist that holds user u's history (from: T or M), added on first use. */
+static int32_t hist_row(int32_t *row_of, int32_t u, int64_t *src, int32_t *rows, int64_t code, int64_t *nnz,
+                        const rk_csr *from)
+{
+    if (row_of[u] < 0) {
+        row_of[u] = *rows;
+        src[(*rows)++] = code;
+        *nnz += from->ptr[u + 1] - from->ptr[u];
+    }
+    return row_of[u];
+}
+
+/* Each pair's user history (CONTRACT.md §10): their ratings in RATINGS when
+ * one is of an item the model knows (the ratings top-N reads), else the
+ * model's training ratings when it knows the user, else none (the fallback).
+ * hist gets the rows of the queried users, each once; j->qu each pair's row.
+ * A pair whose item, or whose user, neither the model nor RATINGS knows is
+ * unknown; *first_unknown gets the first such pair (-1: none). */
+static rk_status query_histories(model_job *j, rk_job_report *rep, int64_t *first_unknown, rk_error *err)
+{
+    const rk_pairs *p = &j->pairs;
+    const rk_csr *T = &j->today.by_user, *M = &j->mf.model.by_user;
+    int32_t *row_t = malloc((size_t)(T->n_rows > 0 ? T->n_rows : 1) * sizeof *row_t);
+    int32_t *row_m = malloc((size_t)(M->n_rows > 0 ? M->n_rows : 1) * sizeof *row_m);
+    int64_t *src = malloc((size_t)(p->n > 0 ? p->n : 1) * sizeof *src); /* row r: today's user s, or -2 - model user */
+    j->qu = malloc((size_t)(p->n > 0 ? p->n : 1) * sizeof *j->qu);
+    rk_status s = RK_OK;
+    if (row_t == NULL || row_m == NULL || src == NULL || j->qu == NULL) {
+        s = rk_error_set(err, RK_E_NOMEM, "out of memory for the histories of %lld queries", (long long)p->n);
+        goto done;
+    }
+    for (int32_t u = 0; u < T->n_rows; u++) row_t[u] = -1;
+    for (int32_t u = 0; u < M->n_rows; u++) row_m[u] = -1;
+    int32_t rows = 0;
+    int64_t nnz = 0;
+    *first_unknown = -1;
+    for (int64_t t = 0; t < p->n; t++) {
+        const int32_t tu = rk_ids_find(j->data.ds.users, p->raw + p->raw_off[2 * t],
+                                       (size_t)(p->raw_off[2 * t + 1] - p->raw_off[2 * t]));
+        const int32_t mu = p->user[t];
+        const int today = rk_model_user_known(&j->today, tu);
+        if (rows == INT32_MAX) {
+            s = rk_error_set(err, RK_E_RANGE, "--queries: more than %d distinct users", INT32_MAX - 1);
+            goto done;
+        }
+        j->qu[t] = today ? hist_row(row_t, tu, src, &rows, tu, &nnz, T)
+                 : rk_model_user_known(&j->mf.model, mu) ? hist_row(row_m, mu, src, &rows, -2 - (int64_t)mu, &nnz, M)
+                                                         : -1;
+        rep->queries_from_ratings += today;
+        if (p->item[t] < 0 || (mu < 0 && !today)) {
+            rep->queries_unknown++;
+            if (*first_unknown < 0) *first_unknown = t;
+        }
+    }
+    rk_csr *h = &j->hist;
+    h->n_rows = rows;
+    h->n_cols = j->mf.model.by_item.n_rows;
+    h->nnz = nnz;
+    h->ptr = malloc(((size_t)rows + 1) * sizeof *h->ptr);
+    h->idx = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *h->idx);
+    h->val = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *h->val);
+    if (h->ptr == NULL || h->idx == NULL || h->val == NULL) {
+        s = rk_error_set(err, RK_E_NOMEM, "out of memory for the histories of %lld queries", (long long)p->n);
+        goto done;
+    }
+    h->ptr[0] = 0;
+    for (int32_t r = 0; r < rows; r++) {
+        const rk_csr *from = src[r] >= 0 ? T : M;
+        const int32_t u = (int32_t)(src[r] >= 0 ? src[r] : -2 - src[r]);
+        const int64_t a = from->ptr[u], n = from->ptr[u + 1] - a;
+        memcpy(h->idx + h->ptr[r], from->idx + a, (size_t)n * sizeof *h->idx);
+        memcpy(h->val + h->ptr[r], from->val + a, (size_t)n * sizeof *h->val);
+        h->ptr[r + 1] = h->ptr[r] + n;
+    }
+done:
+    free(row_t);
+    free(row_m);
+    free(src);
+    return s;
+}
+
+/* The note on the pairs that get the fallback because an id is unknown:
+ * the first one by its line when rk_pairs_read found it (its first pair
+ * with an id outside the model's maps), else by its ids. */
+static void note_unknown(const rk_job_opts *o, const rk_pairs *p, int64_t unknown, int64_t first)
+{
+    int64_t t0 = 0;
+    while (t0 < p->n && p->user[t0] >= 0 && p->item[t0] >= 0) t0++;
+    char where[600];
+    if (t0 == first)
+        snprintf(where, sizeof where, "line %lld", (long long)p->first_unknown_line);
+    else
+        snprintf(where, sizeof where, "%.*s,%.*s", (int)(p->raw_off[2 * first + 1] - p->raw_off[2 * first]),
+                 p->raw + p->raw_off[2 * first], (int)(p->raw_off[2 * first + 2] - p->raw_off[2 * first + 1]),
+                 p->raw + p->raw_off[2 * first + 1]);
+    rk_note(o->note, o->ud, "%.300s: %lld of %lld pairs name an item the model does not know, or a user that neither "
+            "it nor %.200s knows (first: %s); they get the fallback estimate", o->queries_path, (long long)unknown,
+            (long long)p->n, o->n_inputs == 1 ? o->inputs[0] : "RATINGS", where);
+}
+
+/* --queries: predictions from the saved model's similarity rows (the queried
+ * items' only) with each user's history of query_histories. */
 static rk_status answer_queries(const rk_job_opts *o, model_job *j, rk_job_report *rep, rk_knn_stats *st,
                                 rk_error *err)
 {
     RK_FORWARD(rk_pairs_read(o->queries_path, j->mf.users, j->mf.items, &j->pairs, err));
     const rk_pairs *p = &j->pairs;
+    int64_t first_unknown = -1;
     rep->queries = p->n;
-    rep->queries_unknown = 0;
-    for (int64_t t = 0; t < p->n; t++) rep->queries_unknown += p->user[t] < 0 || p->item[t] < 0;
+    rep->queries_unknown = rep->queries_from_ratings = 0;
+    RK_FORWARD(query_histories(j, rep, &first_unknown, err));
     if (p->n == 0) return RK_OK;
     j->pred = malloc((size_t)p->n * sizeof *j->pred);
     j->used = malloc((size_t)p->n * sizeof *j->used);
     if (j->pred == NULL || j->used == NULL)
         return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld predictions", (long long)p->n);
-    rk_queries q = {p->n, p->user, p->item, j->pred, j->used};
+    rk_queries q = {p->n, j->qu, p->item, j->pred, j->used};
     rk_knn_opts ko = j->mf.knn;
     ko.threads = o->knn.threads;
     ko.progress = o->progress;
     ko.progress_ud = o->ud;
-    /* a saved model's predictions and top-N run on the CPU backend: they read
-     * its lists and a few rows, no similarity worth a device */
-    RK_FORWARD(rk_backend_get(RK_BACKEND_CPU)->knn(&j->mf.model, &ko, NULL, NULL, &q, NULL, NULL, st, err));
+    /* a saved model's predictions and top-N run on the CPU: they read its
+     * lists and a few rows, no similarity worth a device */
+    RK_FORWARD(rk_knn_cpu_hist(&j->mf.model, &ko, &j->hist, &q, st, err));
 
     /* the pairs as the file names them, unknown ids too */
     const rk_outset_preds pr = {p->n, NULL, NULL, NULL, j->pred, j->used, NULL, NULL, p->raw, p->raw_off};
     RK_FORWARD(rk_outset_write(j->out, RK_OUTSET_PREDICTIONS, 0, &pr, err));
-    if (rep->queries_unknown > 0)
-        rk_note(o->note, o->ud, "%.300s: %lld of %lld pairs name a user or an item the model does not know "
-                "(first at line %lld); they get the fallback estimate", o->queries_path,
-                (long long)rep->queries_unknown, (long long)p->n, (long long)p->first_unknown_line);
+    if (rep->queries_unknown > 0) note_unknown(o, p, rep->queries_unknown, first_unknown);
     return RK_OK;
 }
 

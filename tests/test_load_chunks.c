@@ -219,6 +219,78 @@ static void test_big_file(void)
     free(a.s);
 }
 
+/* --memory-limit (rk_load_opts.mem_limit): budgets doubling from 64 KiB; each
+ * either loads what an unbounded load does or stops with RK_E_NOMEM naming
+ * the file, a line and the option, and once one loads every larger one does.
+ * A --test file counts the training rows held already. */
+static void test_memory_budget(void)
+{
+    char dir[] = "/tmp/rk_test_budget_XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    char path[600], tpath[600];
+    snprintf(path, sizeof path, "%s/big.csv", dir);
+    snprintf(tpath, sizeof tpath, "%s/test.csv", dir);
+    sbuf a = {calloc(1, 64), 0, 64};
+    unsigned long long seed = 11;
+    sb_printf(&a, "user,item,rating,time\n");
+    for (int k = 0; k < 60000; k++) /* string users: the id arena grows too */
+        sb_printf(&a, "u%d,%d,%d,%d\n", k / 30, (int)(rk_test_rand(&seed) % 3000), k % 5 + 1, k);
+    write_file(path, a.s);
+    write_file(tpath, "user,item,rating,time\nu1,2,3,4\n");
+    rk_load_opts o;
+    rk_dataset dm, df;
+    rk_error e;
+    rk_load_opts_default(&o);
+    o.threads = 2;
+    o.want_time = 1;
+    o.chunk_bytes = 65536;
+    const char *p = path;
+    CU_ASSERT_EQUAL_FATAL(rk_load_dataset(&p, 1, NULL, &o, &dm, &e), RK_OK);
+    char *want = render(&dm, &dm.train);
+    int fails = 0, loads = 0;
+    size_t first_ok = 0;
+    for (size_t lim = (size_t)64 << 10; lim <= ((size_t)64 << 20); lim *= 2) {
+        o.mem_limit = lim;
+        const rk_status st = rk_load_dataset(&p, 1, NULL, &o, &df, &e);
+        if (st == RK_OK) {
+            char *got = render(&df, &df.train);
+            CU_ASSERT_STRING_EQUAL(got, want);
+            free(got);
+            rk_dataset_free(&df);
+            loads++;
+            if (first_ok == 0) first_ok = lim;
+        } else {
+            CU_ASSERT_EQUAL(st, RK_E_NOMEM);
+            CU_ASSERT(starts_with(e.msg, path) && e.msg[strlen(path)] == ':');
+            CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "raise --memory-limit"));
+            CU_ASSERT_EQUAL(first_ok, 0); /* a larger budget never fails where a smaller one loaded */
+            CU_ASSERT_PTR_NULL(df.users);
+            fails++;
+        }
+    }
+    CU_ASSERT(fails >= 3);
+    CU_ASSERT(loads >= 2);
+    /* the training rows fill the budget: the test file is the one that stops */
+    o.mem_limit = first_ok;
+    const rk_status st = rk_load_dataset(&p, 1, tpath, &o, &df, &e);
+    if (st != RK_OK) {
+        CU_ASSERT_EQUAL(st, RK_E_NOMEM);
+        CU_ASSERT(starts_with(e.msg, tpath));
+    } else {
+        rk_dataset_free(&df);
+    }
+    o.mem_limit = 4 * first_ok;
+    CU_ASSERT_EQUAL(rk_load_dataset(&p, 1, tpath, &o, &df, &e), RK_OK);
+    CU_ASSERT_EQUAL(df.test.n, 1);
+    rk_dataset_free(&df);
+    free(want);
+    rk_dataset_free(&dm);
+    unlink(path);
+    unlink(tpath);
+    rmdir(dir);
+    free(a.s);
+}
+
 /* ---- several files, directories, test files, stdin --------------------------------- */
 int main(void)
 {
@@ -228,6 +300,7 @@ int main(void)
         {"every chunk size, netflix", test_chunks_netflix},
         {"files in small blocks", test_blocks_from_files},
         {"a file in parallel pread pieces", test_big_file},
+        {"a memory budget", test_memory_budget},
         {NULL, NULL},
     };
     return rk_test_main("load in pieces", cases);
