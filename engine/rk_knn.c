@@ -9,7 +9,7 @@
  * with shared memory), and ratings on a small grid pack the six sums into 16
  * bytes instead of 32, so that a chunk holds twice the columns. */
 #define _GNU_SOURCE /* madvise, MADV_HUGEPAGE */
-#include "rk_knn.h"
+#include "rk_knn_internal.h"
 #include "rk_select.h"
 
 #include "rk_omp.h"
@@ -21,95 +21,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Accumulators.  v8i: lanes n, Σx, Σy, Σx², Σy², Σxy and two of padding, so
- * that one entry is one 32-byte vector; acc_d the same in double.  v2u: the
- * six sums of offset grid values as bit fields of two words (pack_plan). */
-typedef int32_t v8i __attribute__((vector_size(32)));
-typedef double v4d __attribute__((vector_size(32)));
-typedef struct acc_d { v4d lo, hi; } acc_d;
-typedef uint64_t v2u __attribute__((vector_size(16)));
 
-enum { PATH_PACKED, PATH_V8I, PATH_DOUBLE };
-
-/* Raters whose row positions are kept between chunks (2 x 8 bytes each): few
- * enough that the cursors stay in L1/L2 beside the chunk. */
-#define KNN_BLOCK 1024
-/* An item whose pair updates reach this many times the item count touches
- * most columns: its row is scanned whole instead of keeping a touched list. */
-#define KNN_DENSE_RATIO 4
-/* Prefetching: the segment of the rater KNN_AHEAD places on, its first
- * KNN_PF_LINES cache lines (up to the row's end).  The hardware prefetcher
- * needs a few misses to find a new stream, and a segment is only a few
- * lines: without this, half the time went to waiting for the rows. */
-#define KNN_AHEAD 8
-#define KNN_PF_LINES 4
-#define PF_SEGMENT(A, Q, E)                                                            \
-    for (int64_t l_ = 0, s_ = 64 / (int64_t)sizeof *(A); l_ < KNN_PF_LINES && (Q) + l_ * s_ < (E); l_++) \
-        __builtin_prefetch(&(A)[(Q) + l_ * s_])
-/* Largest grid range (in units) packed: the table of contributions has
- * (range + 1)^2 entries. */
-#define KNN_PACK_MAX_RANGE 63
 
 static double wall_now(void) { return rk_omp_wtime(); }
 
-/* The rows are entered at random places, once per rater and chunk: with 4 KB
- * pages nearly every entry is a TLB miss as well.  Large arrays are aligned
- * to 2 MB and offered to the kernel for huge pages; free() releases them. */
-static void *big_alloc(size_t bytes)
-{
-    const size_t huge = (size_t)2 << 20;
-    if (bytes < 2 * huge) return malloc(bytes > 0 ? bytes : 1);
-    bytes = (bytes + huge - 1) / huge * huge;
-    void *p = aligned_alloc(huge, bytes);
-#ifdef MADV_HUGEPAGE
-    if (p != NULL) (void)madvise(p, bytes, MADV_HUGEPAGE); /* advice only: failure is harmless */
-#endif
-    return p;
-}
 
-/* ---- shared, read-only state of one run ---------------------------------- */
-
-typedef struct knn_ctx {
-    const rk_model *m;
-    const rk_knn_opts *o;
-    rk_sim_params sp;
-    int path;              /* PATH_*: which accumulator and value arrays */
-    int32_t *uq, *iq;      /* V8I: by_user / by_item values in units; PACKED: iq offset */
-    double *uv, *iv;       /* DOUBLE: by_user / by_item values */
-    uint32_t *pk;          /* PACKED: by_user entries as item << ybits | offset value */
-    v2u *tab;              /* PACKED: tab[x * tab_w + y]: the contribution of (x, y) */
-    int32_t tab_w, ybits, qmin;
-    int b_n, b_1, b_2;     /* PACKED: field widths of n, Σx / Σy, the squares and Σxy */
-    int exact_num;         /* PACKED: n Σxy and Σx Σy stay below 2^53 (exact in double) */
-    int32_t chunk;         /* columns per chunk */
-    int32_t n_chunks;
-    const int64_t *cost;   /* pair updates per item (rk_knn_item_order) */
-    int64_t dense_cost;    /* items with at least this cost are scanned whole */
-    double scale;          /* the grid scale of the units, 0 for raw values */
-    double *ncnt, *nsq;    /* full-vector metrics: |U_i| and ‖x_i‖² in units (rk_knn_item_norms) */
-    int64_t *qptr;         /* known queries grouped by item: qptr[n_items + 1] */
-    int64_t *qlist;
-    rk_lists *lists;
-    rk_queries *q;
-    const rk_csr *hist;    /* the queries' users' histories (rk_knn_cpu_hist); NULL: the model's */
-} knn_ctx;
-
-/* ---- per-thread workspace ------------------------------------------------ */
-
-typedef struct knn_ws {
-    void *acc;        /* v2u, v8i or acc_d entries, one per item */
-    size_t acc_bytes;
-    double *simrow;   /* sim(i, j) of the current item where kept: > 0 (items with queries), or != 0 (--negative) */
-    int32_t *touched; /* items j with a co-rater (sparse items) */
-    int32_t n_touched;
-    int64_t *cur, *end; /* chunked walk: row positions of a block of raters */
-    double *hs;       /* heap scores, k */
-    int32_t *hi;      /* heap indices, k */
-    double *w;        /* aggregation scratch, k */
-    int32_t *nb;
-    float *r;
-    double t_select, t_predict;
-} knn_ws;
 
 static void ws_free(knn_ws *w)
 {
@@ -118,17 +34,13 @@ static void ws_free(knn_ws *w)
     memset(w, 0, sizeof *w);
 }
 
-static size_t entry_bytes(int path)
-{
-    return path == PATH_PACKED ? sizeof(v2u) : path == PATH_V8I ? sizeof(v8i) : sizeof(acc_d);
-}
 
 static int ws_init(knn_ws *w, const knn_ctx *c)
 {
     size_t n = (size_t)(c->m->by_item.n_rows > 0 ? c->m->by_item.n_rows : 1);
     size_t k = (size_t)c->o->k;
     memset(w, 0, sizeof *w);
-    w->acc_bytes = n * entry_bytes(c->path);
+    w->acc_bytes = n * rk_knn_entry_bytes(c->path);
     w->acc = aligned_alloc(64, (w->acc_bytes + 63) / 64 * 64);
     w->simrow = calloc(n, sizeof *w->simrow);
     w->touched = malloc(n * sizeof *w->touched);
@@ -242,6 +154,26 @@ static inline __attribute__((always_inline)) void accumulate_double(const knn_ct
     w->n_touched = nt;
 }
 
+/* The full-vector metrics (the ranking model's among them) read only n and
+ * Σxy from the row (FULL_FIX brings the rest): 16 bytes an entry instead of
+ * 64, so a chunk holds four times the columns.  Σxy adds the same products
+ * in the same order as accumulate_double: the same doubles. */
+static inline __attribute__((always_inline)) void accumulate_dot(const knn_ctx *c, knn_ws *w, int32_t i, const int32_t nch,
+                                                                 const int track)
+{
+    const rk_csr *I = &c->m->by_item, *U = &c->m->by_user;
+    v2d *acc = w->acc;
+    int32_t *touched = w->touched, nt = 0;
+    double x = 0.0;
+    KNN_WALK(0, U->idx[pp], { PF_SEGMENT(U->idx, q_, qe_); PF_SEGMENT(c->uv, q_, qe_); }, x = c->iv[p], {
+        const int32_t j = U->idx[pp];
+        v2d *a = &acc[j];
+        if (track && (*a)[0] == 0.0) touched[nt++] = j;
+        *a += (v2d){1.0, x * c->uv[pp]};
+    });
+    w->n_touched = nt;
+}
+
 /* ---- similarities, the neighbour list ------------------------------------- */
 
 /* The sums of entry j as doubles, in the order of rk_sim_value; the return
@@ -275,6 +207,9 @@ static inline __attribute__((always_inline)) double sums_at(const knn_ctx *c, co
     } else if (c->path == PATH_V8I) {
         const v8i a = ((const v8i *)w->acc)[j];
         for (int t = 0; t < 6; t++) s[t] = (double)a[t];
+    } else if (c->path == PATH_DOT) {
+        const v2d a = ((const v2d *)w->acc)[j];
+        s[0] = a[0]; s[1] = s[2] = s[3] = s[4] = 0.0; s[5] = a[1];
     } else {
         const acc_d *a = &((const acc_d *)w->acc)[j];
         s[0] = a->lo[0]; s[1] = a->lo[1]; s[2] = a->lo[2];
@@ -491,6 +426,7 @@ static void clear_row(const knn_ctx *c, knn_ws *w, int dense, int rows)
         const int32_t j = w->touched[t];
         if (c->path == PATH_PACKED) ((v2u *)w->acc)[j] = (v2u){0, 0};
         else if (c->path == PATH_V8I) ((v8i *)w->acc)[j] = (v8i){0};
+        else if (c->path == PATH_DOT) ((v2d *)w->acc)[j] = (v2d){0, 0};
         else ((acc_d *)w->acc)[j] = (acc_d){{0}, {0}};
         if (rows) w->simrow[j] = 0.0;
     }
@@ -514,6 +450,8 @@ static void knn_item(const knn_ctx *c, knn_ws *w, int32_t i)
         if (dense) accumulate_packed(c, w, i, nch, 0); else accumulate_packed(c, w, i, nch, 1);
     } else if (c->path == PATH_V8I) {
         if (dense) accumulate_v8i(c, w, i, nch, 0); else accumulate_v8i(c, w, i, nch, 1);
+    } else if (c->path == PATH_DOT) {
+        if (dense) accumulate_dot(c, w, i, nch, 0); else accumulate_dot(c, w, i, nch, 1);
     } else if (dense) accumulate_double(c, w, i, nch, 0);
     else accumulate_double(c, w, i, nch, 1);
     rk_topk_init(&h, c->o->k, w->hs, w->hi);
@@ -529,145 +467,6 @@ static void knn_item(const knn_ctx *c, knn_ws *w, int32_t i)
     clear_row(c, w, dense, rows || c->o->negative);
 }
 
-/* ---- choosing the accumulation path -------------------------------------- */
-
-static rk_status group_queries(knn_ctx *c, rk_error *err)
-{
-    const rk_model *m = c->m;
-    rk_queries *q = c->q;
-    int32_t n_items = m->by_item.n_rows;
-    c->qptr = calloc((size_t)n_items + 2, sizeof *c->qptr);
-    RK_CHECK_ALLOC(c->qptr, err);
-    int64_t known = 0;
-    for (int64_t t = 0; t < q->n; t++) {
-        const int32_t i = q->item[t];
-        const rk_predict_user pu = rk_predict_user_at(m, c->o->mode, c->hist, q->user[t]);
-        q->used[t] = -1; /* known: predict_item answers it */
-        if (pu.n > 0 && rk_model_item_known(m, i)) {
-            c->qptr[i + 2]++;
-            known++;
-        } else {
-            q->pred[t] = rk_predict_fallback_user(m, c->o->mode, &pu, i);
-            q->used[t] = 0;
-        }
-    }
-    for (int32_t i = 0; i < n_items; i++) c->qptr[i + 2] += c->qptr[i + 1];
-    c->qlist = malloc((size_t)(known > 0 ? known : 1) * sizeof *c->qlist);
-    RK_CHECK_ALLOC(c->qlist, err);
-    for (int64_t t = 0; t < q->n; t++)
-        if (q->used[t] < 0) c->qlist[c->qptr[q->item[t] + 1]++] = t;
-    return RK_OK;
-}
-
-static int bits_for(uint64_t v)
-{
-    int b = 0;
-    while (b < 64 && (v >> b) != 0) b++;
-    return b;
-}
-
-/* Packed entries hold the sums of offset values x' = q - qmin in [0, range]
- * as fields of two words: n | Σx'² | Σy'² and Σx' | Σy' | Σx'y', each as wide
- * as its largest possible value (n is at most the most popular item's rater
- * count), so that adding two entries never carries from one field into the
- * next.  The stream of a user's row packs the item and y' into 32 bits.
- * @return 1 and the widths in c when everything fits, else 0. */
-static int pack_plan(knn_ctx *c, int32_t qmin, int32_t qmax, int64_t max_deg, int32_t n_items)
-{
-    int64_t range = (int64_t)qmax - qmin;
-    if (range < 0 || range > KNN_PACK_MAX_RANGE) return 0;
-    c->b_n = bits_for((uint64_t)max_deg);
-    c->b_1 = bits_for((uint64_t)max_deg * (uint64_t)range);
-    c->b_2 = bits_for((uint64_t)max_deg * (uint64_t)(range * range));
-    c->ybits = bits_for((uint64_t)range);
-    c->qmin = qmin;
-    c->tab_w = (int32_t)range + 1;
-    double qa = fmax(fabs((double)qmin), fabs((double)qmax));
-    c->exact_num = (double)max_deg * (double)max_deg * qa * qa < 9007199254740992.0;
-    return c->b_n + 2 * c->b_2 <= 64 && 2 * c->b_1 + c->b_2 <= 64 &&
-           ((uint64_t)n_items << c->ybits) <= ((uint64_t)1 << 32);
-}
-
-static rk_status prepare_values(knn_ctx *c, rk_knn_stats *st, rk_error *err)
-{
-    const rk_model *m = c->m;
-    const rk_csr *U = &m->by_user, *I = &m->by_item;
-    double s = rk_metric_on_residuals(c->sp.metric) ? 0.0 : rk_knn_grid_scale(m, NULL);
-    if (s == 0.0) {
-        c->path = PATH_DOUBLE;
-        c->uv = malloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *c->uv);
-        c->iv = malloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *c->iv);
-        if (c->uv == NULL || c->iv == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for double values");
-        c->sp.unit = 1.0;
-        if (rk_metric_on_residuals(c->sp.metric)) {
-            rk_model_residuals(m, c->uv, c->iv);
-            snprintf(st->path, sizeof st->path, "double residuals");
-        } else {
-#pragma omp parallel for
-            for (int64_t p = 0; p < U->nnz; p++) c->uv[p] = U->val[p];
-#pragma omp parallel for
-            for (int64_t p = 0; p < I->nnz; p++) c->iv[p] = I->val[p];
-            snprintf(st->path, sizeof st->path, "double");
-        }
-        return RK_OK;
-    }
-    c->sp.unit = 1.0 / s;
-    c->scale = s;
-    c->iq = malloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *c->iq);
-    if (c->iq == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for grid values");
-    int32_t qmin = INT32_MAX, qmax = INT32_MIN;
-    int64_t max_deg = 0;
-#pragma omp parallel for reduction(min : qmin) reduction(max : qmax)
-    for (int64_t p = 0; p < I->nnz; p++) {
-        c->iq[p] = (int32_t)nearbyint((double)I->val[p] * s);
-        if (c->iq[p] < qmin) qmin = c->iq[p];
-        if (c->iq[p] > qmax) qmax = c->iq[p];
-    }
-    for (int32_t i = 0; i < I->n_rows; i++)
-        if (I->ptr[i + 1] - I->ptr[i] > max_deg) max_deg = I->ptr[i + 1] - I->ptr[i];
-    if (pack_plan(c, qmin, qmax, max_deg, I->n_rows)) {
-        c->path = PATH_PACKED;
-        c->pk = big_alloc((size_t)U->nnz * sizeof *c->pk);
-        c->tab = aligned_alloc(16, (size_t)c->tab_w * (size_t)c->tab_w * sizeof *c->tab);
-        if (c->pk == NULL || c->tab == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for grid values");
-#pragma omp parallel for
-        for (int64_t p = 0; p < U->nnz; p++)
-            c->pk[p] = (uint32_t)U->idx[p] << c->ybits | (uint32_t)((int32_t)nearbyint((double)U->val[p] * s) - qmin);
-#pragma omp parallel for
-        for (int64_t p = 0; p < I->nnz; p++) c->iq[p] -= qmin;
-        for (uint64_t x = 0; x < (uint64_t)c->tab_w; x++)
-            for (uint64_t y = 0; y < (uint64_t)c->tab_w; y++)
-                c->tab[x * (uint64_t)c->tab_w + y] =
-                    (v2u){1 | x * x << c->b_n | y * y << (c->b_n + c->b_2), x | y << c->b_1 | x * y << (2 * c->b_1)};
-        snprintf(st->path, sizeof st->path, "packed int grid 1/%g", s);
-        return RK_OK;
-    }
-    c->path = PATH_V8I;
-    c->uq = malloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *c->uq);
-    if (c->uq == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for grid values");
-#pragma omp parallel for
-    for (int64_t p = 0; p < U->nnz; p++) c->uq[p] = (int32_t)nearbyint((double)U->val[p] * s);
-    snprintf(st->path, sizeof st->path, "int32 grid 1/%g", s);
-    return RK_OK;
-}
-
-/* Columns per chunk: half of the L2 cache (the rest holds the rows being
- * read, the cursors and the heap), unless the options force a width. */
-static void plan_chunks(knn_ctx *c)
-{
-    const int32_t n_items = c->m->by_item.n_rows;
-    long l2 = -1;
-#ifdef _SC_LEVEL2_CACHE_SIZE
-    l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-#endif
-    if (l2 < 64 * 1024 || l2 > 64L * 1024 * 1024) l2 = 512 * 1024; /* unknown or implausible */
-    int64_t chunk = c->o->chunk_items > 0 ? c->o->chunk_items : (int64_t)(l2 / 2) / (int64_t)entry_bytes(c->path);
-    if (chunk < 1) chunk = 1;
-    if (chunk >= n_items) chunk = n_items > 0 ? n_items : 1;
-    c->chunk = (int32_t)chunk;
-    c->n_chunks = n_items > 0 ? (int32_t)((n_items + chunk - 1) / chunk) : 1;
-    c->dense_cost = (int64_t)KNN_DENSE_RATIO * (n_items > 0 ? n_items : 1);
-}
 
 static rk_status knn_run(const rk_model *m, const rk_knn_opts *o, rk_lists *lists, rk_queries *q,
                          const rk_csr *hist, rk_knn_stats *st, rk_error *err)
@@ -693,7 +492,7 @@ static rk_status knn_run(const rk_model *m, const rk_knn_opts *o, rk_lists *list
     c.q = (q != NULL && q->n > 0) ? q : NULL;
     c.hist = hist;
 
-    s = prepare_values(&c, st, err);
+    s = rk_knn_prepare_values(&c, st, err);
     if (s == RK_OK && rk_metric_is_full(c.sp.metric)) {
         size_t n = (size_t)(m->by_item.n_rows > 0 ? m->by_item.n_rows : 1);
         c.ncnt = malloc(n * sizeof *c.ncnt);
@@ -701,7 +500,7 @@ static rk_status knn_run(const rk_model *m, const rk_knn_opts *o, rk_lists *list
         if (c.ncnt == NULL || c.nsq == NULL) s = rk_error_set(err, RK_E_NOMEM, "out of memory for the item norms");
         else rk_knn_item_norms(m, &o->sim, c.scale, c.ncnt, c.nsq);
     }
-    if (s == RK_OK && c.q != NULL) s = group_queries(&c, err);
+    if (s == RK_OK && c.q != NULL) s = rk_knn_group_queries(&c, err);
     if (s == RK_OK) {
         size_t n = (size_t)(m->by_item.n_rows > 0 ? m->by_item.n_rows : 1);
         order = malloc(n * sizeof *order);
@@ -712,7 +511,7 @@ static rk_status knn_run(const rk_model *m, const rk_knn_opts *o, rk_lists *list
     if (s != RK_OK) goto done;
     st->pair_updates = total_cost;
     c.cost = cost;
-    plan_chunks(&c);
+    rk_knn_plan_chunks(&c);
 
     int32_t n_items = m->by_item.n_rows;
     int64_t done_cost = 0;
