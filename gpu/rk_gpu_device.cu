@@ -74,6 +74,13 @@ extern "C" int rk_gpu_warmup(int device)
 {
     bool ok = cudaSetDevice(device) == cudaSuccess && cudaFree(0) == cudaSuccess;
     if (!ok) cudaGetLastError();
+    // the engine's first transposition paid cuSPARSE's set-up and the loading
+    // of its kernels (BENCHMARKS.md, issue 21): done here, beside the load
+    char why[8];
+    if (ok && rk_cusparse_load(why, sizeof why)) {
+        rk_error e;
+        if (rk_gpu_transpose_warm(&e) != RK_OK) cudaGetLastError(); /* the engine will say what fails */
+    }
     return ok ? 1 : 0;
 }
 
