@@ -99,35 +99,23 @@ void rk_lists_free(rk_lists *l)
 double rk_knn_grid_scale(const rk_model *m, double *qmax_out)
 {
     static const double scales[] = {1, 2, 4, 5, 10, 20, 100};
-    enum { NS = sizeof scales / sizeof scales[0] };
     const rk_csr *U = &m->by_user, *I = &m->by_item;
     int64_t max_deg = 0;
     for (int32_t i = 0; i < I->n_rows; i++)
         if (I->ptr[i + 1] - I->ptr[i] > max_deg) max_deg = I->ptr[i + 1] - I->ptr[i];
-    /* one pass: bit t of fits stays set while every value times scales[t]
-     * is an integer (a double of magnitude 2^52 or more always is; below,
-     * the conversion to int64 is exact and inline, where nearbyint was a
-     * libm call per value and one pass per scale tried) */
-    unsigned fits = (1u << NS) - 1;
-    double vmax = 0.0;
-#pragma omp parallel for reduction(& : fits) reduction(max : vmax)
-    for (int64_t p = 0; p < U->nnz; p++) {
-        const double v = (double)U->val[p];
-        unsigned f = 0;
-        for (int t = 0; t < NS; t++) {
-            const double q = v * scales[t];
-            f |= (unsigned)(fabs(q) >= 4503599627370496.0 || (double)(int64_t)q == q) << t;
+    for (size_t t = 0; t < sizeof scales / sizeof scales[0]; t++) {
+        double s = scales[t], qmax = 0.0;
+        int ok = 1;
+#pragma omp parallel for reduction(&& : ok) reduction(max : qmax)
+        for (int64_t p = 0; p < U->nnz; p++) {
+            double q = (double)U->val[p] * s;
+            if (q != nearbyint(q)) ok = 0;
+            if (fabs(q) > qmax) qmax = fabs(q);
         }
-        fits &= f;
-        if (fabs(v) > vmax) vmax = fabs(v);
-    }
-    for (int t = 0; t < NS; t++) {
-        if (!(fits >> t & 1u)) continue;
-        /* the largest |v * s| is the largest |v| times s: rounding is monotone */
-        const double qmax = vmax * scales[t];
+        if (!ok) continue;
         if (qmax_out != NULL) *qmax_out = qmax;
         /* n, Σx, Σx², Σxy of the most popular item stay below 2^31 */
-        if (qmax * qmax * (double)(max_deg + 1) < 2147483647.0) return scales[t];
+        if (qmax * qmax * (double)(max_deg + 1) < 2147483647.0) return s;
         return 0.0;
     }
     return 0.0;
