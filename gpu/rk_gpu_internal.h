@@ -146,12 +146,10 @@ struct stager {
             RK_CUDA_CHECK(err, cudaEventSynchronize(done[b]));
             const char *src = (const char *)h + off;
             char *dst = buf[b];
-            // parts of 256 KB: every thread copies (with 1 MB parts, 8 of 16
-            // did, and the copy, not PCIe, set the pace: 6.4 GB/s)
-            const int64_t parts = (int64_t)((len + ((size_t)1 << 18) - 1) >> 18);
+            const int64_t parts = (int64_t)((len + ((size_t)1 << 20) - 1) >> 20);
 #pragma omp parallel for schedule(static) if (parts > 1)
             for (int64_t q = 0; q < parts; q++) {
-                size_t a = (size_t)q << 18, e = std::min(len, a + ((size_t)1 << 18));
+                size_t a = (size_t)q << 20, e = std::min(len, a + ((size_t)1 << 20));
                 memcpy(dst + a, src + a, e - a);
             }
             RK_CUDA_CHECK(err, cudaMemcpyAsync((char *)d + off, dst, len, cudaMemcpyHostToDevice, st));
