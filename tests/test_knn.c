@@ -610,6 +610,29 @@ static void test_full_vector_metrics(void)
     }
     CU_ASSERT(g_checked_lists - before > 1000);
     CU_ASSERT(g_checked_preds - before_p > 1000);
+    /* off the grid, the full-vector metrics take the two-sum accumulator that
+     * the comparisons above checked; a co-rater metric keeps all six sums */
+    rk_triples t;
+    make_data(&t, 20, 15, 0.5, VAL_REAL, 12500);
+    rk_model mm;
+    CU_ASSERT_FATAL(rk_model_build(&mm, &t, 20, 15, 0, 0, 0, 1, NULL) == RK_OK);
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    o.k = 3;
+    rk_lists l;
+    rk_knn_stats st;
+    CU_ASSERT_FATAL(rk_lists_alloc(&l, 15, 3, NULL) == RK_OK);
+    for (int m = 0; m < n_full; m++) {
+        o.sim.metric = full_metrics[m];
+        CU_ASSERT(rk_knn_cpu(&mm, &o, &l, NULL, &st, NULL) == RK_OK);
+        CU_ASSERT_STRING_EQUAL(st.path, "double dot");
+    }
+    o.sim.metric = RK_METRIC_COSINE;
+    CU_ASSERT(rk_knn_cpu(&mm, &o, &l, NULL, &st, NULL) == RK_OK);
+    CU_ASSERT_STRING_EQUAL(st.path, "double");
+    rk_lists_free(&l);
+    rk_model_free(&mm);
+    rk_triples_free(&t);
 }
 
 static void test_bad_arguments(void)
