@@ -25,24 +25,23 @@ rk_status rk_gpu_budget_left(const rk_gpu_opts *g, const dev_mem &mem, size_t *o
     return RK_OK;
 }
 
-// The driver is asked first, then cuSPARSE is loaded (rk_cusparse_dl.c):
-// without a device the reason begins "no CUDA device" (--device auto runs on
-// the CPU in silence, rk_backend_no_gpu_here) and names the missing library
-// too; with one, a missing library is the whole reason (a note under auto).
+// The driver is asked first; cuSPARSE is loaded (rk_cusparse_dl.c) only when
+// it sees a device, so that a machine without one never opens the library:
+// the reason then begins "no CUDA device" (--device auto runs on the CPU in
+// silence, rk_backend_no_gpu_here); with a device, a missing library is the
+// whole reason (a note under auto, exit 5 under --device gpu).
 extern "C" int rk_gpu_available(char *buf, size_t cap)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
-    char lib[240];
-    int have_lib = rk_cusparse_load(lib, sizeof lib);
     if (e != cudaSuccess || n == 0) {
         if (buf != NULL && cap > 0)
-            snprintf(buf, cap, "no CUDA device: %s%s%s", e != cudaSuccess ? cudaGetErrorString(e) : "none found",
-                     have_lib ? "" : "; ", have_lib ? "" : lib);
+            snprintf(buf, cap, "no CUDA device: %s", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
         cudaGetLastError();
         return 0;
     }
-    if (!have_lib) {
+    char lib[240];
+    if (!rk_cusparse_load(lib, sizeof lib)) {
         if (buf != NULL && cap > 0) snprintf(buf, cap, "%s", lib);
         return 0;
     }
