@@ -96,6 +96,34 @@ void rk_lists_free(rk_lists *l)
     memset(l, 0, sizeof *l);
 }
 
+/* Whether every value times s is an integer, and the largest |value × s|
+ * (*qmax, only when they all are).  A value is an integer when its int64
+ * conversion equals it, or its magnitude is 2^52 or more (inline, where
+ * libm's nearbyint was a call per value), and the blocks stop once one of
+ * them found a value that is not (ratings in half stars fail the grid of 1
+ * at once, instead of after a whole pass). */
+static int on_grid(const rk_csr *U, double s, double *qmax)
+{
+    const int64_t B = 65536, nb = (U->nnz + B - 1) / B;
+    int ok = 1;
+    double qm = 0.0;
+#pragma omp parallel for schedule(dynamic, 4) reduction(max : qm)
+    for (int64_t b = 0; b < nb; b++) {
+        if (!__atomic_load_n(&ok, __ATOMIC_RELAXED)) continue;
+        const int64_t e = (b + 1) * B < U->nnz ? (b + 1) * B : U->nnz;
+        for (int64_t p = b * B; p < e; p++) {
+            const double q = (double)U->val[p] * s, a = fabs(q);
+            if (!(a >= 4503599627370496.0 || (double)(int64_t)q == q)) {
+                __atomic_store_n(&ok, 0, __ATOMIC_RELAXED);
+                break;
+            }
+            if (a > qm) qm = a;
+        }
+    }
+    *qmax = qm;
+    return ok;
+}
+
 double rk_knn_grid_scale(const rk_model *m, double *qmax_out)
 {
     static const double scales[] = {1, 2, 4, 5, 10, 20, 100};
@@ -104,18 +132,11 @@ double rk_knn_grid_scale(const rk_model *m, double *qmax_out)
     for (int32_t i = 0; i < I->n_rows; i++)
         if (I->ptr[i + 1] - I->ptr[i] > max_deg) max_deg = I->ptr[i + 1] - I->ptr[i];
     for (size_t t = 0; t < sizeof scales / sizeof scales[0]; t++) {
-        double s = scales[t], qmax = 0.0;
-        int ok = 1;
-#pragma omp parallel for reduction(&& : ok) reduction(max : qmax)
-        for (int64_t p = 0; p < U->nnz; p++) {
-            double q = (double)U->val[p] * s;
-            if (q != nearbyint(q)) ok = 0;
-            if (fabs(q) > qmax) qmax = fabs(q);
-        }
-        if (!ok) continue;
+        double qmax = 0.0;
+        if (!on_grid(U, scales[t], &qmax)) continue;
         if (qmax_out != NULL) *qmax_out = qmax;
         /* n, Σx, Σx², Σxy of the most popular item stay below 2^31 */
-        if (qmax * qmax * (double)(max_deg + 1) < 2147483647.0) return s;
+        if (qmax * qmax * (double)(max_deg + 1) < 2147483647.0) return scales[t];
         return 0.0;
     }
     return 0.0;

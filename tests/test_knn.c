@@ -635,6 +635,75 @@ static void test_full_vector_metrics(void)
     rk_triples_free(&t);
 }
 
+/* The grid scale as it was first written (a whole pass per scale tried,
+ * libm's nearbyint per value): the version that stops early and tests
+ * integers inline must give the same scale and qmax on every kind of value. */
+static double grid_scale_ref(const rk_model *m, double *qmax_out)
+{
+    static const double scales[] = {1, 2, 4, 5, 10, 20, 100};
+    const rk_csr *U = &m->by_user, *I = &m->by_item;
+    int64_t max_deg = 0;
+    for (int32_t i = 0; i < I->n_rows; i++)
+        if (I->ptr[i + 1] - I->ptr[i] > max_deg) max_deg = I->ptr[i + 1] - I->ptr[i];
+    for (size_t t = 0; t < sizeof scales / sizeof scales[0]; t++) {
+        double s = scales[t], qmax = 0.0;
+        int ok = 1;
+        for (int64_t p = 0; p < U->nnz; p++) {
+            double q = (double)U->val[p] * s;
+            if (q != nearbyint(q)) ok = 0;
+            if (fabs(q) > qmax) qmax = fabs(q);
+        }
+        if (!ok) continue;
+        if (qmax_out != NULL) *qmax_out = qmax;
+        if (qmax * qmax * (double)(max_deg + 1) < 2147483647.0) return s;
+        return 0.0;
+    }
+    return 0.0;
+}
+
+static void test_grid_scale(void)
+{
+    /* grids of 1, 1/2, 1/4, 1/5, 1/10, 1/20, 1/100, none; negative values;
+     * values too large for the int32 sums; values of 2^52 and more */
+    static const double steps[] = {1, 0.5, 0.25, 0.2, 0.1, 0.05, 0.01, 0.003, 1e-7};
+    static const double mags[] = {5, -5, 1000, 3e7, 1e17};
+    for (size_t a = 0; a < sizeof steps / sizeof steps[0]; a++)
+        for (size_t b = 0; b < sizeof mags / sizeof mags[0]; b++) {
+            rk_triples t;
+            make_data(&t, 12, 9, 0.6, VAL_REAL, 700 + a * 10 + b);
+            for (int64_t p = 0; p < t.n; p++)
+                t.rating[p] = (float)(mags[b] * (double)(int)(t.rating[p] * 7.0) / 35.0);
+            for (int64_t p = 0; p < t.n; p++)
+                t.rating[p] = (float)(nearbyint((double)t.rating[p] / steps[a]) * steps[a]);
+            rk_model m;
+            CU_ASSERT_FATAL(rk_model_build(&m, &t, 12, 9, 0, 0, 0, 1, NULL) == RK_OK);
+            double q1 = -1.0, q2 = -1.0;
+            const double s1 = rk_knn_grid_scale(&m, &q1), s2 = grid_scale_ref(&m, &q2);
+            if (s1 != s2 || q1 != q2) fprintf(stderr, "\nstep %g mag %g: scale %g/%g qmax %g/%g\n", steps[a], mags[b], s1, s2, q1, q2);
+            CU_ASSERT_EQUAL(s1, s2);
+            CU_ASSERT_EQUAL(q1, q2);
+            rk_model_free(&m);
+            rk_triples_free(&t);
+        }
+    /* more values than a block of the parallel scan (65,536): half stars
+     * with one quarter star among the last users' ratings, or none */
+    for (int quarter = 0; quarter < 2; quarter++) {
+        rk_triples t;
+        make_data(&t, 700, 400, 0.8, VAL_HALF, 7900 + (unsigned long long)quarter);
+        CU_ASSERT_FATAL(t.n > 3 * 65536);
+        if (quarter) t.rating[t.n - 5] = 2.25f;
+        rk_model m;
+        CU_ASSERT_FATAL(rk_model_build(&m, &t, 700, 400, 0, 0, 0, 1, NULL) == RK_OK);
+        double q1 = -1.0, q2 = -1.0;
+        const double s1 = rk_knn_grid_scale(&m, &q1), s2 = grid_scale_ref(&m, &q2);
+        CU_ASSERT_EQUAL(s1, quarter ? 4.0 : 2.0);
+        CU_ASSERT_EQUAL(s1, s2);
+        CU_ASSERT_EQUAL(q1, q2);
+        rk_model_free(&m);
+        rk_triples_free(&t);
+    }
+}
+
 static void test_bad_arguments(void)
 {
     rk_triples t;
@@ -675,6 +744,7 @@ int main(void)
         {"unpacked grid in chunks", test_wide_grid_chunks},
         {"a sparse catalogue of 200,000 items: whole rows and chunks agree", test_sparse_catalogue},
         {"full-vector metrics against the dense columns", test_full_vector_metrics},
+        {"the grid scale against the pass-per-scale version", test_grid_scale},
         {"bad arguments", test_bad_arguments},
         {NULL, NULL},
     };
