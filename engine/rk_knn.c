@@ -8,7 +8,6 @@
  * columns are taken in chunks that fit in L2 (the GPU kernel does the same
  * with shared memory), and ratings on a small grid pack the six sums into 16
  * bytes instead of 32, so that a chunk holds twice the columns. */
-#define _GNU_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "rk_knn_internal.h"
 #include "rk_select.h"
 
@@ -18,8 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 
 

@@ -544,7 +544,7 @@ static rk_status load_path(loader *L, const char *path, rk_error *err)
     const int kind = regular ? compressed_kind(fd) : RK_ZSRC_NONE;
     rk_zsrc *z = NULL;
     rk_status st = RK_OK;
-    if (kind != RK_ZSRC_NONE) { /* decoded by a thread of its own, pulled as from a pipe */
+    if (kind != RK_ZSRC_NONE) { /* decoded as it is pulled (rk_zsrc.h): in place, or from a queue */
         const size_t ahead = L->o->mem_limit == 0 ? 0 : L->o->mem_limit / 8 > 65536 ? L->o->mem_limit / 8 : 65536;
         L->held_decoder = ahead > 0 ? (double)rk_zsrc_held_max(ahead) : 0.0; /* ahead: an eighth of a budget */
         st = rk_zsrc_open(fd, kind, path, L->nt, ahead, &z, err);
