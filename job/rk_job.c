@@ -634,7 +634,9 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     fold_engine e;
     memset(&e, 0, sizeof e);
     RK_FORWARD(fold_engine_setup(o, ko, j, rep, write, file_fold, &e, err));
+    double t0 = rk_omp_wtime();
     RK_FORWARD(fold_engine_run(o, ko, j, rep, f, &e, st, err));
+    fr->t_engine = rk_omp_wtime() - t0;
     if (last) rep->topn = e.ts;
     fr->t_similarity = st->sim_s;
     fr->t_select = st->select_s;
@@ -642,7 +644,11 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     fr->t_recommend = e.ts.wall_s;
     if (rk_dist_rank(o->dist) != 0) return RK_OK; /* the rest is rank 0's: metrics and files */
     RK_FORWARD(fold_measure(o, ko, j, rep, fr, &e, err));
-    return write ? fold_write(o, j, rep, last, file_fold, err) : RK_OK;
+    if (!write) return RK_OK;
+    double t1 = rk_omp_wtime();
+    rk_status s = fold_write(o, j, rep, last, file_fold, err);
+    fr->t_write = rk_omp_wtime() - t1;
+    return s;
 }
 
 /* The data stage's options from the job's. */
@@ -784,6 +790,8 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
         rep->t_predict += rep->fold[f].t_predict;
         rep->t_recommend += rep->fold[f].t_recommend;
         rep->t_baseline += rep->fold[f].t_baseline;
+        rep->t_engine += rep->fold[f].t_engine;
+        rep->t_write += rep->fold[f].t_write;
     }
     const rk_job_fold *lf = &rep->fold[rep->n_folds - 1];
     rep->train_ratings = lf->train_ratings;

@@ -154,6 +154,7 @@ typedef struct rk_job_fold {
     rk_rank_result base;               /* the popularity baseline, when have_base */
     int have_eval, have_rank, have_base;
     double t_similarity, t_select, t_predict, t_recommend, t_baseline;
+    double t_engine, t_write;          /* the engine stage (its calls, ranking lists, top-N); the fold's files */
 } rk_job_fold;
 
 typedef struct rk_job_report {
@@ -183,6 +184,7 @@ typedef struct rk_job_report {
     char gpu_fallback_why[RK_ERROR_MSG_CAP];
     char gpu_unused[256];              /* --device auto on the CPU for want of a GPU: why ("" otherwise) */
     double t_load, t_similarity, t_select, t_predict, t_recommend, t_write, t_total; /* sums over folds */
+    double t_engine;                   /* sum over folds: the engine stage, of which similarity .. rank */
     double load_mb_s;                  /* input bytes over load time */
     double t_read_parse, t_ids, t_dedupe, t_split, t_model; /* the parts of t_load */
     char device[128];                  /* "cpu" or the GPU name */

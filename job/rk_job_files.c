@@ -143,7 +143,7 @@ rk_status rk_job_finish(const rk_job_opts *o, rk_job_report *rep, const rk_data 
                         const rk_job_shown *shown, rk_error *err)
 {
     double t = rk_omp_wtime();
-    rep->t_write = t - t_engine_end;
+    rep->t_write += t - t_engine_end; /* after the folds' own files */
     rep->t_total = t - t0;
     rk_job_result res = {o, rep, &d->ds, m, st, shown, NULL, 0};
     /* metrics.json last: it lists every other file of the run */

@@ -164,7 +164,7 @@ static json_t *json_rank_main(const rk_rank_result *k)
 static json_t *json_fold(const rk_job_fold *f, int index)
 {
     const rk_eval_result *e = &f->eval;
-    return json_pack("{s:i, s:I, s:I, s:o, s:o, s:I, s:o, s:I, s:I, s:I, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:o}}",
+    return json_pack("{s:i, s:I, s:I, s:o, s:o, s:I, s:o, s:I, s:I, s:I, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o}}",
                      "fold", index + 1, "train_ratings", (json_int_t)f->train_ratings, "test_ratings",
                      (json_int_t)f->test_ratings, "rmse", rk_json_num(f->have_eval ? e->rmse : NAN), "mae",
                      rk_json_num(f->have_eval ? e->mae : NAN), "fallbacks", (json_int_t)e->fallbacks,
@@ -173,9 +173,10 @@ static json_t *json_fold(const rk_job_fold *f, int index)
                      "unknown_items", (json_int_t)e->unknown_items,
                      "ranking", f->have_rank ? json_rank(&f->rank) : json_null(),
                      "baseline_popular", f->have_base ? json_rank(&f->base) : json_null(),
-                     "timings_s", "similarity", rk_json_num(f->t_similarity), "select", rk_json_num(f->t_select),
-                     "predict", rk_json_num(f->t_predict), "recommend", rk_json_num(f->t_recommend),
-                     "baseline", rk_json_num(f->t_baseline));
+                     "timings_s", "engine", rk_json_num(f->t_engine), "similarity", rk_json_num(f->t_similarity),
+                     "select", rk_json_num(f->t_select), "predict", rk_json_num(f->t_predict),
+                     "recommend", rk_json_num(f->t_recommend), "baseline", rk_json_num(f->t_baseline),
+                     "write", rk_json_num(f->t_write));
 }
 
 /* {"mean", "sd"} over the folds of value `off` (a double member of
@@ -438,10 +439,13 @@ static json_t *json_rank_model(const rk_job_report *r)
     json_t *x = json_rank_cfg(&r->rank_used);
     int bad = x == NULL;
     if (!bad)
-        bad |= append(x, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "entries", (json_int_t)r->rank_entries,
-                                   "quantum", rk_json_num(r->rank_quantum), "path", rk_json_str(st->path),
-                                   "device", rk_json_str(st->device), "lists_s", rk_json_num(st->wall_s),
-                                   "wall_s", rk_json_num(r->t_rank)));
+        bad |= append(x, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "entries",
+                                   (json_int_t)r->rank_entries, "quantum", rk_json_num(r->rank_quantum), "path",
+                                   rk_json_str(st->path), "device", rk_json_str(st->device), "lists_s",
+                                   rk_json_num(st->wall_s), "upload_s", rk_json_num(st->upload_s), "sim_s",
+                                   rk_json_num(st->sim_s), "select_s", rk_json_num(st->select_s), "wall_s",
+                                   rk_json_num(r->t_rank)));
+    if (!bad) bad |= append(x, json_pack("{s:s}", "detail", st->detail));
     return done(x, bad);
 }
 
@@ -523,12 +527,16 @@ static int add_results(json_t *top, const rk_job_opts *o, const rk_job_report *r
     const int below = rk_job_verdict(o, r, verdict, sizeof verdict);
     bad |= set(top, "vs_popular", below < 0 ? json_null()
                                             : json_pack("{s:b, s:s}", "below", below == 1, "verdict", verdict));
-    bad |= set(top, "timings_s", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-        "load", rk_json_num(r->t_load), "similarity", rk_json_num(r->t_similarity),
-        "select", rk_json_num(r->t_select), "predict", rk_json_num(r->t_predict),
+    /* the named stages and what falls between them: output folder, device
+     * start, splits and models of the folds after the first */
+    const double other = r->t_total - r->t_load - r->t_engine - r->t_baseline - r->t_write - r->t_model_io;
+    bad |= set(top, "timings_s", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+        "load", rk_json_num(r->t_load), "engine", rk_json_num(r->t_engine),
+        "similarity", rk_json_num(r->t_similarity), "select", rk_json_num(r->t_select),
+        "predict", rk_json_num(r->t_predict), "rank", rk_json_num(r->t_rank),
         "recommend", rk_json_num(r->t_recommend), "write", rk_json_num(r->t_write),
         "baseline", rk_json_num(r->t_baseline), "model_io", rk_json_num(r->t_model_io),
-        "total", rk_json_num(r->t_total)));
+        "other", rk_json_num(other > 0.0 ? other : 0.0), "total", rk_json_num(r->t_total)));
     bad |= set(top, "load_detail_s", json_pack("{s:o, s:o, s:o, s:o, s:o}",
         "read_parse", rk_json_num(r->t_read_parse), "ids", rk_json_num(r->t_ids),
         "duplicates", rk_json_num(r->t_dedupe), "split", rk_json_num(r->t_split), "model", rk_json_num(r->t_model)));

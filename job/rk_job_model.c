@@ -268,6 +268,7 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
 
     s = rk_job_files_open(&j.out, o->out_dir, err);
     if (s != RK_OK) goto fail;
+    const double t_engine0 = rk_omp_wtime(); /* queries and top-N */
     if (o->queries_path != NULL) {
         s = answer_queries(o, &j, rep, &st, err);
         if (s != RK_OK) goto fail;
@@ -332,6 +333,7 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
     shown_opts.knn = j.mf.knn;
     shown_opts.shrinkage_given = 1;
     rk_job_shown sh = {NULL, NULL, &j.mf.lists, NULL, NULL};
+    rep->t_engine = rk_omp_wtime() - t_engine0;
     s = rk_job_finish(&shown_opts, rep, &j.data, &j.mf.model, &st, j.out, t0, rk_omp_wtime(), &sh, err);
     if (s != RK_OK) goto fail;
     model_job_free(&j);

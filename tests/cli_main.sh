@@ -52,8 +52,13 @@ for k in ("users", "items", "ratings", "train_ratings", "test_ratings", "skipped
     assert isinstance(d["counts"][k], int), k
 for k in ("rmse", "mae", "fallbacks"):
     assert d["metrics"][k] is not None, k
-for k in ("load", "similarity", "select", "predict", "recommend", "write", "total"):
-    assert d["timings_s"][k] >= 0, k
+t = d["timings_s"]
+for k in ("load", "engine", "similarity", "select", "predict", "rank", "recommend", "write", "other", "total"):
+    assert t[k] >= 0, k
+# the engine stage holds its parts, and the named stages add up to the total
+assert t["similarity"] + t["select"] + t["predict"] + t["rank"] + t["recommend"] <= t["engine"] + 1e-3, t
+named = t["load"] + t["engine"] + t["baseline"] + t["write"] + t["model_io"] + t["other"]
+assert abs(named - t["total"]) <= 1e-3 + 1e-6 * t["total"], t
 assert d["counts"]["train_ratings"] + d["counts"]["test_ratings"] == d["counts"]["ratings"]
 EOF
 fi
