@@ -114,6 +114,14 @@ rk_status rk_knn_cpu_hist(const rk_model *m, const rk_knn_opts *o, const rk_csr 
  *  max |r·s| (may be NULL). */
 double rk_knn_grid_scale(const rk_model *m, double *qmax);
 
+/*! rk_knn_wide_grid() : 1 when the training values are integers below 2^31
+ *  whose products, summed over the most popular item, stay below 2^53 (the
+ *  ranking model's quantised values, CONTRACT.md §5b): every n and Σxy is
+ *  then an exact 64-bit integer, and the same exact double when the CPU's
+ *  double path adds the products in any order.  The GPU sums the
+ *  full-vector metrics of such values in 64-bit integers. */
+int rk_knn_wide_grid(const rk_model *m);
+
 /*! rk_knn_item_norms() : the whole-vector statistics the full-vector
  *  metrics read (rk_sim_value): cnt[i] = |U_i| and sq[i] = Σ over i's raters
  *  of (r_ui · scale)², with r_ui · scale rounded to the nearest integer when

@@ -142,6 +142,17 @@ double rk_knn_grid_scale(const rk_model *m, double *qmax_out)
     return 0.0;
 }
 
+int rk_knn_wide_grid(const rk_model *m)
+{
+    const rk_csr *I = &m->by_item;
+    int64_t max_deg = 0;
+    for (int32_t i = 0; i < I->n_rows; i++)
+        if (I->ptr[i + 1] - I->ptr[i] > max_deg) max_deg = I->ptr[i + 1] - I->ptr[i];
+    double qmax = 0.0;
+    if (!on_grid(&m->by_user, 1.0, &qmax) || qmax >= 2147483647.0) return 0;
+    return qmax * qmax * (double)(max_deg + 1) < 9007199254740992.0;
+}
+
 void rk_knn_item_norms(const rk_model *m, const rk_sim_params *sp, double scale, double *cnt, double *sq)
 {
     const rk_csr *I = &m->by_item;

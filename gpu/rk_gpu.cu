@@ -262,9 +262,14 @@ rk_status knn_call::upload_model(rk_error *err)
     // values: exact grid units, float values, or baseline residuals
     pb = rk_metric_on_residuals(sp.metric);
     scale = pb ? 0.0 : rk_knn_grid_scale(m, NULL);
-    grid = scale > 0.0;
+    grid = scale > 0.0 ? RK_GPU_VALUES_INT32 : RK_GPU_VALUES_DOUBLE;
+    if (!pb && grid == RK_GPU_VALUES_DOUBLE && kind == RK_SUMS_DOT && rk_knn_wide_grid(m)) {
+        scale = 1.0; // integers: 64-bit sums, as exact as the CPU's double ones
+        grid = RK_GPU_VALUES_INT64;
+    }
     sp.unit = grid ? 1.0 / scale : 1.0;
     if (pb) snprintf(st->path, sizeof st->path, "gpu double residuals");
+    else if (grid == RK_GPU_VALUES_INT64) snprintf(st->path, sizeof st->path, "gpu int64 dot");
     else if (grid) snprintf(st->path, sizeof st->path, "gpu int32 grid 1/%g", scale);
     else snprintf(st->path, sizeof st->path, "gpu double");
 

@@ -202,6 +202,11 @@ struct rk_sims_args {
     int32_t *N;                    // [tile_rows][n_items] supports
 };
 
+// The values the sums are made of (the `grid` argument below): doubles, int32
+// grid units with int32 sums, or int32 units with 64-bit sums (the full-vector
+// metrics of rk_knn_wide_grid's values).
+enum { RK_GPU_VALUES_DOUBLE = 0, RK_GPU_VALUES_INT32 = 1, RK_GPU_VALUES_INT64 = 2 };
+
 // Bytes of shared memory per column for the kind and value path.
 size_t rk_gpu_sims_col_bytes(int kind, int grid);
 

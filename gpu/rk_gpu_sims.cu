@@ -10,7 +10,12 @@
 // row to the tile.  When the tile holds every item, the similarities are
 // symmetric and each pair is summed once (columns after the row's item);
 // k_mirror fills the rest.  On a rating grid the sums are exact int32, so CPU and
-// GPU agree bit for bit; otherwise they are doubles.
+// GPU agree bit for bit; otherwise they are doubles, except for the full-vector
+// metrics of large integer values (the ranking model's, rk_knn_wide_grid): their
+// n and Σxy are exact 64-bit integers, as exact as the CPU's double sums of the
+// same products.  Σxy is kept in two 32-bit words (low word, then the high word
+// with the low word's carry), because shared-memory atomics are native on 32
+// bits: 64-bit (or double) ones summed these pairs several times slower.
 #include "rk_gpu_internal.h"
 #include <cub/device/device_radix_sort.cuh>
 
@@ -20,6 +25,24 @@ constexpr int kThreads = 1024;
 constexpr int kWarp = 32;
 
 template <typename A> __device__ __forceinline__ void acc_add(A *p, A v) { atomicAdd(p, v); }
+
+// The sums kind of the 64-bit integer route (not a metric-table row): n, and
+// Σxy in a low and a high 32-bit word.
+constexpr int kDotWide = 100;
+template <int NS> __host__ __device__ constexpr int n_sums() { return NS == kDotWide ? 3 : rk_sums_count(NS); }
+
+// (lo, hi) += v mod 2^64: the low word's carry goes into the high one, so the
+// pair holds the exact two's complement sum (every Σxy here is below 2^53).
+__device__ __forceinline__ void add_wide(unsigned *lo, unsigned *hi, unsigned long long v)
+{
+    const unsigned l = (unsigned)v, old = atomicAdd(lo, l);
+    atomicAdd(hi, (unsigned)(v >> 32) + (old + l < old ? 1u : 0u));
+}
+
+__device__ __forceinline__ double wide_value(unsigned lo, unsigned hi)
+{
+    return (double)(long long)(((unsigned long long)hi << 32) | lo);
+}
 
 template <typename A, int NS>
 __device__ __forceinline__ void add_pair(A *acc, int32_t C, int32_t jj, A x, A y)
@@ -39,6 +62,10 @@ __device__ __forceinline__ void add_pair(A *acc, int32_t C, int32_t jj, A x, A y
     } else if (NS == RK_SUMS_DOT) {
         acc_add(&acc[0 * C + jj], A(1));
         acc_add(&acc[1 * C + jj], x * y);
+    } else if (NS == kDotWide) { // A is unsigned: x and y are the int32 units
+        acc_add(&acc[0 * C + jj], A(1));
+        const long long xy = (long long)(int32_t)x * (long long)(int32_t)y;
+        add_wide((unsigned *)&acc[1 * C + jj], (unsigned *)&acc[2 * C + jj], (unsigned long long)xy);
     } else {
         acc_add(&acc[0 * C + jj], A(1));
         acc_add(&acc[1 * C + jj], (x - y) * (x - y));
@@ -52,6 +79,9 @@ __device__ __forceinline__ double sim_of(const rk_sim_params &sp, const A *acc, 
     double n = (double)acc[jj];
     *n_out = (int32_t)acc[jj];
     if (n == 0.0) return 0.0;
+    if (NS == kDotWide)
+        return rk_sim_value(&sp, n, ncnt[i], ncnt[j], nsq[i], nsq[j],
+                            wide_value((unsigned)acc[1 * C + jj], (unsigned)acc[2 * C + jj]));
     if (NS == RK_SUMS_DOT) // the whole vectors' counts and norms (rk_sim_value's convention)
         return rk_sim_value(&sp, n, ncnt[i], ncnt[j], nsq[i], nsq[j], (double)acc[1 * C + jj]);
     if (NS == RK_SUMS_PEARSON)
@@ -114,7 +144,7 @@ __global__ void __launch_bounds__(kThreads) k_sims(const int64_t *__restrict__ i
         const int32_t c0 = c * C;
         const int32_t cw = min(C, n_items - c0);
         if (sym && c0 + cw <= i + 1) continue; // the same for the whole block
-        for (int32_t a = threadIdx.x; a < rk_sums_count(NS) * C; a += blockDim.x) acc[a] = A(0);
+        for (int32_t a = threadIdx.x; a < n_sums<NS>() * C; a += blockDim.x) acc[a] = A(0);
         if (threadIdx.x == 0) next_rater = 0;
         __syncthreads();
         for (;;) {
@@ -175,13 +205,13 @@ __global__ void __launch_bounds__(kThreads) k_one_acc(const int64_t *__restrict_
     A *acc = reinterpret_cast<A *>(smem_raw);
     __shared__ int next_rater;
     const int32_t i = tile_items[t0 + (int32_t)blockIdx.z];
-    A *gacc = gacc_all + (int64_t)blockIdx.z * rk_sums_count(NS) * n_items;
+    A *gacc = gacc_all + (int64_t)blockIdx.z * n_sums<NS>() * n_items;
     const int64_t r0 = iptr[i], nr = iptr[i + 1] - r0;
     const int32_t c = blockIdx.x, S = gridDim.y;
     if ((int64_t)blockIdx.y >= nr) return; // no rater in this slice: the same for the whole block
     const int32_t c0 = c * C, cw = min(C, n_items - c0);
     const int lane = threadIdx.x % kWarp;
-    for (int32_t a = threadIdx.x; a < rk_sums_count(NS) * C; a += blockDim.x) acc[a] = A(0);
+    for (int32_t a = threadIdx.x; a < n_sums<NS>() * C; a += blockDim.x) acc[a] = A(0);
     if (threadIdx.x == 0) next_rater = 0;
     __syncthreads();
     for (;;) {
@@ -209,7 +239,13 @@ __global__ void __launch_bounds__(kThreads) k_one_acc(const int64_t *__restrict_
     __syncthreads();
     for (int32_t jj = threadIdx.x; jj < cw; jj += blockDim.x) {
         if (acc[jj] == A(0)) continue; // no co-rater in this slice
-        for (int a = 0; a < rk_sums_count(NS); a++) acc_add(&gacc[(int64_t)a * n_items + c0 + jj], acc[a * C + jj]);
+        if (NS == kDotWide) {
+            acc_add(&gacc[c0 + jj], acc[jj]);
+            add_wide((unsigned *)&gacc[(int64_t)n_items + c0 + jj], (unsigned *)&gacc[2 * (int64_t)n_items + c0 + jj],
+                     ((unsigned long long)acc[2 * C + jj] << 32) | (unsigned)acc[1 * C + jj]);
+        } else {
+            for (int a = 0; a < n_sums<NS>(); a++) acc_add(&gacc[(int64_t)a * n_items + c0 + jj], acc[a * C + jj]);
+        }
     }
 }
 
@@ -219,7 +255,7 @@ __global__ void k_one_fin(int32_t n_items, const int32_t *__restrict__ tile_item
                           double *__restrict__ S, int32_t *__restrict__ N)
 {
     const int32_t t = t0 + (int32_t)blockIdx.y, i = tile_items[t];
-    A *acc = acc_all + (int64_t)blockIdx.y * rk_sums_count(NS) * n_items;
+    A *acc = acc_all + (int64_t)blockIdx.y * n_sums<NS>() * n_items;
     double *Srow = S + (int64_t)t * n_items;
     int32_t *Nrow = N + (int64_t)t * n_items;
     for (int32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < n_items; j += gridDim.x * blockDim.x) {
@@ -227,7 +263,7 @@ __global__ void k_one_fin(int32_t n_items, const int32_t *__restrict__ tile_item
         const double s = sim_of<A, NS>(sp, acc, n_items, j, &n, i, j, ncnt, nsq);
         Srow[j] = j == i ? 0.0 : s;
         Nrow[j] = n;
-        for (int a = 0; a < rk_sums_count(NS); a++) acc[(int64_t)a * n_items + j] = A(0);
+        for (int a = 0; a < n_sums<NS>(); a++) acc[(int64_t)a * n_items + j] = A(0);
     }
 }
 
@@ -356,14 +392,23 @@ static rk_status no_kind(int kind, rk_error *err)
     return rk_error_set(err, RK_E_INTERNAL, "the GPU has no co-rating kernel for sums kind %d (metric table)", kind);
 }
 
-size_t rk_gpu_sims_col_bytes(int kind, int grid)
+// grid: RK_GPU_VALUES_DOUBLE, _INT32 or _INT64 (int32 units; n and the two
+// words of Σxy)
+static size_t col_bytes_of(int kind, int grid)
 {
+    if (grid == RK_GPU_VALUES_INT64) return (size_t)n_sums<kDotWide>() * sizeof(unsigned);
     return (size_t)rk_sums_count(kind) * (grid ? sizeof(int32_t) : sizeof(double));
 }
+
+size_t rk_gpu_sims_col_bytes(int kind, int grid) { return col_bytes_of(kind, grid); }
 
 rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t smem, cudaStream_t st, rk_error *err)
 {
     if (a->tile_rows <= 0) return RK_OK;
+    if (grid == RK_GPU_VALUES_INT64) // the full-vector metrics only
+        return kind == RK_SUMS_DOT
+                   ? launch<int32_t, unsigned, kDotWide>(a, a->by_item.q, a->by_user.q, smem, st, err)
+                   : no_kind(kind, err);
     if (grid) {
         const int32_t *iq = a->by_item.q, *uq = a->by_user.q;
         switch (kind) {
@@ -386,7 +431,7 @@ rk_status rk_gpu_sims_launch(const rk_sims_args *a, int kind, int grid, size_t s
 
 size_t rk_gpu_sims_one_bytes(int kind, int grid, int32_t n_items)
 {
-    return (size_t)rk_sums_count(kind) * (grid ? sizeof(int32_t) : sizeof(double)) * (size_t)(n_items > 0 ? n_items : 1);
+    return col_bytes_of(kind, grid) * (size_t)(n_items > 0 ? n_items : 1);
 }
 
 rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void *acc, int32_t batch, size_t smem,
@@ -395,6 +440,10 @@ rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void
     if (a->tile_rows <= 0) return RK_OK;
     if (a->sym) return rk_error_set(err, RK_E_INTERNAL, "one query per kernel has no symmetric tile");
     if (batch < 1 || batch > 65535) return rk_error_set(err, RK_E_INTERNAL, "one query per kernel: batch of %d rows", batch);
+    if (grid == RK_GPU_VALUES_INT64)
+        return kind == RK_SUMS_DOT ? launch_one<int32_t, unsigned, kDotWide>(
+                                         a, a->by_item.q, a->by_user.q, acc, batch, smem, sm_count, st, err)
+                                   : no_kind(kind, err);
     if (grid) {
         const int32_t *iq = a->by_item.q, *uq = a->by_user.q;
         switch (kind) {

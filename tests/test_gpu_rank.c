@@ -1,7 +1,8 @@
 /* The ranking model's lists (CONTRACT.md §5b) on the GPU against the CPU
  * engine: the transformed values are integers whose sums are exact, so the
  * lists must be the same bit for bit on both GPU similarity routes (k_sims
- * and SpGEMM, whole and cut tiles), and so must top-N from the shaped lists.
+ * and SpGEMM, whole and cut tiles; the kernel sums them in 64-bit integers), and
+ * so must top-N from the shaped lists.
  * Exits 77 (skipped) when no GPU is usable. */
 #include "rk_gpu.h"
 #include "rk_knn.h"
@@ -72,6 +73,8 @@ static void check(int nu, int ni, double dens, int ones, int every, int hole, co
     CU_ASSERT_FATAL(rk_lists_alloc(&c, ni, o->k, &err) == RK_OK);
     CU_ASSERT_FATAL(rk_lists_alloc(&g, ni, o->k, &err) == RK_OK);
     CU_ASSERT_FATAL(rk_knn_cpu(&tm.model, &ko, &c, NULL, NULL, &err) == RK_OK);
+    /* the quantised values are integers whose sums fit 2^53: the kernel sums them in 64 bits */
+    CU_ASSERT(rk_knn_wide_grid(&tm.model));
     static const struct { rk_gpu_sims_route route; int32_t tile; } routes[] = {
         {RK_GPU_SIMS_KERNEL, 0}, {RK_GPU_SIMS_KERNEL, 7}, {RK_GPU_SIMS_SPGEMM, 0}, {RK_GPU_SIMS_SPGEMM, 5}};
     for (int r = 0; r < 4; r++) {
@@ -79,9 +82,12 @@ static void check(int nu, int ni, double dens, int ones, int every, int hole, co
         memset(&go, 0, sizeof go);
         go.sims_route = routes[r].route;
         go.tile_items = routes[r].tile;
-        const rk_status s = rk_gpu_knn(&tm.model, &ko, &go, &g, NULL, NULL, NULL, NULL, &err);
+        rk_knn_stats st;
+        memset(&st, 0, sizeof st);
+        const rk_status s = rk_gpu_knn(&tm.model, &ko, &go, &g, NULL, NULL, NULL, &st, &err);
         CU_ASSERT_EQUAL(s, RK_OK);
         if (s != RK_OK) fprintf(stderr, "%s\n", err.msg);
+        if (routes[r].route == RK_GPU_SIMS_KERNEL) CU_ASSERT(strstr(st.path, "int64 dot") != NULL);
         const int same = s == RK_OK && same_lists(&c, &g);
         CU_ASSERT(same);
         if (!same) fprintf(stderr, "%s: route %d lists differ (seed %llu)\n", rk_metric_name(o->sim), r, seed);

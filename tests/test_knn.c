@@ -704,6 +704,39 @@ static void test_grid_scale(void)
     }
 }
 
+/* rk_knn_wide_grid: integers below 2^31 with qmax^2 (max degree + 1) below
+ * 2^53, against a direct evaluation of the bound on values placed on either
+ * side of it (float values: 2^24 and more are integers, steps of 2, 4..). */
+static void test_wide_grid(void)
+{
+    static const double mags[] = {3, 1e6, 16777216.0, 6.7e7, 9.4e7, 1.2e8, 2147483648.0, 5e9};
+    for (size_t b = 0; b < sizeof mags / sizeof mags[0]; b++)
+        for (int half = 0; half < 2; half++) {
+            rk_triples t;
+            make_data(&t, 14, 9, 0.7, VAL_HALF, 9100 + b * 2 + (unsigned long long)half);
+            for (int64_t p = 0; p < t.n; p++) t.rating[p] = (float)nearbyint(mags[b] * t.rating[p] / 5.0);
+            if (half) t.rating[t.n / 2] = 2.5f;
+            rk_model m;
+            CU_ASSERT_FATAL(rk_model_build(&m, &t, 14, 9, 0, 0, 0, 1, NULL) == RK_OK);
+            int64_t deg = 0;
+            for (int32_t i = 0; i < m.by_item.n_rows; i++)
+                if (m.by_item.ptr[i + 1] - m.by_item.ptr[i] > deg) deg = m.by_item.ptr[i + 1] - m.by_item.ptr[i];
+            double qmax = 0.0;
+            int ints = 1;
+            for (int64_t p = 0; p < m.by_user.nnz; p++) {
+                const double v = m.by_user.val[p];
+                ints = ints && v == nearbyint(v);
+                if (fabs(v) > qmax) qmax = fabs(v);
+            }
+            const int want = ints && qmax < 2147483648.0 && qmax * qmax * (double)(deg + 1) < 9007199254740992.0;
+            CU_ASSERT_EQUAL(rk_knn_wide_grid(&m), want);
+            if (b == 0) CU_ASSERT_EQUAL(want, !half); /* small integers pass, a half star fails */
+            if (mags[b] >= 2147483648.0) CU_ASSERT_EQUAL(want, 0);
+            rk_model_free(&m);
+            rk_triples_free(&t);
+        }
+}
+
 static void test_bad_arguments(void)
 {
     rk_triples t;
@@ -745,6 +778,7 @@ int main(void)
         {"a sparse catalogue of 200,000 items: whole rows and chunks agree", test_sparse_catalogue},
         {"full-vector metrics against the dense columns", test_full_vector_metrics},
         {"the grid scale against the pass-per-scale version", test_grid_scale},
+        {"the 64-bit integer grid of the full-vector metrics", test_wide_grid},
         {"bad arguments", test_bad_arguments},
         {NULL, NULL},
     };

@@ -12,8 +12,9 @@
 #include <string.h>
 
 /* A random model of nu users and ni items: ratings on the half-star grid
- * (real = 0: exact sums) or real values, the last user and item empty, the
- * user before it with one rating, item 0 rated by everyone (popular = 1). */
+ * (real = 0: exact sums), real values (1) or integers of ±2^22 (2), the last
+ * user and item empty, the user before it with one rating, item 0 rated by
+ * everyone (popular = 1). */
 static inline void rk_ts_model(rk_model *m, int nu, int ni, double density, int real, int popular,
                                unsigned long long seed)
 {
@@ -31,7 +32,10 @@ static inline void rk_ts_model(rk_model *m, int nu, int ni, double density, int 
             if (!take) continue;
             t.user[n] = u;
             t.item[n] = i;
-            t.rating[n] = real ? (float)(1.0 + 4.0 * rk_test_uniform(&s)) : (float)(0.5 * (double)(1 + rk_test_rand(&s) % 10));
+            if (real == 2) /* integers of ±2^22: 64-bit sums for the full-vector metrics (rk_knn_wide_grid) */
+                t.rating[n] = (float)((double)(rk_test_rand(&s) % 8388609u) - 4194304.0);
+            else
+                t.rating[n] = real ? (float)(1.0 + 4.0 * rk_test_uniform(&s)) : (float)(0.5 * (double)(1 + rk_test_rand(&s) % 10));
             n++;
         }
     }
