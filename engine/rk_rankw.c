@@ -1,6 +1,7 @@
 /* rk_rankw.c — the ranking model's transformed matrix and list shaping
  * (rk_rankw.h). */
 #include "rk_rankw.h"
+#include "rk_mem.h"
 #include "rk_omp.h"
 
 #include <math.h>
@@ -113,6 +114,7 @@ static rk_status wctx_init(const rk_model *m, const rk_rankw_opts *o, wctx *c, r
      * set brings must not change a weight */
     int32_t known = 0;
     for (int32_t i = 0; i < ni; i++) known += m->by_item.ptr[i + 1] > m->by_item.ptr[i];
+#pragma omp parallel for schedule(static)
     for (int32_t u = 0; u < nu; u++) {
         const double n_u = (double)(m->by_user.ptr[u + 1] - m->by_user.ptr[u]);
         const double d = rp3 ? pow(n_u, -0.5 * o->alpha) : log((double)known / (1.0 + n_u));
@@ -168,35 +170,36 @@ rk_status rk_rankw_build(const rk_model *m, const rk_rankw_opts *o, rk_rankw_mod
     t->by_item.val = NULL;
     if (s != RK_OK) goto done;
     const rk_csr *U = &m->by_user, *I = &m->by_item;
-    float *vu = malloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *vu);
-    float *vi = malloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *vi);
-    double *wu = malloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *wu);
+    float *vu = rk_mem_alloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *vu);
+    float *vi = rk_mem_alloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *vi);
     t->by_user.val = vu;
     t->by_item.val = vi;
-    if (vu == NULL || vi == NULL || wu == NULL) {
-        free(wu);
+    if (vu == NULL || vi == NULL) {
         s = rk_error_set(err, RK_E_NOMEM, "out of memory for the ranking model's values");
         goto done;
     }
+    /* the largest value, then each entry's value once more (the same
+     * function of (u, i, r): the same double), rounded to the quantum */
     double vmax = 0.0;
     int64_t most = 0;
 #pragma omp parallel for schedule(dynamic, 1024) reduction(max : vmax)
     for (int32_t u = 0; u < U->n_rows; u++)
         for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++) {
-            wu[p] = wvalue(&c, u, U->idx[p], U->val[p]);
-            if (wu[p] > vmax) vmax = wu[p];
+            const double w = wvalue(&c, u, U->idx[p], U->val[p]);
+            if (w > vmax) vmax = w;
         }
     for (int32_t i = 0; i < I->n_rows; i++)
         if (I->ptr[i + 1] - I->ptr[i] > most) most = I->ptr[i + 1] - I->ptr[i];
     const double qn = quantum_of(vmax, most);
-#pragma omp parallel for schedule(static)
-    for (int64_t p = 0; p < U->nnz; p++) vu[p] = (float)nearbyint(wu[p] * qn);
+#pragma omp parallel for schedule(dynamic, 1024)
+    for (int32_t u = 0; u < U->n_rows; u++)
+        for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++)
+            vu[p] = (float)nearbyint(wvalue(&c, u, U->idx[p], U->val[p]) * qn);
     /* by_item in the same values: each entry's own (u, i, r) */
 #pragma omp parallel for schedule(dynamic, 1024)
     for (int32_t i = 0; i < I->n_rows; i++)
         for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++)
             vi[p] = (float)nearbyint(wvalue(&c, I->idx[p], i, I->val[p]) * qn);
-    free(wu);
     out->quantum = qn;
     out->value_max = vmax;
 done:

@@ -12,6 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_csr.h"
+#include "rk_mem.h"
 #include "rk_omp.h"
 
 #include <math.h>
@@ -44,10 +45,10 @@ rk_status rk_triples_alloc(rk_triples *t, int64_t n, int with_time, rk_error *er
     size_t m = (size_t)(n > 0 ? n : 1);
     memset(t, 0, sizeof *t);
     if (n < 0) return rk_error_set(err, RK_E_ARG, "a negative number of triples");
-    t->user = malloc(m * sizeof *t->user);
-    t->item = malloc(m * sizeof *t->item);
-    t->rating = malloc(m * sizeof *t->rating);
-    if (with_time) t->time = malloc(m * sizeof *t->time);
+    t->user = rk_mem_alloc(m * sizeof *t->user);
+    t->item = rk_mem_alloc(m * sizeof *t->item);
+    t->rating = rk_mem_alloc(m * sizeof *t->rating);
+    if (with_time) t->time = rk_mem_alloc(m * sizeof *t->time);
     if (t->user == NULL || t->item == NULL || t->rating == NULL || (with_time && t->time == NULL)) {
         rk_triples_free(t);
         return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)n);
@@ -113,7 +114,7 @@ static rk_status group_by(const int32_t *key, int64_t n, int32_t nkeys, int64_t 
 {
     int nt = sort_threads(n, nkeys);
     int64_t *ptr = calloc((size_t)nkeys + 1, sizeof *ptr);
-    int64_t *perm = malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
+    int64_t *perm = rk_mem_alloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
     int64_t *hist = calloc((size_t)nt * ((size_t)nkeys + 1), sizeof *hist);
     if (ptr == NULL || perm == NULL || hist == NULL) {
         free(ptr);
@@ -268,8 +269,8 @@ static rk_status csr_alloc(rk_csr *a, int32_t rows, int32_t cols, int64_t nnz, r
     a->n_cols = cols;
     a->nnz = nnz;
     a->ptr = calloc((size_t)rows + 1, sizeof *a->ptr);
-    a->idx = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *a->idx);
-    a->val = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *a->val);
+    a->idx = rk_mem_alloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *a->idx);
+    a->val = rk_mem_alloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *a->val);
     if (a->ptr == NULL || a->idx == NULL || a->val == NULL) {
         rk_csr_free(a);
         return rk_error_set(err, RK_E_NOMEM, "out of memory for a %d x %d matrix with %lld entries",

@@ -10,6 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_load_internal.h"
+#include "rk_mem.h"
 #include "rk_omp.h"
 
 #include <stdio.h>
@@ -543,7 +544,7 @@ static rk_status build_strings(rk_idcol *cols, int ncols, int nt, int64_t total,
     for (int c = 0; c < ncols; c++) {
         prov[c] = cols[c].dense;
         if (prov[c] == NULL && cols[c].n > 0) {
-            prov[c] = malloc((size_t)cols[c].n * sizeof *prov[c]);
+            prov[c] = rk_mem_alloc((size_t)cols[c].n * sizeof *prov[c]);
             if (prov[c] == NULL) goto nomem;
         }
         for (int64_t j = 0; j < cols[c].n; j++) {

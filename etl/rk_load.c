@@ -16,6 +16,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_load_internal.h"
+#include "rk_mem.h"
 #include "rk_omp.h"
 #include "rk_src.h"
 #include "rk_dirlist.h"
@@ -681,8 +682,8 @@ static rk_status finish(rk_rows *train, rk_rows *test, const rk_load_opts *o, rk
     for (int w = 0; w < 2; w++) {
         int64_t n = rw[w]->n;
         if (n == 0) continue;
-        tr[w]->user = malloc((size_t)n * sizeof(int32_t));
-        tr[w]->item = malloc((size_t)n * sizeof(int32_t));
+        tr[w]->user = rk_mem_alloc((size_t)n * sizeof(int32_t));
+        tr[w]->item = rk_mem_alloc((size_t)n * sizeof(int32_t));
         if (tr[w]->user == NULL || tr[w]->item == NULL)
             return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)n);
     }

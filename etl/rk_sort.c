@@ -25,6 +25,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_csr.h"
+#include "rk_mem.h"
 #include "rk_omp.h"
 
 #include <stdlib.h>
@@ -116,9 +117,9 @@ static int wksp_reserve(wksp *w, int64_t m, int digit, int with_pos)
     int ok = 1;
     wksp_free(w);
     for (int c = 0; c < 2; c++) {
-        ok &= (w->k[c] = malloc((size_t)cap * sizeof *w->k[c])) != NULL;
-        ok &= (w->r[c] = malloc((size_t)cap * sizeof *w->r[c])) != NULL;
-        if (with_pos) ok &= (w->p[c] = malloc((size_t)cap * sizeof *w->p[c])) != NULL;
+        ok &= (w->k[c] = rk_mem_alloc((size_t)cap * sizeof *w->k[c])) != NULL;
+        ok &= (w->r[c] = rk_mem_alloc((size_t)cap * sizeof *w->r[c])) != NULL;
+        if (with_pos) ok &= (w->p[c] = rk_mem_alloc((size_t)cap * sizeof *w->p[c])) != NULL;
     }
     if (ok) w->cap = cap;
     return ok ? 0 : -1;
@@ -568,9 +569,9 @@ static rk_status compact_triples(rk_triples *t, const uint64_t *drop, const int6
 /* Each bucket's rows were packed from its start; move them together. */
 static rk_status compact_rows(sorter *S, const int64_t *fb, int64_t nnz, rk_error *err)
 {
-    int32_t *idx = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *idx);
-    float *val = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *val);
-    int64_t *pos = S->pos != NULL ? malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *pos) : NULL;
+    int32_t *idx = rk_mem_alloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *idx);
+    float *val = rk_mem_alloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *val);
+    int64_t *pos = S->pos != NULL ? rk_mem_alloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *pos) : NULL;
     if (idx == NULL || val == NULL || (S->pos != NULL && pos == NULL)) {
         free(idx);
         free(val);
@@ -602,7 +603,7 @@ static rk_status sort_generic(rk_triples *t, int32_t nu, int32_t ni, rk_dup_poli
     if (by_user == NULL) return RK_OK;
     RK_FORWARD(rk_csr_build(t, nu, ni, by_user, err));
     if (pos == NULL) return RK_OK;
-    int64_t *p = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *p);
+    int64_t *p = rk_mem_alloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *p);
     if (p == NULL) {
         rk_csr_free(by_user);
         return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld positions", (long long)t->n);
@@ -694,9 +695,9 @@ rk_status rk_triples_dedupe_csr(rk_triples *t, int32_t n_users, int32_t n_items,
     fb = malloc((size_t)(S.nb + 1) * sizeof *fb);
     hist = calloc((size_t)S.nt * (size_t)S.nb, sizeof *hist);
     /* the rows are sorted in the output arrays, wanted or not */
-    S.idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *S.idx);
-    S.val = malloc((size_t)(n > 0 ? n : 1) * sizeof *S.val);
-    if (pos != NULL) S.pos = malloc((size_t)(n > 0 ? n : 1) * sizeof *S.pos);
+    S.idx = rk_mem_alloc((size_t)(n > 0 ? n : 1) * sizeof *S.idx);
+    S.val = rk_mem_alloc((size_t)(n > 0 ? n : 1) * sizeof *S.val);
+    if (pos != NULL) S.pos = rk_mem_alloc((size_t)(n > 0 ? n : 1) * sizeof *S.pos);
     if (S.bstart == NULL || S.bsurv == NULL || S.ptr == NULL || S.drop == NULL || fb == NULL || hist == NULL ||
         S.idx == NULL || S.val == NULL || (pos != NULL && S.pos == NULL))
         goto nomem;
