@@ -179,7 +179,9 @@ rk_status rk_rankw_build(const rk_model *m, const rk_rankw_opts *o, rk_rankw_mod
         goto done;
     }
     /* the largest value, then each entry's value once more (the same
-     * function of (u, i, r): the same double), rounded to the quantum */
+     * function of (u, i, r): the same double), rounded to the quantum;
+     * rp3beta's value is the user's alone: per user, then copied */
+    const int per_user = o->sim == RK_METRIC_RP3BETA;
     double vmax = 0.0;
     int64_t most = 0;
 #pragma omp parallel for schedule(dynamic, 1024) reduction(max : vmax)
@@ -187,19 +189,30 @@ rk_status rk_rankw_build(const rk_model *m, const rk_rankw_opts *o, rk_rankw_mod
         for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++) {
             const double w = wvalue(&c, u, U->idx[p], U->val[p]);
             if (w > vmax) vmax = w;
+            if (per_user) break; /* the same for the user's other entries */
         }
     for (int32_t i = 0; i < I->n_rows; i++)
         if (I->ptr[i + 1] - I->ptr[i] > most) most = I->ptr[i + 1] - I->ptr[i];
     const double qn = quantum_of(vmax, most);
+    float *qu = per_user ? malloc((size_t)(U->n_rows > 0 ? U->n_rows : 1) * sizeof *qu) : NULL;
+    if (per_user && qu == NULL) {
+        s = rk_error_set(err, RK_E_NOMEM, "out of memory for the ranking model's values");
+        goto done;
+    }
+    if (per_user) {
+#pragma omp parallel for schedule(static)
+        for (int32_t u = 0; u < U->n_rows; u++) qu[u] = (float)nearbyint(c.uf[u] * qn);
+    }
 #pragma omp parallel for schedule(dynamic, 1024)
     for (int32_t u = 0; u < U->n_rows; u++)
         for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++)
-            vu[p] = (float)nearbyint(wvalue(&c, u, U->idx[p], U->val[p]) * qn);
+            vu[p] = per_user ? qu[u] : (float)nearbyint(wvalue(&c, u, U->idx[p], U->val[p]) * qn);
     /* by_item in the same values: each entry's own (u, i, r) */
 #pragma omp parallel for schedule(dynamic, 1024)
     for (int32_t i = 0; i < I->n_rows; i++)
         for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++)
-            vi[p] = (float)nearbyint(wvalue(&c, I->idx[p], i, I->val[p]) * qn);
+            vi[p] = per_user ? qu[I->idx[p]] : (float)nearbyint(wvalue(&c, I->idx[p], i, I->val[p]) * qn);
+    free(qu);
     out->quantum = qn;
     out->value_max = vmax;
 done:
