@@ -85,6 +85,9 @@ static void test_quick(void)
     }
     gpu_vs_cpu(60, 50, 0.15, 0, RK_METRIC_COSINE_FULL, 5, 50, RK_GPU_QUERY_AUTO, 1, 0, 3);
     gpu_vs_cpu(30, 40, 0.2, 0, RK_METRIC_EUCLIDEAN_FULL, 5, 0, RK_GPU_QUERY_BLOCK, 0, 0, 4);
+    /* the 64-bit sums in 32-bit words: blocks, and one query per kernel */
+    gpu_vs_cpu(60, 50, 0.2, 2, RK_METRIC_COSINE_FULL, 5, 50, RK_GPU_QUERY_BLOCK, 0, 0, 5);
+    gpu_vs_cpu(60, 50, 0.2, 2, RK_METRIC_RP3BETA, 5, 4, RK_GPU_QUERY_KERNEL, 0, 0, 6);
 }
 
 static void test_full_metrics_whole_run(void)
