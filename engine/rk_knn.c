@@ -154,20 +154,32 @@ static inline __attribute__((always_inline)) void accumulate_double(const knn_ct
 /* The full-vector metrics (the ranking model's among them) read only n and
  * Σxy from the row (FULL_FIX brings the rest): 16 bytes an entry instead of
  * 64, so a chunk holds four times the columns.  Σxy adds the same products
- * in the same order as accumulate_double: the same doubles. */
+ * in the same order as accumulate_double: the same doubles.  UCONST (a
+ * constant at each call): every user's values are one value q_u, so x_ui
+ * x_uj is q_u q_u, computed once per rater, and the row's values are not
+ * read: the same product, the same sums. */
 static inline __attribute__((always_inline)) void accumulate_dot(const knn_ctx *c, knn_ws *w, int32_t i, const int32_t nch,
-                                                                 const int track)
+                                                                 const int track, const int uconst)
 {
     const rk_csr *I = &c->m->by_item, *U = &c->m->by_user;
     v2d *acc = w->acc;
     int32_t *touched = w->touched, nt = 0;
-    double x = 0.0;
-    KNN_WALK(0, U->idx[pp], { PF_SEGMENT(U->idx, q_, qe_); PF_SEGMENT(c->uv, q_, qe_); }, x = c->iv[p], {
-        const int32_t j = U->idx[pp];
-        v2d *a = &acc[j];
-        if (track && (*a)[0] == 0.0) touched[nt++] = j;
-        *a += (v2d){1.0, x * c->uv[pp]};
-    });
+    double x = 0.0, xx = 0.0;
+    if (uconst) {
+        KNN_WALK(0, U->idx[pp], PF_SEGMENT(U->idx, q_, qe_), (x = c->iv[p], xx = x * x), {
+            const int32_t j = U->idx[pp];
+            v2d *a = &acc[j];
+            if (track && (*a)[0] == 0.0) touched[nt++] = j;
+            *a += (v2d){1.0, xx};
+        });
+    } else {
+        KNN_WALK(0, U->idx[pp], { PF_SEGMENT(U->idx, q_, qe_); PF_SEGMENT(c->uv, q_, qe_); }, x = c->iv[p], {
+            const int32_t j = U->idx[pp];
+            v2d *a = &acc[j];
+            if (track && (*a)[0] == 0.0) touched[nt++] = j;
+            *a += (v2d){1.0, x * c->uv[pp]};
+        });
+    }
     w->n_touched = nt;
 }
 
@@ -448,7 +460,10 @@ static void knn_item(const knn_ctx *c, knn_ws *w, int32_t i)
     } else if (c->path == PATH_V8I) {
         if (dense) accumulate_v8i(c, w, i, nch, 0); else accumulate_v8i(c, w, i, nch, 1);
     } else if (c->path == PATH_DOT) {
-        if (dense) accumulate_dot(c, w, i, nch, 0); else accumulate_dot(c, w, i, nch, 1);
+        if (c->uconst) {
+            if (dense) accumulate_dot(c, w, i, nch, 0, 1); else accumulate_dot(c, w, i, nch, 1, 1);
+        } else if (dense) accumulate_dot(c, w, i, nch, 0, 0);
+        else accumulate_dot(c, w, i, nch, 1, 0);
     } else if (dense) accumulate_double(c, w, i, nch, 0);
     else accumulate_double(c, w, i, nch, 1);
     rk_topk_init(&h, c->o->k, w->hs, w->hi);

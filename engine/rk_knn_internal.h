@@ -49,6 +49,8 @@ typedef struct knn_ctx {
     int path;              /* PATH_*: which accumulator and value arrays */
     int32_t *uq, *iq;      /* V8I: by_user / by_item values in units; PACKED: iq offset */
     double *uv, *iv;       /* DOUBLE: by_user / by_item values */
+    int uconst;            /* DOT: every user's values are one value (rp3beta's
+                              transformed matrix): a pair adds that value squared */
     uint32_t *pk;          /* PACKED: by_user entries as item << ybits | offset value */
     v2u *tab;              /* PACKED: tab[x * tab_w + y]: the contribution of (x, y) */
     int32_t tab_w, ybits, qmin;

@@ -113,7 +113,18 @@ rk_status rk_knn_prepare_values(knn_ctx *c, rk_knn_stats *st, rk_error *err)
             for (int64_t p = 0; p < U->nnz; p++) c->uv[p] = U->val[p];
 #pragma omp parallel for
             for (int64_t p = 0; p < I->nnz; p++) c->iv[p] = I->val[p];
-            snprintf(st->path, sizeof st->path, c->path == PATH_DOT ? "double dot" : "double");
+            if (c->path == PATH_DOT) {
+                int varies = 0;
+#pragma omp parallel for schedule(dynamic, 1024) reduction(| : varies)
+                for (int32_t u = 0; u < U->n_rows; u++)
+                    for (int64_t p = U->ptr[u] + 1; p < U->ptr[u + 1]; p++)
+                        if (!(c->uv[p] == c->uv[U->ptr[u]])) {
+                            varies = 1;
+                            break;
+                        }
+                c->uconst = !varies;
+            }
+            snprintf(st->path, sizeof st->path, "%s", c->path != PATH_DOT ? "double" : c->uconst ? "double dot, a value per user" : "double dot");
         }
         return RK_OK;
     }
