@@ -298,9 +298,14 @@ static rk_status write_stream(FILE *fp, const rk_mfile_view *v, const char *name
 
 rk_status rk_mfile_write(FILE *fp, const rk_mfile_view *v, rk_error *err)
 {
-    if (fp == NULL) return rk_error_set(err, RK_E_ARG, "model file: no stream to write to");
+    return rk_mfile_write_named(fp, "model file", v, err);
+}
+
+rk_status rk_mfile_write_named(FILE *fp, const char *name, const rk_mfile_view *v, rk_error *err)
+{
+    if (fp == NULL) return rk_error_set(err, RK_E_ARG, "%s: no stream to write to", name);
     RK_FORWARD(check_view(v, err));
-    return write_stream(fp, v, "model file", err);
+    return write_stream(fp, v, name, err);
 }
 
 rk_status rk_mfile_save(const char *path, const rk_mfile_view *v, rk_error *err)

@@ -56,7 +56,7 @@ typedef struct rk_mfile {
 } rk_mfile;
 
 /*! rk_mfile_save() : write the model to `path` through a temporary file in
- *  the same folder (`path`.tmp.<pid>), flushed, fsync'ed, closed and renamed
+ *  the same folder (`path`.tmp.XXXXXX), flushed, fsync'ed, closed and renamed
  *  over `path` when complete (then the folder is synced, best effort): on
  *  failure the temporary file is removed and nothing is left at `path` (an
  *  older file there stays untouched).  Two threads of one process must not
@@ -72,6 +72,10 @@ rk_status rk_mfile_save(const char *path, const rk_mfile_view *v, rk_error *err)
 /*! rk_mfile_write() : the same bytes to an open stream (tests), flushed
  *  (every fwrite and the fflush checked).  @return as rk_mfile_save. */
 rk_status rk_mfile_write(FILE *fp, const rk_mfile_view *v, rk_error *err);
+/*! rk_mfile_write_named() : the same, with messages naming `name` (the
+ *  final path of a stream that rk_out_file_at opened: the job's model,
+ *  put in place with the run's other files).  @return as rk_mfile_write. */
+rk_status rk_mfile_write_named(FILE *fp, const char *name, const rk_mfile_view *v, rk_error *err);
 
 /*! rk_mfile_read() : read and check a model file (mapped whole, or read
  *  whole when it cannot be mapped, then rk_mfile_read_mem).  @return RK_OK,

@@ -75,28 +75,30 @@ static void txn_free(txn *t)
     free(t->s);
 }
 
-/* dir/.NAME.old.SUFFIX, a name no other file has. */
-static char *backup_name(const char *dir, const char *name, const char *suffix)
+/* FOLDER/.NAME.old.SUFFIX beside final (FOLDER/NAME, or NAME in the
+ * working folder), a name no other file has. */
+static char *backup_name(const char *final, const char *suffix)
 {
-    size_t n = strlen(dir) + strlen(name) + strlen(suffix) + 8;
+    const char *slash = strrchr(final, '/');
+    const int dl = slash != NULL ? (int)(slash - final) + 1 : 0; /* the folder with its '/' */
+    size_t n = strlen(final) + strlen(suffix) + 8;
     char *b = malloc(n);
-    if (b != NULL) snprintf(b, n, "%s/.%s.old.%s", dir, name, suffix);
+    if (b != NULL) snprintf(b, n, "%.*s.%s.old.%s", dl, final, final + dl, suffix);
     return b;
 }
 
-/* Keep final (when it exists) under a backup name; put stale files aside.
- * @return 0, or -1 with errno. */
-static int set_aside(txn *t, const char *dir, const char *final, int keep, const char *suffix)
+/* Keep final (when it exists) under a backup name beside it; put stale
+ * files aside.  @return 0, or -1 with errno. */
+static int set_aside(txn *t, const char *final, int keep, const char *suffix)
 {
     struct stat sb;
     if (lstat(final, &sb) != 0) return errno == ENOENT ? 0 : -1;
-    const char *name = strrchr(final, '/') + 1;
     if (S_ISDIR(sb.st_mode)) {
         errno = EISDIR;
         return -1;
     }
     if (fault(t)) return -1;
-    char *bak = backup_name(dir, name, suffix);
+    char *bak = backup_name(final, suffix);
     if (bak == NULL) return -1;
     int r;
     if (keep && link(final, bak) == 0) { /* the old file stays in place until replaced */
@@ -106,6 +108,17 @@ static int set_aside(txn *t, const char *dir, const char *final, int keep, const
     }
     free(bak);
     return r;
+}
+
+/* A folder's entries on disk (best effort: not every file system lets a
+ * folder be opened and synced). */
+static void sync_folder(const char *dir)
+{
+    int dfd = open(dir, O_RDONLY);
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+    }
 }
 
 static rk_status flush_all(rk_out *o, rk_error *err)
@@ -134,7 +147,7 @@ static int moves(rk_out *o, txn *t, const char *const *stale, int n_stale, const
     for (int i = 0; i < o->n; i++) {
         out_file *f = &o->f[i];
         *what = f->final_path;
-        if (set_aside(t, o->dir, f->final_path, 1, strrchr(f->tmp_path, '.') + 1) != 0) return -1;
+        if (set_aside(t, f->final_path, 1, strrchr(f->tmp_path, '.') + 1) != 0) return -1;
     }
     for (int i = 0; i < n_stale; i++) {
         const size_t n = strlen(o->dir) + strlen(stale[i]) + 2;
@@ -143,7 +156,7 @@ static int moves(rk_out *o, txn *t, const char *const *stale, int n_stale, const
         snprintf(p, n, "%s/%s", o->dir, stale[i]);
         snprintf(sfx, sizeof sfx, "stale%d", i);
         *what = stale[i];
-        const int r = set_aside(t, o->dir, p, 0, sfx);
+        const int r = set_aside(t, p, 0, sfx);
         free(p);
         if (r != 0) return -1;
     }
@@ -193,10 +206,13 @@ rk_status rk_out_commit_set(rk_out *o, const char *const *stale, int n_stale, rk
         f->slot = -1;
     }
     rk_out_pending_leave();
-    int dfd = open(o->dir, O_RDONLY);
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
+    sync_folder(o->dir);
+    for (int i = 0; i < o->n; i++) { /* the renames of files elsewhere (rk_out_file_at), on disk */
+        const char *fin = o->f[i].final_path, *slash = strrchr(fin, '/');
+        if (!o->f[i].foreign) continue;
+        char *d = slash != NULL ? strndup(fin, slash == fin ? 1 : (size_t)(slash - fin)) : NULL;
+        sync_folder(d != NULL ? d : ".");
+        free(d);
     }
     o->committed = 1;
     /* the directories made hold the run's files now: they stay */
@@ -220,9 +236,10 @@ rk_status rk_out_files(rk_out *o, rk_out_info *info, int cap, int *n, rk_error *
     char *buf = malloc((size_t)1 << 20);
     if (buf == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory describing the outputs");
     rk_status s = RK_OK;
-    for (int i = 0; i < o->n && s == RK_OK; i++) {
+    for (int i = 0, k = 0; i < o->n && s == RK_OK; i++) {
         out_file *f = &o->f[i];
-        rk_out_info *in = &info[i];
+        if (f->foreign) continue;
+        rk_out_info *in = &info[k++];
         if (f->fp != NULL && fflush(f->fp) != 0) {
             s = rk_error_set(err, RK_E_IO, "cannot write %s: %s", f->final_path, strerror(errno));
             break;
@@ -253,6 +270,7 @@ rk_status rk_out_names(rk_out *o, rk_out_info *info, int cap, int *n, rk_error *
 {
     *n = 0;
     for (int i = 0; i < o->n; i++) {
+        if (o->f[i].foreign) continue;
         if (*n == cap) return rk_error_set(err, RK_E_RANGE, "more than %d output files", cap);
         memset(&info[*n], 0, sizeof info[*n]);
         snprintf(info[*n].name, sizeof info[*n].name, "%s", strrchr(o->f[i].final_path, '/') + 1);

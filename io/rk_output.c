@@ -135,29 +135,23 @@ void rk_out_file_discard_(out_file *f)
     f->slot = -1;
 }
 
-rk_status rk_out_file(rk_out *o, const char *name, FILE **fp, rk_error *err)
+/* A pending file of o: final (owned from here) written as tmp (a mkstemp
+ * template, owned from here); foreign: outside the table of o's folder. */
+static rk_status open_pending(rk_out *o, char *final, char *tmp, int foreign, FILE **fp, rk_error *err)
 {
-    *fp = NULL;
-    if (name == NULL || name[0] == '\0' || strchr(name, '/') != NULL)
-        return rk_error_set(err, RK_E_ARG, "bad output file name \"%s\"", name ? name : "");
-    if (o->n >= RK_OUT_MAX_FILES)
-        return rk_error_set(err, RK_E_RANGE, "too many output files (%d at most)", RK_OUT_MAX_FILES);
-    for (int i = 0; i < o->n; i++) {
-        const char *fin = o->f[i].final_path + strlen(o->dir) + 1;
-        if (strcmp(fin, name) == 0) return rk_error_set(err, RK_E_ARG, "output file %s opened twice", name);
-    }
     out_file *f = &o->f[o->n];
     memset(f, 0, sizeof *f);
     f->slot = -1;
-    f->final_path = join(o->dir, "", name, "");
-    f->tmp_path = join(o->dir, ".", name, ".tmp.XXXXXX");
+    f->final_path = final;
+    f->tmp_path = tmp;
+    f->foreign = foreign;
     f->buf = malloc(RK_OUT_BUFSZ);
     if (f->final_path == NULL || f->tmp_path == NULL || f->buf == NULL) {
         free(f->final_path);
         free(f->tmp_path);
         free(f->buf);
         memset(f, 0, sizeof *f);
-        return rk_error_set(err, RK_E_NOMEM, "out of memory opening %s", name);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory opening an output file");
     }
     int fd;
     rk_status s = rk_out_temp_create(f->tmp_path, f->final_path, &fd, &f->slot, err);
@@ -178,16 +172,47 @@ rk_status rk_out_file(rk_out *o, const char *name, FILE **fp, rk_error *err)
         close(fd);
         unlink(f->tmp_path);
         rk_out_temp_forget(f->slot);
+        s = rk_error_set(err, RK_E_IO, "cannot open %s: %s", f->final_path, strerror(e));
         free(f->final_path);
         free(f->tmp_path);
         free(f->buf);
         memset(f, 0, sizeof *f);
-        return rk_error_set(err, RK_E_IO, "cannot open %s/%s: %s", o->dir, name, strerror(e));
+        return s;
     }
     setvbuf(f->fp, f->buf, _IOFBF, RK_OUT_BUFSZ);
     o->n++;
     *fp = f->fp;
     return RK_OK;
+}
+
+rk_status rk_out_file(rk_out *o, const char *name, FILE **fp, rk_error *err)
+{
+    *fp = NULL;
+    if (name == NULL || name[0] == '\0' || strchr(name, '/') != NULL)
+        return rk_error_set(err, RK_E_ARG, "bad output file name \"%s\"", name ? name : "");
+    if (o->n >= RK_OUT_MAX_FILES)
+        return rk_error_set(err, RK_E_RANGE, "too many output files (%d at most)", RK_OUT_MAX_FILES);
+    for (int i = 0; i < o->n; i++) {
+        if (o->f[i].foreign) continue;
+        const char *fin = o->f[i].final_path + strlen(o->dir) + 1;
+        if (strcmp(fin, name) == 0) return rk_error_set(err, RK_E_ARG, "output file %s opened twice", name);
+    }
+    return open_pending(o, join(o->dir, "", name, ""), join(o->dir, ".", name, ".tmp.XXXXXX"), 0, fp, err);
+}
+
+rk_status rk_out_file_at(rk_out *o, const char *path, FILE **fp, rk_error *err)
+{
+    *fp = NULL;
+    if (path == NULL || path[0] == '\0' || path[strlen(path) - 1] == '/')
+        return rk_error_set(err, RK_E_ARG, "bad file path \"%s\"", path ? path : "");
+    if (o->n >= RK_OUT_MAX_FILES)
+        return rk_error_set(err, RK_E_RANGE, "too many output files (%d at most)", RK_OUT_MAX_FILES);
+    for (int i = 0; i < o->n; i++)
+        if (strcmp(o->f[i].final_path, path) == 0) return rk_error_set(err, RK_E_ARG, "%s opened twice", path);
+    const size_t n = strlen(path) + 16;
+    char *tmp = malloc(n);
+    if (tmp != NULL) snprintf(tmp, n, "%s.tmp.XXXXXX", path);
+    return open_pending(o, strdup(path), tmp, 1, fp, err);
 }
 
 void rk_out_remove_made_dirs_(rk_out *o)

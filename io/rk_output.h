@@ -6,6 +6,10 @@
  * removes every temporary file.  A failed run therefore leaves no partial
  * file, and leaves earlier complete results alone.
  *
+ * A file outside the folder (a saved model) can join the set (rk_out_file_at):
+ * it is renamed in by the same commit, so a run's files, the model among them,
+ * are all old or all new.
+ *
  * An interrupted run (SIGINT, SIGTERM) never reaches rk_out_abort: for it the
  * module keeps a process-wide registry of every temporary file it (and
  * rk_mfile_save) created and every directory rk_out_open made, and
@@ -43,6 +47,13 @@ rk_status rk_out_open(rk_out **out, const char *dir, rk_error *err);
  *  @return RK_OK, RK_E_IO, RK_E_RANGE (too many files). */
 rk_status rk_out_file(rk_out *o, const char *name, FILE **fp, rk_error *err);
 
+/*! rk_out_file_at() : a pending file whose final name is `path`, anywhere
+ *  (written as `path`.tmp.XXXXXX beside it), put in place by the commit with
+ *  the folder's files, as one set (a saved model: a run's files are all old or
+ *  all new).  Not listed by rk_out_names or rk_out_files.  @return RK_OK,
+ *  RK_E_ARG (an empty path, one ending in '/', or opened twice), RK_E_IO,
+ *  RK_E_RANGE, RK_E_NOMEM. */
+rk_status rk_out_file_at(rk_out *o, const char *path, FILE **fp, rk_error *err);
 /*! rk_out_commit() : rk_out_commit_set with no stale files. */
 rk_status rk_out_commit(rk_out *o, rk_error *err);
 

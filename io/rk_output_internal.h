@@ -15,6 +15,7 @@ typedef struct out_file {
     FILE *fp;
     char *buf;        /* setvbuf buffer, freed after fclose */
     int slot;         /* in the registry of pending files (rk_out_pending.c) */
+    int foreign;      /* rk_out_file_at: any path, not listed by rk_out_names */
 } out_file;
 
 struct rk_out {

@@ -235,6 +235,11 @@ rk_status rk_outset_commit(rk_outset *set, rk_error *err)
     return s;
 }
 
+rk_status rk_outset_file_at(rk_outset *set, const char *path, FILE **fp, rk_error *err)
+{
+    return rk_out_file_at(set->out, path, fp, err);
+}
+
 rk_status rk_outset_files(rk_outset *set, rk_out_info *info, int cap, int *n, rk_error *err)
 {
     return rk_out_files(set->out, info, cap, n, err);

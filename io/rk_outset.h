@@ -135,6 +135,11 @@ rk_status rk_outset_restart(rk_outset_stream *st, rk_error *err);
  *  for the commit.  Before rk_outset_free of its set. */
 void rk_outset_stream_free(rk_outset_stream *st);
 
+/*! rk_outset_file_at() : a file of the set outside its folder and table (a
+ *  saved model), put in place by rk_outset_commit with the others
+ *  (rk_out_file_at).  @return as rk_out_file_at. */
+rk_status rk_outset_file_at(rk_outset *set, const char *path, FILE **fp, rk_error *err);
+
 /*! rk_outset_commit() : every file written so far into place as one set
  *  (rk_out_commit_set), the table's files of earlier runs that this run did
  *  not write removed with it (a row's name or its fold variant: a folder

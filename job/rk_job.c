@@ -812,7 +812,11 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
         /* with the ranking model's lists, so that --model ranks as this run did */
         rk_mfile_view v = {j.m, &j.lists, ds->users, ds->items, &ko, rep->have_rank_model ? &j.rlists : NULL,
                            &rep->rank_used};
-        s = rk_mfile_save(o->save_model, &v, err);
+        /* put in place with the run's files, as one set: an interrupted or
+         * failed run leaves the earlier model beside the earlier files */
+        FILE *mf;
+        s = rk_outset_file_at(j.out, o->save_model, &mf, err);
+        if (s == RK_OK) s = rk_mfile_write_named(mf, o->save_model, &v, err);
         if (s != RK_OK) goto fail;
         rep->t_model_io = rk_omp_wtime() - t_engine_end;
     }

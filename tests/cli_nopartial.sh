@@ -121,4 +121,21 @@ expect_status 2 "$RECKNN" "$G" --out "$tmp/set" --save-model "$tmp/set/neighbors
 expect_status 0 "$RECKNN" "$G" --out "$tmp/set" --save-model "$tmp/set/model.rkm" --quiet
 expect_status 0 "$RECKNN" "$G" --out "$tmp/set" --top-n 0 --quiet
 [ -s "$tmp/set/model.rkm" ] || fail "a file that is not an output of recknn was removed"
+# --save-model goes in with the run's files: a commit that fails at any step
+# leaves the earlier model as it was (and no temporary model), a success
+# replaces both
+mkdir "$tmp/models"
+expect_status 0 "$RECKNN" "$G" -k 3 --out "$tmp/set" --save-model "$tmp/models/m.rkm" --quiet
+cp "$tmp/models/m.rkm" "$tmp/m.before"
+snapshot "$tmp/set" > "$tmp/model.0"
+for k in 1 2 3 4; do
+    RECKNN_COMMIT_FAULT=$k expect_status 4 "$RECKNN" "$G" -k 5 --out "$tmp/set" --save-model "$tmp/models/m.rkm" \
+        --quiet
+    cmp -s "$tmp/m.before" "$tmp/models/m.rkm" || fail "commit fault $k: the model changed"
+    [ "$(ls -A "$tmp/models")" = m.rkm ] || fail "commit fault $k: $(ls -A "$tmp/models" | tr '\n' ' ')"
+    snapshot "$tmp/set" > "$tmp/model.1"
+    cmp -s "$tmp/model.0" "$tmp/model.1" || fail "commit fault $k: the folder changed"
+done
+expect_status 0 "$RECKNN" "$G" -k 5 --out "$tmp/set" --save-model "$tmp/models/m.rkm" --quiet
+cmp -s "$tmp/m.before" "$tmp/models/m.rkm" && fail "a run that succeeded kept the earlier model"
 exit 0

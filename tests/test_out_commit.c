@@ -1,7 +1,8 @@
 /* The commit of a run's files as one set (rk_out_commit_set): an earlier
  * set survives a failure at any of the commit's steps (the RECKNN_COMMIT_FAULT
- * hook), stale files go with a success, a second writer is locked out, new
- * nested folders of a failed run go, and rk_out_files' checksums. */
+ * hook), stale files go with a success, a file in another folder goes with
+ * the set, a second writer is locked out, new nested folders of a failed run
+ * go, and rk_out_files' checksums. */
 #define _POSIX_C_SOURCE 200809L
 #include "test_output_util.h"
 
@@ -83,6 +84,63 @@ static void test_fault_at_every_step(void)
     free(before);
     rm_rf(dir);
     free(dir);
+}
+
+/* A file elsewhere (rk_out_file_at: a saved model in another folder) joins
+ * the set: a failure at any step of the commit, an abort, or none; the old
+ * model survives every failure, the new one comes in with the set, its
+ * temporary file never stays, and it is not listed among the folder's files.
+ * Steps: the backup links of a.csv and of the model, a.csv in, the model in. */
+static void test_file_elsewhere(void)
+{
+    char *dir = make_tmpdir(), *other = make_tmpdir();
+    put(dir, "a.csv", "old a");
+    put(other, "m.rkm", "old model");
+    char *model = path_in(other, "m.rkm");
+    char *before = listing(dir), *before_o = listing(other);
+    for (int k = 0; k <= 5; k++) { /* k = 0: aborted, never committed */
+        rk_out *o;
+        rk_error err;
+        FILE *a, *m, *again;
+        char f[16];
+        snprintf(f, sizeof f, "%d", k);
+        setenv("RECKNN_COMMIT_FAULT", f, 1);
+        CU_ASSERT_EQUAL_FATAL(rk_out_open(&o, dir, &err), RK_OK);
+        CU_ASSERT_EQUAL_FATAL(rk_out_file(o, "a.csv", &a, &err), RK_OK);
+        CU_ASSERT_EQUAL_FATAL(rk_out_file_at(o, model, &m, &err), RK_OK);
+        CU_ASSERT_EQUAL(rk_out_file_at(o, model, &again, &err), RK_E_ARG); /* opened twice */
+        fputs("new a", a);
+        fputs("new model", m);
+        rk_out_info info[4];
+        int n = 0;
+        CU_ASSERT_EQUAL(rk_out_files(o, info, 4, &n, &err), RK_OK);
+        CU_ASSERT_EQUAL(n, 1);
+        CU_ASSERT_STRING_EQUAL(info[0].name, "a.csv");
+        CU_ASSERT_EQUAL(info[0].bytes, 5);
+        const rk_status s = k == 0 ? RK_E_IO : rk_out_commit(o, &err);
+        rk_out_free(o);
+        unsetenv("RECKNN_COMMIT_FAULT");
+        char *now = listing(dir), *now_o = listing(other);
+        if (k >= 1 && k <= 4) CU_ASSERT_EQUAL(s, RK_E_IO);
+        if (s != RK_OK) {
+            CU_ASSERT_STRING_EQUAL(now, before);
+            CU_ASSERT_STRING_EQUAL(now_o, before_o); /* the old model, no temporary file */
+            if (strcmp(now_o, before_o) != 0) fprintf(stderr, "\nfault %d: %s\n", k, now_o);
+        } else {
+            CU_ASSERT_EQUAL(k, 5);
+            CU_ASSERT_STRING_EQUAL(now, "a.csv=new a;");
+            CU_ASSERT_STRING_EQUAL(now_o, "m.rkm=new model;");
+        }
+        free(now);
+        free(now_o);
+    }
+    free(before);
+    free(before_o);
+    free(model);
+    rm_rf(dir);
+    rm_rf(other);
+    free(dir);
+    free(other);
 }
 
 /* A final name that is a directory: refused before anything moves. */
@@ -172,6 +230,7 @@ int main(void)
     static const rk_test_case cases[] = {
         {"a failure at every step of the commit keeps the old set", test_fault_at_every_step},
         {"a directory in the way: nothing moves", test_directory_in_the_way},
+        {"a file in another folder commits with the set", test_file_elsewhere},
         {"one writer a folder", test_lock},
         {"80 new nested folders of a failed run are removed", test_deep_new_folders},
         {"sizes and XXH64 checksums of the pending files", test_files_checksums},
