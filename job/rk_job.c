@@ -651,64 +651,6 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     return s;
 }
 
-/* The data stage's options from the job's. */
-/* --threads beyond the machine's processors only adds per-thread memory
- * (a workspace of the item count each): clamped, with a note. */
-static void clamp_threads(rk_job_opts *o)
-{
-    const int procs = rk_omp_num_procs();
-    if (o->knn.threads > procs && procs > 0) {
-        rk_note(o->note, o->ud, "--threads %d: this machine has %d processor%s, so %d threads are used",
-                o->knn.threads, procs, procs == 1 ? "" : "s", procs);
-        o->knn.threads = procs;
-    }
-}
-
-/* -k and --top-n beyond what the data holds only cost memory (lists of k
- * entries an item, N a user): clamped, with a note; the files are the same. */
-static void clamp_to_data(const rk_job_opts *o, rk_knn_opts *ko, const rk_job_report *rep)
-{
-    const int64_t rows = o->by_user ? rep->users : rep->items;
-    const int64_t most = rows > 1 ? rows - 1 : 1;
-    if (ko->k > most) {
-        rk_note(o->note, o->ud, "-k %d: a list holds at most the other %lld %s, so k = %lld", ko->k, (long long)most,
-                o->by_user ? "users" : "items", (long long)most);
-        ko->k = (int32_t)most;
-    }
-    if (rep->top_n < o->top_n)
-        rk_note(o->note, o->ud, "--top-n %d: there are %lld items, so at most %d a user", o->top_n,
-                (long long)rep->items, rep->top_n);
-}
-
-static void data_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_data_opts *dop)
-{
-    memset(dop, 0, sizeof *dop);
-    dop->inputs = o->inputs;
-    dop->n_inputs = o->n_inputs;
-    dop->test_path = o->test_path;
-    dop->seed = o->seed;
-    dop->load = o->load;
-    if (dop->load.threads == 0) dop->load.threads = ko->threads;
-    dop->load.progress = o->progress;
-    dop->load.progress_ud = o->ud;
-    dop->load.note = o->note;
-    dop->load.note_ud = o->ud;
-    dop->duplicates = o->duplicates;
-    dop->implicit = o->implicit;
-    dop->with_baselines = rk_knn_needs_baselines(ko);
-    dop->progress = o->progress;
-    dop->progress_ud = o->ud;
-    if (o->folds > 0 || (o->holdout > 0.0 && o->split != RK_SPLIT_RATINGS)) {
-        dop->no_model = 1; /* the split stage marks the ratings; one model per fold */
-        dop->folds = o->folds;
-        dop->split = o->split;
-        dop->split_frac = o->holdout;
-        dop->load.want_time = dop->load.want_time || o->split == RK_SPLIT_TEMPORAL;
-    } else {
-        dop->holdout = o->holdout;
-    }
-}
-
 rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
 {
     rk_job_opts checked = *opts; /* with the derived settings of the check */
@@ -724,7 +666,7 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
     memset(&st, 0, sizeof st);
     /* the inputs, --test and --holdout are checked by the data stage, first */
     RK_FORWARD(rk_job_opts_check(&checked, err));
-    clamp_threads(&checked);
+    rk_job_clamp_threads(&checked);
     ko = o->knn;
     if (o->model_path != NULL) return rk_job_run_model(o, rep, err);
     const int root = rk_dist_rank(o->dist) == 0;
@@ -744,7 +686,7 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
 
     /* data: files → ratings → split → model (one per fold when resampled) */
     rk_data_opts dop;
-    data_opts(o, &ko, &dop);
+    rk_job_data_opts(o, &ko, &dop);
     s = rk_job_dist_load(o, &dop, &j.data, rep, err); /* under mpirun: every rank's */
     if (s != RK_OK) goto fail;
     const rk_dataset *ds = &j.data.ds;
@@ -756,7 +698,7 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
 
     /* what top-N will serve: every user, or the known users of --users */
     rep->top_n = o->top_n > rep->items ? (int32_t)rep->items : o->top_n;
-    clamp_to_data(o, &ko, rep);
+    rk_job_clamp_to_data(o, &ko, rep);
     rep->metric = (int)ko.sim.metric;
     rep->k = ko.k;
     if (rep->top_n > 0 && o->users_path != NULL) {

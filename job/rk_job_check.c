@@ -1,9 +1,12 @@
 /* rk_job_check.c — the one check of the job's option combinations
  * (rk_job_opts_check, rk_job.h).  Each refusal names the options; the CLI
  * prints it as a usage error (exit 2).  The order is the order of the
- * checks a user meets first. */
+ * checks a user meets first.  Then the settings derived from the options
+ * and the data (rk_job_internal.h). */
 #include "rk_job.h"
 #include "rk_job_internal.h"
+#include "rk_note.h"
+#include "rk_omp.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -210,4 +213,64 @@ rk_status rk_job_opts_check(rk_job_opts *o, rk_error *err)
         return rk_error_set(err, RK_E_ARG, "--gpus needs the GPU engine: it cannot be used with --device cpu");
     RK_FORWARD(check_ranges(o, err));
     return rk_job_dist_check_opts(o, err);
+}
+
+/* ---- settings derived from the options and the data ---------------------------------------- */
+
+/* --threads beyond the machine's processors only adds per-thread memory
+ * (a workspace of the item count each): clamped, with a note. */
+void rk_job_clamp_threads(rk_job_opts *o)
+{
+    const int procs = rk_omp_num_procs();
+    if (o->knn.threads > procs && procs > 0) {
+        rk_note(o->note, o->ud, "--threads %d: this machine has %d processor%s, so %d threads are used",
+                o->knn.threads, procs, procs == 1 ? "" : "s", procs);
+        o->knn.threads = procs;
+    }
+}
+
+/* -k and --top-n beyond what the data holds only cost memory (lists of k
+ * entries an item, N a user): clamped, with a note; the files are the same. */
+void rk_job_clamp_to_data(const rk_job_opts *o, rk_knn_opts *ko, const rk_job_report *rep)
+{
+    const int64_t rows = o->by_user ? rep->users : rep->items;
+    const int64_t most = rows > 1 ? rows - 1 : 1;
+    if (ko->k > most) {
+        rk_note(o->note, o->ud, "-k %d: a list holds at most the other %lld %s, so k = %lld", ko->k, (long long)most,
+                o->by_user ? "users" : "items", (long long)most);
+        ko->k = (int32_t)most;
+    }
+    if (rep->top_n < o->top_n)
+        rk_note(o->note, o->ud, "--top-n %d: there are %lld items, so at most %d a user", o->top_n,
+                (long long)rep->items, rep->top_n);
+}
+
+/* The data stage's options from the job's. */
+void rk_job_data_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_data_opts *dop)
+{
+    memset(dop, 0, sizeof *dop);
+    dop->inputs = o->inputs;
+    dop->n_inputs = o->n_inputs;
+    dop->test_path = o->test_path;
+    dop->seed = o->seed;
+    dop->load = o->load;
+    if (dop->load.threads == 0) dop->load.threads = ko->threads;
+    dop->load.progress = o->progress;
+    dop->load.progress_ud = o->ud;
+    dop->load.note = o->note;
+    dop->load.note_ud = o->ud;
+    dop->duplicates = o->duplicates;
+    dop->implicit = o->implicit;
+    dop->with_baselines = rk_knn_needs_baselines(ko);
+    dop->progress = o->progress;
+    dop->progress_ud = o->ud;
+    if (o->folds > 0 || (o->holdout > 0.0 && o->split != RK_SPLIT_RATINGS)) {
+        dop->no_model = 1; /* the split stage marks the ratings; one model per fold */
+        dop->folds = o->folds;
+        dop->split = o->split;
+        dop->split_frac = o->holdout;
+        dop->load.want_time = dop->load.want_time || o->split == RK_SPLIT_TEMPORAL;
+    } else {
+        dop->holdout = o->holdout;
+    }
 }

@@ -139,4 +139,10 @@ rk_status rk_job_plan_load(const rk_job_opts *o, rk_error *err);
 rk_status rk_job_plan_run(const rk_job_opts *o, rk_knn_opts *ko, int64_t n_test, int with_time, rk_job_report *rep,
                           rk_error *err);
 
+/* rk_job_check.c: --threads clamped to the processors, -k and --top-n to
+ * the data (with notes), the data stage's options from the job's. */
+void rk_job_clamp_threads(rk_job_opts *o);
+void rk_job_clamp_to_data(const rk_job_opts *o, rk_knn_opts *ko, const rk_job_report *rep);
+void rk_job_data_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_data_opts *dop);
+
 #endif /* RK_JOB_INTERNAL_H */
