@@ -22,7 +22,8 @@ static int advice_on(void)
     return v;
 }
 
-void rk_mem_advise(void *p, size_t bytes)
+/* The advice on the whole pages of [p, p + bytes). */
+static void advise(void *p, size_t bytes)
 {
 #ifdef MADV_HUGEPAGE
     if (p == NULL || bytes < RK_MEM_HUGE_MIN || !advice_on()) return;
@@ -40,20 +41,6 @@ void rk_mem_advise(void *p, size_t bytes)
 void *rk_mem_alloc(size_t bytes)
 {
     void *p = malloc(bytes);
-    rk_mem_advise(p, bytes);
+    advise(p, bytes);
     return p;
-}
-
-void *rk_mem_calloc(size_t n, size_t size)
-{
-    void *p = calloc(n, size);
-    if (p != NULL && size != 0) rk_mem_advise(p, n * size); /* calloc checked n * size */
-    return p;
-}
-
-void *rk_mem_realloc(void *p, size_t bytes)
-{
-    void *q = realloc(p, bytes);
-    rk_mem_advise(q, bytes);
-    return q;
 }

@@ -1,14 +1,14 @@
 /* rk_mem.h — the large arrays of a run (prefix rk_mem_).
  *
- * A nightly job fills and frees gigabytes of fresh memory: the loader's
- * rows, the triples, both orientations of the matrix, the ranking model's
+ * A nightly job fills and frees gigabytes of fresh memory: the triples,
+ * both orientations of the matrix, the sort's buffers, the ranking model's
  * values.  In 4 KB pages each gigabyte costs a quarter of a million page
  * faults as it is first written and as many pages to give back when it is
  * freed (in a one-shot process: at exit, after the last file is written).
- * These functions are malloc, calloc and realloc that ask the kernel for
- * transparent huge pages (madvise MADV_HUGEPAGE) on blocks of 4 MB and
- * more, where the system leaves that choice to the program (the default
- * "madvise" setting of /sys/kernel/mm/transparent_hugepage/enabled).  The
+ * rk_mem_alloc is malloc that asks the kernel for transparent huge pages
+ * (madvise MADV_HUGEPAGE) on blocks of 4 MB and more, where the system
+ * leaves that choice to the program (the default "madvise" setting of
+ * /sys/kernel/mm/transparent_hugepage/enabled).  The
  * advice is only advice: without it, or where it fails, the memory is the
  * same.  Blocks are freed with free().  BENCHMARKS.md has the measurements:
  * on the GPU machine huge pages shorten the load and the exit; in a virtual
@@ -24,16 +24,11 @@
 extern "C" {
 #endif
 
-/*! rk_mem_alloc(), rk_mem_calloc(), rk_mem_realloc() : malloc, calloc and
- *  realloc, with the huge-page advice on blocks of RK_MEM_HUGE_MIN bytes and
- *  more.  @return the block, or NULL (errno set) as their libc namesakes. */
+/*! rk_mem_alloc() : malloc, with the huge-page advice on blocks of
+ *  RK_MEM_HUGE_MIN bytes and more.  Not for blocks that grow by realloc:
+ *  moving huge pages with mremap made the loader's parse four times slower
+ *  (BENCHMARKS.md).  @return the block, or NULL (errno set) as malloc. */
 void *rk_mem_alloc(size_t bytes);
-void *rk_mem_calloc(size_t n, size_t size);
-void *rk_mem_realloc(void *p, size_t bytes);
-
-/*! rk_mem_advise() : the advice alone, on the whole pages of [p, p + bytes)
- *  when bytes >= RK_MEM_HUGE_MIN (memory from any allocator). */
-void rk_mem_advise(void *p, size_t bytes);
 
 #define RK_MEM_HUGE_MIN ((size_t)4 << 20)
 
