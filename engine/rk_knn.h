@@ -122,6 +122,11 @@ double rk_knn_grid_scale(const rk_model *m, double *qmax);
  *  full-vector metrics of such values in 64-bit integers. */
 int rk_knn_wide_grid(const rk_model *m);
 
+/*! rk_knn_grid() : both answers from one pass over the values: the return
+ *  value and *qmax as rk_knn_grid_scale's, *wide (may be NULL) as
+ *  rk_knn_wide_grid's. */
+double rk_knn_grid(const rk_model *m, double *qmax, int *wide);
+
 /*! rk_knn_item_norms() : the whole-vector statistics the full-vector
  *  metrics read (rk_sim_value): cnt[i] = |U_i| and sq[i] = Σ over i's raters
  *  of (r_ui · scale)², with r_ui · scale rounded to the nearest integer when

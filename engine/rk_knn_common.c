@@ -1,6 +1,7 @@
 /* What both engines share (rk_knn.h): options, the argument checks, the
  * list arrays, the rating grid and the item order. */
 #include "rk_knn.h"
+#include "rk_csr.h"
 #include "rk_omp.h"
 
 #include <math.h>
@@ -124,17 +125,18 @@ static int on_grid(const rk_csr *U, double s, double *qmax)
     return ok;
 }
 
-double rk_knn_grid_scale(const rk_model *m, double *qmax_out)
+double rk_knn_grid(const rk_model *m, double *qmax_out, int *wide)
 {
     static const double scales[] = {1, 2, 4, 5, 10, 20, 100};
-    const rk_csr *U = &m->by_user, *I = &m->by_item;
-    int64_t max_deg = 0;
-    for (int32_t i = 0; i < I->n_rows; i++)
-        if (I->ptr[i + 1] - I->ptr[i] > max_deg) max_deg = I->ptr[i + 1] - I->ptr[i];
+    const int64_t max_deg = rk_csr_longest_row(&m->by_item);
+    if (wide != NULL) *wide = 0;
     for (size_t t = 0; t < sizeof scales / sizeof scales[0]; t++) {
         double qmax = 0.0;
-        if (!on_grid(U, scales[t], &qmax)) continue;
+        if (!on_grid(&m->by_user, scales[t], &qmax)) continue;
         if (qmax_out != NULL) *qmax_out = qmax;
+        /* integers (the grid of 1) whose products sum below 2^53 */
+        if (wide != NULL && t == 0)
+            *wide = qmax < 2147483647.0 && qmax * qmax * (double)(max_deg + 1) < 9007199254740992.0;
         /* n, Σx, Σx², Σxy of the most popular item stay below 2^31 */
         if (qmax * qmax * (double)(max_deg + 1) < 2147483647.0) return scales[t];
         return 0.0;
@@ -142,15 +144,13 @@ double rk_knn_grid_scale(const rk_model *m, double *qmax_out)
     return 0.0;
 }
 
+double rk_knn_grid_scale(const rk_model *m, double *qmax_out) { return rk_knn_grid(m, qmax_out, NULL); }
+
 int rk_knn_wide_grid(const rk_model *m)
 {
-    const rk_csr *I = &m->by_item;
-    int64_t max_deg = 0;
-    for (int32_t i = 0; i < I->n_rows; i++)
-        if (I->ptr[i + 1] - I->ptr[i] > max_deg) max_deg = I->ptr[i + 1] - I->ptr[i];
-    double qmax = 0.0;
-    if (!on_grid(&m->by_user, 1.0, &qmax) || qmax >= 2147483647.0) return 0;
-    return qmax * qmax * (double)(max_deg + 1) < 9007199254740992.0;
+    int wide;
+    (void)rk_knn_grid(m, NULL, &wide);
+    return wide;
 }
 
 void rk_knn_item_norms(const rk_model *m, const rk_sim_params *sp, double scale, double *cnt, double *sq)

@@ -3,6 +3,7 @@
  * queries grouped by item. */
 #define _GNU_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "rk_knn_internal.h"
+#include "rk_csr.h"
 #include "rk_metric.h"
 #include "rk_omp.h"
 
@@ -133,16 +134,13 @@ rk_status rk_knn_prepare_values(knn_ctx *c, rk_knn_stats *st, rk_error *err)
     c->iq = malloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *c->iq);
     if (c->iq == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for grid values");
     int32_t qmin = INT32_MAX, qmax = INT32_MIN;
-    int64_t max_deg = 0;
 #pragma omp parallel for reduction(min : qmin) reduction(max : qmax)
     for (int64_t p = 0; p < I->nnz; p++) {
         c->iq[p] = (int32_t)nearbyint((double)I->val[p] * s);
         if (c->iq[p] < qmin) qmin = c->iq[p];
         if (c->iq[p] > qmax) qmax = c->iq[p];
     }
-    for (int32_t i = 0; i < I->n_rows; i++)
-        if (I->ptr[i + 1] - I->ptr[i] > max_deg) max_deg = I->ptr[i + 1] - I->ptr[i];
-    if (pack_plan(c, qmin, qmax, max_deg, I->n_rows)) {
+    if (pack_plan(c, qmin, qmax, rk_csr_longest_row(I), I->n_rows)) {
         c->path = PATH_PACKED;
         c->pk = rk_knn_big_alloc((size_t)U->nnz * sizeof *c->pk);
         c->tab = aligned_alloc(16, (size_t)c->tab_w * (size_t)c->tab_w * sizeof *c->tab);

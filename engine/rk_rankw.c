@@ -1,6 +1,7 @@
 /* rk_rankw.c — the ranking model's transformed matrix and list shaping
  * (rk_rankw.h). */
 #include "rk_rankw.h"
+#include "rk_csr.h"
 #include "rk_mem.h"
 #include "rk_omp.h"
 
@@ -183,7 +184,6 @@ rk_status rk_rankw_build(const rk_model *m, const rk_rankw_opts *o, rk_rankw_mod
      * rp3beta's value is the user's alone: per user, then copied */
     const int per_user = o->sim == RK_METRIC_RP3BETA;
     double vmax = 0.0;
-    int64_t most = 0;
 #pragma omp parallel for schedule(dynamic, 1024) reduction(max : vmax)
     for (int32_t u = 0; u < U->n_rows; u++)
         for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++) {
@@ -191,9 +191,7 @@ rk_status rk_rankw_build(const rk_model *m, const rk_rankw_opts *o, rk_rankw_mod
             if (w > vmax) vmax = w;
             if (per_user) break; /* the same for the user's other entries */
         }
-    for (int32_t i = 0; i < I->n_rows; i++)
-        if (I->ptr[i + 1] - I->ptr[i] > most) most = I->ptr[i + 1] - I->ptr[i];
-    const double qn = quantum_of(vmax, most);
+    const double qn = quantum_of(vmax, rk_csr_longest_row(I));
     float *qu = per_user ? malloc((size_t)(U->n_rows > 0 ? U->n_rows : 1) * sizeof *qu) : NULL;
     if (per_user && qu == NULL) {
         s = rk_error_set(err, RK_E_NOMEM, "out of memory for the ranking model's values");

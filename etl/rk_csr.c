@@ -571,6 +571,14 @@ rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err)
     return RK_OK;
 }
 
+int64_t rk_csr_longest_row(const rk_csr *a)
+{
+    int64_t most = 0;
+    for (int32_t r = 0; r < a->n_rows; r++)
+        if (a->ptr[r + 1] - a->ptr[r] > most) most = a->ptr[r + 1] - a->ptr[r];
+    return most;
+}
+
 int rk_csr_check(const rk_csr *a, char *why, size_t cap)
 {
 #define FAIL(...)                                                              \

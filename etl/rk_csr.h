@@ -126,6 +126,9 @@ rk_status rk_triples_dedupe_csr(rk_triples *t, int32_t n_users, int32_t n_items,
  *  @return RK_OK or RK_E_NOMEM. */
 rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err);
 
+/*! rk_csr_longest_row() : the most entries a row of a has (0 for none). */
+int64_t rk_csr_longest_row(const rk_csr *a);
+
 /*! rk_csr_check() : verify the invariants above. @return 0 when they hold,
  *  else -1 with a reason written to why (cap bytes; why may be NULL). */
 int rk_csr_check(const rk_csr *a, char *why, size_t cap);

@@ -261,9 +261,10 @@ rk_status knn_call::upload_model(rk_error *err)
 {
     // values: exact grid units, float values, or baseline residuals
     pb = rk_metric_on_residuals(sp.metric);
-    scale = pb ? 0.0 : rk_knn_grid_scale(m, NULL);
+    int wide = 0;
+    scale = pb ? 0.0 : rk_knn_grid(m, NULL, &wide);
     grid = scale > 0.0 ? RK_GPU_VALUES_INT32 : RK_GPU_VALUES_DOUBLE;
-    if (!pb && grid == RK_GPU_VALUES_DOUBLE && kind == RK_SUMS_DOT && rk_knn_wide_grid(m)) {
+    if (!pb && grid == RK_GPU_VALUES_DOUBLE && kind == RK_SUMS_DOT && wide) {
         scale = 1.0; // integers: 64-bit sums, as exact as the CPU's double ones
         grid = RK_GPU_VALUES_INT64;
     }
