@@ -153,6 +153,13 @@ int rk_knn_wide_grid(const rk_model *m)
     return wide;
 }
 
+/* x rounded to an integer: on a grid the scaled values are integers already
+ * (rk_knn_grid checked them), so libm's call per value is only the fallback. */
+static inline double round_grid(double x)
+{
+    return fabs(x) < 4503599627370496.0 && (double)(int64_t)x == x ? x : nearbyint(x);
+}
+
 void rk_knn_item_norms(const rk_model *m, const rk_sim_params *sp, double scale, double *cnt, double *sq)
 {
     const rk_csr *I = &m->by_item;
@@ -161,7 +168,7 @@ void rk_knn_item_norms(const rk_model *m, const rk_sim_params *sp, double scale,
     for (int32_t i = 0; i < I->n_rows; i++) {
         double acc = 0.0;
         for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) {
-            const double v = scale > 0.0 ? nearbyint((double)I->val[p] * scale) : (double)I->val[p];
+            const double v = scale > 0.0 ? round_grid((double)I->val[p] * scale) : (double)I->val[p];
             acc += v * v;
         }
         const double c = (double)(I->ptr[i + 1] - I->ptr[i]);
