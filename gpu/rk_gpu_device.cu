@@ -2,6 +2,7 @@
 // are, starting a context ahead of time, what the engine takes, and the
 // memory a call may still use; the error status of a failed CUDA call.
 #include "rk_gpu_internal.h"
+#include <pthread.h>
 #include "rk_cusparse_dl.h"
 
 #include <stdio.h>
@@ -80,7 +81,46 @@ extern "C" int rk_gpu_warmup(int device)
         rk_error e;
         if (rk_gpu_transpose_warm(&e) != RK_OK) cudaGetLastError(); /* the engine will say what fails */
     }
+    if (ok) { // the first call's pinned pieces, pinned here beside the load
+        char *p[2] = {NULL, NULL};
+        rk_error e;
+        for (char *&b : p)
+            if (rk_gpu_pinned_take(&b, &e) != RK_OK) cudaGetLastError();
+        for (char *b : p)
+            if (b != NULL) rk_gpu_pinned_give(b);
+    }
     return ok ? 1 : 0;
+}
+
+// The pinned pieces of the stagers, kept for the process (two per call
+// under way: a few at most).
+static pthread_mutex_t pinned_lock = PTHREAD_MUTEX_INITIALIZER;
+static std::vector<char *> pinned_pool;
+
+rk_status rk_gpu_pinned_take(char **buf, rk_error *err)
+{
+    *buf = NULL;
+    pthread_mutex_lock(&pinned_lock);
+    if (!pinned_pool.empty()) {
+        *buf = pinned_pool.back();
+        pinned_pool.pop_back();
+    }
+    pthread_mutex_unlock(&pinned_lock);
+    if (*buf != NULL) return RK_OK;
+    // portable: the pieces serve every device of --gpus
+    RK_CUDA_CHECK(err, cudaHostAlloc((void **)buf, stager::kPiece, cudaHostAllocPortable));
+    return RK_OK;
+}
+
+void rk_gpu_pinned_give(char *buf)
+{
+    pthread_mutex_lock(&pinned_lock);
+    try {
+        pinned_pool.push_back(buf);
+    } catch (...) { // no room to keep it: freed (waits for the device)
+        cudaFreeHost(buf);
+    }
+    pthread_mutex_unlock(&pinned_lock);
 }
 
 extern "C" int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap)

@@ -106,10 +106,19 @@ struct stream_events {
     }
 };
 
+// A pinned (portable) host buffer of stager::kPiece bytes from the process's
+// pool, allocated when the pool is empty; given back, it stays pinned for the
+// next call until the process ends (rk_gpu_device.cu).  Thread-safe.
+rk_status rk_gpu_pinned_take(char **buf, rk_error *err);
+void rk_gpu_pinned_give(char *buf);
+
 // Host-to-device copies through two pinned buffers: the CPU threads copy one
 // piece into a pinned buffer while the copy engine moves the other.  From
 // pageable memory the driver stages through a buffer of its own, one thread,
 // at about 3 GB/s on the GPU machine.
+// The pinned buffers come from a pool the process keeps (rk_gpu_pinned_take):
+// cudaHostAlloc of two pieces cost 6-10 ms a call on the GPU machine, and
+// cudaFreeHost waits for the whole device.
 struct stager {
     static constexpr size_t kPiece = (size_t)8 << 20;
     char *buf[2] = {NULL, NULL};
@@ -122,13 +131,13 @@ struct stager {
                 cudaEventSynchronize(done[b]);
                 cudaEventDestroy(done[b]);
             }
-            if (buf[b] != NULL) cudaFreeHost(buf[b]);
+            if (buf[b] != NULL) rk_gpu_pinned_give(buf[b]);
         }
     }
     rk_status init(rk_error *err)
     {
         for (int b = 0; b < 2; b++) {
-            RK_CUDA_CHECK(err, cudaHostAlloc((void **)&buf[b], kPiece, cudaHostAllocDefault));
+            RK_FORWARD(rk_gpu_pinned_take(&buf[b], err));
             RK_CUDA_CHECK(err, cudaEventCreateWithFlags(&done[b], cudaEventDisableTiming));
         }
         return RK_OK;
