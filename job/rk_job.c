@@ -687,6 +687,10 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
     /* data: files → ratings → split → model (one per fold when resampled) */
     rk_data_opts dop;
     rk_job_data_opts(o, &ko, &dop);
+    /* the CUDA context starts in a thread beside the parse (0.3 s of a
+     * core): the parse leaves it that core (BENCHMARKS.md, issue 21) */
+    if (dop.load.threads == 0 && j.seam.warming && rk_omp_max_threads() > 2)
+        dop.load.threads = rk_omp_max_threads() - 1;
     s = rk_job_dist_load(o, &dop, &j.data, rep, err); /* under mpirun: every rank's */
     if (s != RK_OK) goto fail;
     const rk_dataset *ds = &j.data.ds;
