@@ -49,7 +49,15 @@ struct topn_out {
 // items met are marked in the slot's bitmap g_seen instead of told by a
 // zero sum, and only positive sums become candidates (rk_topn.c's
 // user_topn_signed).
-template <bool SMEM, bool SIGNED>
+// WORDS (unsigned sums below 2^63, kWords): each sum is kept in two 32-bit
+// words, lo[c] and hi[c] (the bytes of one uint64): a weight adds its low
+// word to lo[c] and its high word, plus the carry out of lo, to hi[c] — the
+// exact 64-bit sum of the 64-bit atomics, which shared memory runs about
+// seven times slower (BENCHMARKS.md).  hi stays below 2^31, so its top bit
+// marks the items met: the first add to an item finds lo at 0 and sets it
+// (an exact wrap of lo to 0 later finds it set).
+enum { kPlain = 0, kSigned = 1, kWords = 2 };
+template <bool SMEM, int MODE>
 __global__ void __launch_bounds__(kAccThreads, 1)
     k_topn_acc(const int64_t *__restrict__ uptr, const int32_t *__restrict__ uidx, rk_dev_lists L,
                const int32_t *__restrict__ users, int32_t count, uint64_t *__restrict__ g_acc,
@@ -61,6 +69,9 @@ __global__ void __launch_bounds__(kAccThreads, 1)
     const int32_t n_items = L.n_items, k = L.k;
     const int64_t slot = blockIdx.x;
     uint64_t *acc = SMEM ? reinterpret_cast<uint64_t *>(smem_raw) : g_acc + slot * n_items;
+    constexpr bool SIGNED = MODE == kSigned, WORDS = MODE == kWords;
+    unsigned *lo = reinterpret_cast<unsigned *>(acc), *hi = lo + n_items; // WORDS: the two words
+    constexpr unsigned kMet = 0x80000000u;
     int32_t *touched = g_touched + slot * n_items;
     unsigned *seen = SIGNED ? g_seen + slot * ((n_items + 31) / 32) : NULL;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
@@ -89,6 +100,11 @@ __global__ void __launch_bounds__(kAccThreads, 1)
                     atomicAdd((unsigned long long *)&acc[c], (unsigned long long)w);
                     const unsigned bit = 1u << (c & 31);
                     if (!(atomicOr(&seen[c >> 5], bit) & bit)) touched[atomicAdd(&s_nt, 1)] = c;
+                } else if (WORDS) {
+                    const unsigned wl = (unsigned)w, old = atomicAdd(&lo[c], wl);
+                    const unsigned up = (unsigned)(w >> 32) + (old + wl < old ? 1u : 0u);
+                    if (old == 0u && !(atomicOr(&hi[c], kMet) & kMet)) touched[atomicAdd(&s_nt, 1)] = c;
+                    if (up != 0u) atomicAdd(&hi[c], up);
                 } else if (atomicAdd((unsigned long long *)&acc[c], (unsigned long long)w) == 0ull) {
                     touched[atomicAdd(&s_nt, 1)] = c;
                 }
@@ -99,14 +115,24 @@ __global__ void __launch_bounds__(kAccThreads, 1)
             len = lenn;
         }
         __syncthreads();
-        for (int64_t q = threadIdx.x; q < n_u; q += blockDim.x) acc[uidx[p0 + q]] = 0; // never a rated item
+        for (int64_t q = threadIdx.x; q < n_u; q += blockDim.x) { // never a rated item
+            const int32_t c = uidx[p0 + q];
+            if (WORDS) lo[c] = hi[c] = 0u;
+            else acc[c] = 0;
+        }
         __syncthreads();
         const int nt = s_nt;
         const int64_t base = coff[b];
         for (int t = threadIdx.x; t < nt; t += blockDim.x) {
             const int32_t c = touched[t];
-            const uint64_t v = acc[c];
-            acc[c] = 0;
+            uint64_t v;
+            if (WORDS) {
+                v = (uint64_t)(hi[c] & ~kMet) << 32 | lo[c];
+                lo[c] = hi[c] = 0u;
+            } else {
+                v = acc[c];
+                acc[c] = 0;
+            }
             if (SIGNED) seen[c >> 5] = 0u; // every item of the word is in touched: cleared by one of them
             if (SIGNED ? (int64_t)v > 0 : v != 0) {
                 const int pos = atomicAdd(&s_nc, 1);
@@ -175,6 +201,18 @@ __global__ void __launch_bounds__(kRowThreads)
     }
     __syncthreads();
     select_row(key, ccol + e0, C, b, out);
+}
+
+// The largest weight of the lists (unsigned lists: the bound of kWords).
+__global__ void k_qmax(const int32_t *__restrict__ len, const uint64_t *__restrict__ q, int32_t n_items, int32_t k,
+                       unsigned long long *__restrict__ out)
+{
+    const int64_t cells = (int64_t)n_items * k;
+    unsigned long long m = 0;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < cells; t += (int64_t)gridDim.x * blockDim.x)
+        if ((int32_t)(t % k) < len[t / k]) m = max(m, (unsigned long long)q[t]);
+    for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_down_sync(0xffffffffu, m, o));
+    if ((threadIdx.x & 31) == 0 && m != 0) atomicMax(out, m);
 }
 
 // Intermediate products of each user of the request: Σ len[j] over its items.
@@ -258,6 +296,7 @@ struct topn_call {
     // the route's own state
     size_t sort_bytes = 0, acc_smem = 0;
     bool smem_acc = false;
+    bool words = false;      // unsigned sums in two 32-bit words (every sum below 2^63)
     int grid = 0;
     uint64_t *g_acc = NULL, *d_ckey = NULL;
     int32_t *g_touched = NULL, *d_ccol = NULL, *d_ccnt = NULL;
@@ -273,10 +312,11 @@ struct topn_call {
     rk_status kernel_state(rk_error *err);
     rk_status launch(size_t t, rk_error *err);
     // the accumulation kernel for the route's accumulator and the lists' sign
-    decltype(&k_topn_acc<true, false>) acc_kernel(void) const
+    decltype(&k_topn_acc<true, kPlain>) acc_kernel(void) const
     {
-        if (in->L.neg) return smem_acc ? k_topn_acc<true, true> : k_topn_acc<false, true>;
-        return smem_acc ? k_topn_acc<true, false> : k_topn_acc<false, false>;
+        if (in->L.neg) return smem_acc ? k_topn_acc<true, kSigned> : k_topn_acc<false, kSigned>;
+        if (words) return smem_acc ? k_topn_acc<true, kWords> : k_topn_acc<false, kWords>;
+        return smem_acc ? k_topn_acc<true, kPlain> : k_topn_acc<false, kPlain>;
     }
     rk_status stream(rk_error *err);
 };
@@ -325,13 +365,28 @@ rk_status topn_call::count_products(rk_error *err)
     RK_FORWARD(mem.alloc(&d_prod, (size_t)n_users, err));
     k_products<<<1024, 256, 0, st>>>(in->R.ptr, in->R.idx, in->L.len, d_users, n_users, d_prod);
     RK_LAUNCH_CHECK(err, "k_products");
+    unsigned long long *d_qmax, qmax = 0;
+    if (!in->L.neg) { // unsigned lists: their largest weight bounds the sums (kWords)
+        RK_FORWARD(mem.alloc(&d_qmax, 1, err));
+        RK_CUDA_CHECK(err, cudaMemsetAsync(d_qmax, 0, sizeof *d_qmax, st));
+        k_qmax<<<1024, 256, 0, st>>>(in->L.len, in->L.q, in->L.n_items, in->L.k, d_qmax);
+        RK_LAUNCH_CHECK(err, "k_qmax");
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(&qmax, d_qmax, sizeof qmax, cudaMemcpyDeviceToHost, st));
+    }
     prod.resize((size_t)n_users);
     RK_CUDA_CHECK(err, cudaMemcpyAsync(prod.data(), d_prod, (size_t)n_users * sizeof(int64_t),
                                        cudaMemcpyDeviceToHost, st));
     RK_CUDA_CHECK(err, cudaStreamSynchronize(st));
-    int64_t updates = 0;
-    for (int64_t b = 0; b < n_users; b++) updates += prod[(size_t)b];
+    int64_t updates = 0, most = 0;
+    for (int64_t b = 0; b < n_users; b++) {
+        updates += prod[(size_t)b];
+        const int32_t u = users[b];
+        most = std::max(most, m->by_user.ptr[u + 1] - m->by_user.ptr[u]);
+    }
     ts->updates = updates;
+    // a user's sum for an item adds at most one weight per rated item: below
+    // 2^62 with room, hi's top bit is free for the "met" mark
+    words = !in->L.neg && (double)most * (double)qmax < 4611686018427387904.0;
     return RK_OK;
 }
 
@@ -442,8 +497,8 @@ rk_status topn_call::kernel_state(rk_error *err)
         RK_FORWARD(mem.alloc(&g_acc, (size_t)grid * n_items, err));
         RK_CUDA_CHECK(err, cudaMemsetAsync(g_acc, 0, (size_t)grid * n_items * sizeof(uint64_t), st));
     }
-    snprintf(ts->path + strlen(ts->path), sizeof ts->path - strlen(ts->path), ", %s accumulator",
-             smem_acc ? "shared" : "global");
+    snprintf(ts->path + strlen(ts->path), sizeof ts->path - strlen(ts->path), ", %s accumulator%s",
+             smem_acc ? "shared" : "global", words ? " in 32-bit words" : "");
     return RK_OK;
 }
 

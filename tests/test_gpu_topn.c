@@ -3,8 +3,10 @@
  * same fixed-point scores, byte for byte, from lists computed on the CPU
  * (rk_gpu_topn) and from lists still on the device (rk_gpu_knn): random
  * shapes with fixed seeds, every metric, ties, a user who rated every item,
- * N above the candidates, one item, several batches, and a catalogue too
- * large for the shared-memory accumulator.  Exits 77 (skipped) without a
+ * N above the candidates, one item, several batches, a catalogue too
+ * large for the shared-memory accumulator, and the kernel's sums in 32-bit
+ * words at their edges (weights of exactly 1, carries at every add, sums
+ * past 2^32, weights too large for the words).  Exits 77 (skipped) without a
  * usable GPU. */
 #include "rk_gpu.h"
 #include "rk_knn.h"
@@ -267,6 +269,79 @@ static void test_signed(void)
     }
 }
 
+/* Lists whose weights come from a palette (unsorted, positive): the sums of
+ * the kernel route's 32-bit words against the CPU's 64-bit ones. */
+static void make_palette_lists(rk_lists *l, int32_t n_items, int32_t k, const float *pal, int np,
+                               unsigned long long *s)
+{
+    rk_error err;
+    CU_ASSERT_FATAL(rk_lists_alloc(l, n_items, k, &err) == RK_OK);
+    for (int32_t j = 0; j < n_items; j++) {
+        int32_t len = 0;
+        for (int32_t t = 0; t < 4 * k && len < k; t++) {
+            const int32_t c = (int32_t)(rk_test_rand(s) % (unsigned)n_items);
+            int dup = c == j;
+            for (int32_t r = 0; r < len && !dup; r++) dup = l->nbr[(int64_t)j * k + r] == c;
+            if (dup) continue;
+            l->nbr[(int64_t)j * k + len] = c;
+            l->sim[(int64_t)j * k + len] = pal[rk_test_rand(s) % (unsigned)np];
+            l->support[(int64_t)j * k + len] = 1;
+            len++;
+        }
+        l->len[j] = len;
+    }
+}
+
+/* The unsigned sums in two 32-bit words: weights of exactly 1 (2^32: a low
+ * word of 0, so the first add to an item finds lo at 0 again and again),
+ * the float just below 1 (a carry out of lo at almost every add), tiny ones,
+ * dense users whose sums pass 2^32 many times; in shared memory and in the
+ * global slots.  Weights so large that a sum could pass 2^62 take the 64-bit
+ * atomics instead, with the same results. */
+static void test_words(void)
+{
+    static const float pal[] = {1.0f, 0.99999994f, 0.5f, 0.75f, 0x1p-20f, 0.3f, 1.0f, 0.99999994f};
+    unsigned long long s = 6161;
+    for (int rep = 0; rep < 6; rep++) {
+        rk_model m;
+        rk_lists l;
+        const int32_t ni = 20 + 70 * rep, k = 3 + 5 * rep;
+        make_model(&m, 40 + 25 * rep, ni, rep % 2 ? 0.9 : 0.3, VAL_HALF, 1400 + (unsigned)rep);
+        make_palette_lists(&l, ni, k, rep == 5 ? pal : pal + 6, rep == 5 ? 8 : 2, &s); /* 1 and 1 - 2^-24 only, then all */
+        compare_topn(&m, &l, 1 + rep * 4, NULL, 0, RK_GPU_TOPN_KERNEL, rep % 2 ? 0 : 7, "shared accumulator in 32-bit words");
+        rk_lists_free(&l);
+        rk_model_free(&m);
+    }
+    rk_model m;
+    rk_lists l;
+    make_model(&m, 300, 40000, 0.004, VAL_HALF, 7); /* past shared memory: the global slots */
+    make_palette_lists(&l, 40000, 15, pal, 8, &s);
+    compare_topn(&m, &l, 10, NULL, 0, RK_GPU_TOPN_KERNEL, 0, "global accumulator in 32-bit words");
+    rk_lists_free(&l);
+    rk_model_free(&m);
+    /* weights of 10^7: a user of 200 items could pass 2^62 */
+    static const float big[] = {1e7f, 3e6f, 1.0f};
+    make_model(&m, 50, 300, 0.7, VAL_HALF, 8);
+    make_palette_lists(&l, 300, 30, big, 3, &s);
+    compare_topn(&m, &l, 10, NULL, 0, RK_GPU_TOPN_KERNEL, 0, "shared accumulator");
+    collected g;
+    coll_init(&g, 50, 10);
+    rk_topn_opts o;
+    memset(&o, 0, sizeof o);
+    o.n = 10;
+    o.sink = sink;
+    o.sink_ud = &g;
+    rk_gpu_opts go;
+    memset(&go, 0, sizeof go);
+    rk_topn_stats ts;
+    rk_error err;
+    CU_ASSERT_FATAL(rk_gpu_topn(&m, &l, &o, &go, &ts, &err) == RK_OK);
+    CU_ASSERT(strstr(ts.path, "words") == NULL);
+    coll_free(&g);
+    rk_lists_free(&l);
+    rk_model_free(&m);
+}
+
 /* The whole engine: lists on the device, top-N from them, against the CPU
  * engine's lists and top-N (grid ratings: the lists are exact too). */
 static void test_in_engine(void)
@@ -288,6 +363,7 @@ int main(void)
         {"edge cases", test_edges},
         {"in the engine, lists on the device", test_in_engine},
         {"signed lists (--negative yes)", test_signed},
+        {"sums in 32-bit words", test_words},
         {NULL, NULL},
     };
     static const rk_test_case cases[] = {
@@ -296,6 +372,7 @@ int main(void)
         {"a catalogue past shared memory", test_large_catalogue},
         {"in the engine, lists on the device", test_in_engine},
         {"signed lists (--negative yes)", test_signed},
+        {"sums in 32-bit words", test_words},
         {NULL, NULL},
     };
     return rk_test_gpu_main("gpu-topn", cases, quick);
