@@ -220,6 +220,26 @@ static void engine_vs_cpu(const rk_model *m, const rk_knn_opts *ko, int32_t n, r
     rk_lists_free(&lg);
 }
 
+/* rk_gpu_topn's status for top-n of every user by `route`, the results
+ * dropped; ts (may be NULL) gets its statistics. */
+static rk_status gpu_topn_status(const rk_model *m, const rk_lists *l, int32_t n, rk_gpu_topn_route route,
+                                 rk_topn_stats *ts, rk_error *err)
+{
+    collected g;
+    coll_init(&g, m->by_user.n_rows, n);
+    rk_topn_opts o;
+    memset(&o, 0, sizeof o);
+    o.n = n;
+    o.sink = sink;
+    o.sink_ud = &g;
+    rk_gpu_opts go;
+    memset(&go, 0, sizeof go);
+    go.topn_route = route;
+    const rk_status st = rk_gpu_topn(m, l, &o, &go, ts, err);
+    coll_free(&g);
+    return st;
+}
+
 /* Signed lists (--negative yes): the kernel route with both accumulators
  * against the CPU, from the CPU's lists and inside the engine; the spgemm
  * route, which sums unsigned, refuses them. */
@@ -242,20 +262,9 @@ static void test_signed(void)
     make_model(&m, 400, 40000, 0.002, VAL_HALF, 6); /* past shared memory: the global accumulator */
     make_signed_lists(&l, 40000, 12, &s);
     compare_topn(&m, &l, 10, NULL, 0, RK_GPU_TOPN_KERNEL, 0, "global");
-    collected g;
-    coll_init(&g, 400, 10);
-    rk_topn_opts o;
-    memset(&o, 0, sizeof o);
-    o.n = 10;
-    o.sink = sink;
-    o.sink_ud = &g;
-    rk_gpu_opts go;
-    memset(&go, 0, sizeof go);
-    go.topn_route = RK_GPU_TOPN_SPGEMM;
     rk_error err;
-    CU_ASSERT_EQUAL(rk_gpu_topn(&m, &l, &o, &go, NULL, &err), RK_E_ARG);
+    CU_ASSERT_EQUAL(gpu_topn_status(&m, &l, 10, RK_GPU_TOPN_SPGEMM, NULL, &err), RK_E_ARG);
     CU_ASSERT(strstr(err.msg, "negative") != NULL);
-    coll_free(&g);
     rk_lists_free(&l);
     rk_model_free(&m);
     /* the engine's own signed lists, on the device, then top-N */
@@ -266,29 +275,6 @@ static void test_signed(void)
         ko.negative = 1;
         engine_vs_cpu(&m, &ko, 7, RK_GPU_TOPN_KERNEL, 0, rep % 3 == 2 ? 13 : 0);
         rk_model_free(&m);
-    }
-}
-
-/* Lists whose weights come from a palette (unsorted, positive): the sums of
- * the kernel route's 32-bit words against the CPU's 64-bit ones. */
-static void make_palette_lists(rk_lists *l, int32_t n_items, int32_t k, const float *pal, int np,
-                               unsigned long long *s)
-{
-    rk_error err;
-    CU_ASSERT_FATAL(rk_lists_alloc(l, n_items, k, &err) == RK_OK);
-    for (int32_t j = 0; j < n_items; j++) {
-        int32_t len = 0;
-        for (int32_t t = 0; t < 4 * k && len < k; t++) {
-            const int32_t c = (int32_t)(rk_test_rand(s) % (unsigned)n_items);
-            int dup = c == j;
-            for (int32_t r = 0; r < len && !dup; r++) dup = l->nbr[(int64_t)j * k + r] == c;
-            if (dup) continue;
-            l->nbr[(int64_t)j * k + len] = c;
-            l->sim[(int64_t)j * k + len] = pal[rk_test_rand(s) % (unsigned)np];
-            l->support[(int64_t)j * k + len] = 1;
-            len++;
-        }
-        l->len[j] = len;
     }
 }
 
@@ -324,20 +310,10 @@ static void test_words(void)
     make_model(&m, 50, 300, 0.7, VAL_HALF, 8);
     make_palette_lists(&l, 300, 30, big, 3, &s);
     compare_topn(&m, &l, 10, NULL, 0, RK_GPU_TOPN_KERNEL, 0, "shared accumulator");
-    collected g;
-    coll_init(&g, 50, 10);
-    rk_topn_opts o;
-    memset(&o, 0, sizeof o);
-    o.n = 10;
-    o.sink = sink;
-    o.sink_ud = &g;
-    rk_gpu_opts go;
-    memset(&go, 0, sizeof go);
     rk_topn_stats ts;
     rk_error err;
-    CU_ASSERT_FATAL(rk_gpu_topn(&m, &l, &o, &go, &ts, &err) == RK_OK);
+    CU_ASSERT_FATAL(gpu_topn_status(&m, &l, 10, RK_GPU_TOPN_KERNEL, &ts, &err) == RK_OK);
     CU_ASSERT(strstr(ts.path, "words") == NULL);
-    coll_free(&g);
     rk_lists_free(&l);
     rk_model_free(&m);
 }

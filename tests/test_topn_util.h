@@ -117,7 +117,11 @@ static inline int coll_equal(const collected *a, const collected *b)
  * here): random distinct neighbours, each weight ±1/2 or ±1/4, so that many
  * scores cross 0 on their way (an item met again must not be counted twice)
  * and many end at exactly 0 or below (never recommended). */
-static inline void make_signed_lists(rk_lists *l, int32_t n_items, int32_t k, unsigned long long *s)
+/* Lists of n_items x k entries to random other items (no repeats), their
+ * weights drawn from the np values of pal (the lists are not sorted: top-N
+ * sums every entry). */
+static inline void make_palette_lists(rk_lists *l, int32_t n_items, int32_t k, const float *pal, int np,
+                                      unsigned long long *s)
 {
     rk_error err;
     CU_ASSERT_FATAL(rk_lists_alloc(l, n_items, k, &err) == RK_OK);
@@ -128,14 +132,20 @@ static inline void make_signed_lists(rk_lists *l, int32_t n_items, int32_t k, un
             int dup = c == j;
             for (int32_t r = 0; r < len && !dup; r++) dup = l->nbr[(int64_t)j * k + r] == c;
             if (dup) continue;
-            const float mag = ldexpf(1.0f, -(int)(1 + rk_test_rand(s) % 2));
             l->nbr[(int64_t)j * k + len] = c;
-            l->sim[(int64_t)j * k + len] = rk_test_rand(s) % 2 ? mag : -mag;
+            l->sim[(int64_t)j * k + len] = pal[rk_test_rand(s) % (unsigned)np];
             l->support[(int64_t)j * k + len] = 1;
             len++;
         }
         l->len[j] = len;
     }
+}
+
+/* Signed lists (--negative yes): weights of ±1/2 and ±1/4. */
+static inline void make_signed_lists(rk_lists *l, int32_t n_items, int32_t k, unsigned long long *s)
+{
+    static const float pal[] = {0.5f, -0.5f, 0.25f, -0.25f};
+    make_palette_lists(l, n_items, k, pal, 4, s);
 }
 
 #endif /* RK_TEST_TOPN_UTIL_H */
