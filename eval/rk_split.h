@@ -129,13 +129,15 @@ rk_status rk_split_holdout_apply(const rk_split_draw *h, const rk_triples *all,
                                 rk_triples *train, rk_triples *test,
                                 rk_error *err);
 
-/*! rk_split_holdout_csr() : drop the held-out ratings from a matrix in place:
- *  pos[p] (entries of a) is the position among the h->n ratings of the
- *  rating stored at entry p (rk_triples_dedupe_csr gives it).  The rows stay
- *  sorted; a's ptr is replaced, idx and val are packed in place (their
- *  capacity stays) or, when too much goes, replaced.  @return RK_OK or
- *  RK_E_NOMEM (a is then unchanged). */
-rk_status rk_split_holdout_csr(const rk_split_draw *h, rk_csr *a, const int64_t *pos,
+/*! rk_split_holdout_csr() : drop the held-out ratings `test` (as
+ *  rk_split_holdout_apply made them) from the matrix a of all the ratings
+ *  (rows sorted, no pair twice: rk_triples_dedupe_csr's), in place: each
+ *  held-out rating is found in its row by its item, so the sort need not
+ *  carry the ratings' positions.  The rows stay sorted; a's ptr is replaced,
+ *  idx and val are packed in place (their capacity stays) or, when too much
+ *  goes, replaced.  @return RK_OK, RK_E_NOMEM or RK_E_INTERNAL (a test
+ *  rating not in a); a is then unchanged. */
+rk_status rk_split_holdout_csr(rk_csr *a, const rk_triples *test,
                               rk_error *err);
 
 #ifdef __cplusplus

@@ -290,21 +290,55 @@ static int32_t row_at(const rk_csr *a, int64_t want)
  * block, so those are saved first (2) — as long as every block keeps at
  * least R entries; else the entries are copied to new arrays.  In place, no
  * new arrays are faulted in: the extra pass costs less than their faults. */
-rk_status rk_split_holdout_csr(const rk_split_draw *h, rk_csr *a, const int64_t *pos, rk_error *err)
+/* Where pair (u, i) sits in a (rows sorted, no pair twice), or -1. */
+static int64_t entry_of(const rk_csr *a, int32_t u, int32_t i)
 {
-    if (h->want == 0 || a->nnz == 0) return RK_OK;
+    if (u < 0 || u >= a->n_rows) return -1;
+    int64_t lo = a->ptr[u], hi = a->ptr[u + 1];
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (a->idx[mid] < i) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < a->ptr[u + 1] && a->idx[lo] == i ? lo : -1;
+}
+
+/* The held-out entries of a, marked in drop[a->nnz] (zeroed): one binary
+ * search in its row for each test rating.  @return the test ratings that
+ * are not in a (0 when the matrix and the split agree). */
+static int64_t mark_test(const rk_csr *a, const rk_triples *test, uint8_t *drop)
+{
+    int64_t missing = 0;
+#pragma omp parallel for schedule(static) reduction(+ : missing) if (test->n > 65536)
+    for (int64_t t = 0; t < test->n; t++) {
+        const int64_t p = entry_of(a, test->user[t], test->item[t]);
+        if (p < 0) missing++;
+        else drop[p] = 1; /* each pair once: no two threads write one entry */
+    }
+    return missing;
+}
+
+rk_status rk_split_holdout_csr(rk_csr *a, const rk_triples *test, rk_error *err)
+{
+    if (test->n == 0 || a->nnz == 0) return RK_OK;
     const int32_t nr = a->n_rows;
     const int T = a->nnz > 65536 ? rk_omp_max_threads() : 1;
     int64_t *ptr = malloc(((size_t)nr + 1) * sizeof *ptr), *cnt = malloc(((size_t)nr + 1) * sizeof *cnt);
     int64_t *S = malloc(((size_t)T + 1) * sizeof *S), *F = calloc((size_t)T + 1, sizeof *F);
     int64_t *L = calloc((size_t)T + 1, sizeof *L), *TO = calloc((size_t)T + 1, sizeof *TO);
     int32_t *r0 = malloc(((size_t)T + 1) * sizeof *r0), *idx = NULL, *tidx = NULL;
-    uint8_t *drop = malloc((size_t)a->nnz);
+    uint8_t *drop = calloc((size_t)a->nnz, 1);
     float *val = NULL, *tval = NULL;
     int in_place = 1;
     rk_status st = RK_OK;
     if (ptr == NULL || cnt == NULL || S == NULL || F == NULL || L == NULL || TO == NULL || r0 == NULL || drop == NULL)
         goto nomem;
+    const int64_t missing = mark_test(a, test, drop);
+    if (missing > 0) {
+        st = rk_error_set(err, RK_E_INTERNAL, "%lld held-out ratings are not in the training matrix",
+                          (long long)missing);
+        goto out;
+    }
     for (int b = 0; b < T; b++) r0[b] = b == 0 ? 0 : row_at(a, a->nnz * b / T);
     r0[T] = nr;
     /* which entries go; kept per row and per block */
@@ -313,7 +347,7 @@ rk_status rk_split_holdout_csr(const rk_split_draw *h, rk_csr *a, const int64_t 
         int64_t kept = 0;
         for (int32_t r = r0[b]; r < r0[b + 1]; r++) {
             int64_t c = 0;
-            for (int64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) c += !(drop[p] = (uint8_t)held(h, pos[p]));
+            for (int64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) c += !drop[p];
             cnt[r] = c;
             kept += c;
         }

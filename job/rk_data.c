@@ -25,11 +25,11 @@ void rk_data_free(rk_data *d)
 /* Duplicates resolved (CONTRACT.md §1) and, for the training ratings, the user-major
  * matrix of the survivors from the same sort (by_user NULL: only duplicates). */
 static rk_status dedupe(const rk_data_opts *o, rk_triples *t, const rk_dataset *ds, const char *what,
-                        rk_csr *by_user, int64_t **pos, int64_t *removed, rk_error *err)
+                        rk_csr *by_user, int64_t *removed, rk_error *err)
 {
     rk_dup_report rep;
     rk_status s = rk_triples_dedupe_csr(t, rk_ids_count(ds->users), rk_ids_count(ds->items), o->duplicates, NULL,
-                                        by_user, pos, &rep, err);
+                                        by_user, NULL, &rep, err);
     if (s == RK_E_DUPLICATE) {
         char ub[RK_ID_MAX + 1], ib[RK_ID_MAX + 1];
         rk_ids_format(ds->users, rep.first_user, ub, sizeof ub);
@@ -65,7 +65,6 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
 {
     rk_status s;
     rk_csr by_user;
-    int64_t *pos = NULL; /* by_user entry -> position among the training ratings (holdout only) */
     double t0 = rk_omp_wtime();
     memset(d, 0, sizeof *d);
     memset(&by_user, 0, sizeof by_user);
@@ -94,12 +93,13 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     RK_PROGRESS(o->progress, o->progress_ud, "CSR", 0, 3 * n_all, "ratings");
     double t_dd = rk_omp_wtime();
     s = dedupe(o, &d->ds.train, &d->ds, o->n_inputs == 1 ? o->inputs[0] : "input", o->no_model ? NULL : &by_user,
-               o->holdout > 0.0 ? &pos : NULL, &d->duplicates_removed, err);
+               &d->duplicates_removed, err);
     if (s == RK_OK && d->ds.test.n > 0)
-        s = dedupe(o, &d->ds.test, &d->ds, o->test_path, NULL, NULL, &d->duplicates_removed, err);
+        s = dedupe(o, &d->ds.test, &d->ds, o->test_path, NULL, &d->duplicates_removed, err);
     if (s != RK_OK) goto fail;
 
-    /* the holdout: the triples are split, the matrix loses the held-out entries */
+    /* the holdout: the triples are split, the matrix loses the held-out
+     * entries (found by their pairs: the sort carries no positions) */
     RK_PROGRESS(o->progress, o->progress_ud, "CSR", n_all, 3 * n_all, "ratings");
     double t_split = rk_omp_wtime();
     d->t_dedupe = t_split - t_dd;
@@ -108,9 +108,7 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
         s = rk_split_holdout_plan(d->ds.train.n, o->holdout, o->seed, &h, err);
         if (s == RK_OK) s = rk_split_holdout_apply(&h, &d->ds.train, &d->train, &d->test, err);
         d->own_split_ = 1;
-        if (s == RK_OK) s = rk_split_holdout_csr(&h, &by_user, pos, err);
-        free(pos);
-        pos = NULL;
+        if (s == RK_OK) s = rk_split_holdout_csr(&by_user, &d->test, err);
         if (s != RK_OK) goto fail;
     } else {
         d->train = d->ds.train;
@@ -135,7 +133,6 @@ done:;
     d->t_total = t1 - t0;
     return RK_OK;
 fail:
-    free(pos);
     rk_csr_free(&by_user);
     rk_data_free(d);
     return s;

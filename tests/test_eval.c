@@ -438,16 +438,15 @@ static void chain_case(int32_t nu, int32_t ni, int64_t n, int64_t pairs, double 
         rk_triples rtr, rte, ntr, nte;
         rk_model rm, nm;
         rk_csr by_user;
-        int64_t *pos = NULL;
         rk_split_draw h;
         CU_ASSERT_EQUAL_FATAL(rk_triples_dedupe(&a, nu, ni, (rk_dup_policy)pol, NULL, NULL), RK_OK);
-        CU_ASSERT_EQUAL_FATAL(rk_triples_dedupe_csr(&b, nu, ni, (rk_dup_policy)pol, NULL, &by_user,
-                                                    frac > 0 ? &pos : NULL, NULL, NULL), RK_OK);
+        CU_ASSERT_EQUAL_FATAL(rk_triples_dedupe_csr(&b, nu, ni, (rk_dup_policy)pol, NULL, &by_user, NULL, NULL, NULL),
+                              RK_OK);
         if (frac > 0) {
             CU_ASSERT_EQUAL_FATAL(rk_split_holdout(&a, frac, seed, &rtr, &rte, NULL), RK_OK);
             CU_ASSERT_EQUAL_FATAL(rk_split_holdout_plan(b.n, frac, seed, &h, NULL), RK_OK);
             CU_ASSERT_EQUAL_FATAL(rk_split_holdout_apply(&h, &b, &ntr, &nte, NULL), RK_OK);
-            CU_ASSERT_EQUAL_FATAL(rk_split_holdout_csr(&h, &by_user, pos, NULL), RK_OK);
+            CU_ASSERT_EQUAL_FATAL(rk_split_holdout_csr(&by_user, &nte, NULL), RK_OK);
             CU_ASSERT(rte.n > 0 || a.n == 1); /* one rating left: it stays for training */
         } else {
             rtr = a, ntr = b;
@@ -469,7 +468,6 @@ static void chain_case(int32_t nu, int32_t ni, int64_t n, int64_t pairs, double 
         CU_ASSERT_EQUAL(memcmp(rm.bu, nm.bu, (size_t)nu * sizeof *rm.bu), 0);
         rk_model_free(&rm);
         rk_model_free(&nm);
-        free(pos);
         if (frac > 0) {
             rk_triples_free(&rtr);
             rk_triples_free(&rte);
@@ -498,6 +496,30 @@ static void test_chain_vs_reference(void)
         chain_case(3000, 2000, 150000, 100000, 0.7, 20 + (unsigned long long)nt);
     }
     rk_omp_set_threads(before);
+    /* a held-out rating that is not in the matrix: an internal error, the matrix unchanged */
+    rk_triples t = dup_rows(30, 20, 300, 200, 7), test;
+    rk_csr a;
+    rk_error e;
+    CU_ASSERT_EQUAL_FATAL(rk_triples_dedupe_csr(&t, 30, 20, RK_DUP_LAST, NULL, &a, NULL, NULL, NULL), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_triples_alloc(&test, 2, 0, &e), RK_OK);
+    test.user[0] = t.user[0]; /* in the matrix */
+    test.item[0] = t.item[0];
+    int32_t u = 0, i = 0;
+    while (u < 30 && a.ptr[u + 1] - a.ptr[u] == 20) u++; /* a user who did not rate every item */
+    CU_ASSERT_FATAL(u < 30);
+    for (int64_t p = a.ptr[u]; p < a.ptr[u + 1] && a.idx[p] == i; p++) i++;
+    test.user[1] = u;
+    test.item[1] = i;
+    const int64_t nnz = a.nnz;
+    CU_ASSERT_EQUAL(rk_split_holdout_csr(&a, &test, &e), RK_E_INTERNAL);
+    CU_ASSERT(strstr(e.msg, "1 held-out") != NULL);
+    CU_ASSERT_EQUAL(a.nnz, nnz);
+    test.n = 1; /* the one that is there goes */
+    CU_ASSERT_EQUAL(rk_split_holdout_csr(&a, &test, &e), RK_OK);
+    CU_ASSERT_EQUAL(a.nnz, nnz - 1);
+    rk_triples_free(&test);
+    rk_triples_free(&t);
+    rk_csr_free(&a);
 }
 
 int main(void)
