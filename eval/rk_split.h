@@ -129,6 +129,15 @@ rk_status rk_split_holdout_apply(const rk_split_draw *h, const rk_triples *all,
                                 rk_triples *train, rk_triples *test,
                                 rk_error *err);
 
+/*! rk_split_holdout_apply_inplace() : rk_split_holdout_apply without the
+ *  copy of the training ratings: *all keeps them, in order, in its own
+ *  arrays (their capacity stays), and *test gets the held-out ones.  Where
+ *  too large a fraction goes for the in-place moves, the copy is made and
+ *  replaces *all's arrays.  @return RK_OK, RK_E_ARG (sizes differ),
+ *  RK_E_NOMEM (then *all is unchanged and *test empty). */
+rk_status rk_split_holdout_apply_inplace(const rk_split_draw *h, rk_triples *all, rk_triples *test,
+                                        rk_error *err);
+
 /*! rk_split_holdout_csr() : drop the held-out ratings `test` (as
  *  rk_split_holdout_apply made them) from the matrix a of all the ratings
  *  (rows sorted, no pair twice: rk_triples_dedupe_csr's), in place: each

@@ -271,6 +271,106 @@ rk_status rk_split_holdout_apply(const rk_split_draw *h, const rk_triples *all, 
     return RK_OK;
 }
 
+/* In-place split of one column of T blocks (block b: rows [lo[b], lo[b+1]),
+ * R[b] held out before it, L[b] kept in it): (1) each block sends its
+ * held-out rows to the test column at R[b] and packs its kept rows at its
+ * own start; (2) the last R[b] kept rows of each block, which the next
+ * block's move overwrites, are saved; (3) each block moves down by R[b]:
+ * its rows but those last R[b] by memmove, then those from the copy.  A
+ * block's move writes only its own rows and the saved tail of the block
+ * before it (rk_split_holdout_csr's scheme, column by column).  Typed, so
+ * that the packing loop moves values, not memcpy calls. */
+#define SPLIT_COLUMN_FN(name, type)                                                                          \
+    static void name(type *col, type *tcol, const uint8_t *mark, const int64_t *lo, const int64_t *R,        \
+                     const int64_t *L, const int64_t *TO, type *tmp, int T)                                  \
+    {                                                                                                        \
+        _Pragma("omp parallel num_threads(T)")                                                              \
+        {                                                                                                    \
+            _Pragma("omp for schedule(static, 1)")                                                          \
+            for (int b = 0; b < T; b++) {                                                                    \
+                int64_t d = lo[b], te = R[b];                                                                \
+                for (int64_t t = lo[b]; t < lo[b + 1]; t++) {                                                \
+                    if (mark[t]) tcol[te++] = col[t];                                                        \
+                    else col[d++] = col[t];                                                                  \
+                }                                                                                            \
+            }                                                                                                \
+            _Pragma("omp for schedule(static, 1)")                                                          \
+            for (int b = 0; b < T; b++)                                                                      \
+                memcpy(tmp + TO[b], col + lo[b] + L[b] - R[b], (size_t)R[b] * sizeof *col);                  \
+            _Pragma("omp for schedule(static, 1)")                                                          \
+            for (int b = 0; b < T; b++) {                                                                    \
+                if (R[b] == 0) continue;                                                                     \
+                const int64_t f = lo[b] - R[b], keep = L[b] - R[b];                                          \
+                memmove(col + f, col + lo[b], (size_t)keep * sizeof *col);                                   \
+                memcpy(col + f + keep, tmp + TO[b], (size_t)R[b] * sizeof *col);                             \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+SPLIT_COLUMN_FN(split_col32, int32_t)
+SPLIT_COLUMN_FN(split_colf, float)
+SPLIT_COLUMN_FN(split_col64, int64_t)
+#undef SPLIT_COLUMN_FN
+
+rk_status rk_split_holdout_apply_inplace(const rk_split_draw *h, rk_triples *all, rk_triples *test, rk_error *err)
+{
+    memset(test, 0, sizeof *test);
+    if (all->n != h->n)
+        return rk_error_set(err, RK_E_ARG, "a holdout of %lld ratings applied to %lld", (long long)h->n,
+                            (long long)all->n);
+    const int64_t n = all->n;
+    const int T = n > 65536 ? rk_omp_max_threads() : 1;
+    int64_t *lo = malloc(((size_t)T + 1) * sizeof *lo), *R = calloc((size_t)T + 1, sizeof *R);
+    int64_t *L = calloc((size_t)T + 1, sizeof *L), *TO = calloc((size_t)T + 1, sizeof *TO);
+    uint8_t *mark = malloc((size_t)(n > 0 ? n : 1));
+    void *tmp = NULL;
+    rk_status st = RK_OK;
+    if (lo == NULL || R == NULL || L == NULL || TO == NULL || mark == NULL) goto nomem;
+    for (int b = 0; b <= T; b++) lo[b] = n * b / T;
+#pragma omp parallel for schedule(static, 1) num_threads(T)
+    for (int b = 0; b < T; b++) {
+        int64_t c = 0;
+        for (int64_t t = lo[b]; t < lo[b + 1]; t++) c += mark[t] = (uint8_t)held(h, t);
+        L[b] = lo[b + 1] - lo[b] - c;
+        R[b + 1] = c; /* summed below */
+    }
+    int in_place = 1;
+    for (int b = 0; b < T; b++) {
+        R[b + 1] += R[b];
+        in_place &= R[b] <= L[b];
+        TO[b + 1] = TO[b] + R[b];
+    }
+    if (!in_place) { /* too much goes for the scheme: the copy of rk_split_holdout_apply */
+        rk_triples train;
+        st = rk_split_holdout_apply(h, all, &train, test, err);
+        if (st == RK_OK) {
+            rk_triples_free(all);
+            *all = train;
+        }
+        goto out;
+    }
+    const size_t es_max = all->time != NULL ? sizeof *all->time : sizeof *all->user;
+    tmp = malloc((size_t)(TO[T] > 0 ? TO[T] : 1) * es_max);
+    if (tmp == NULL) goto nomem;
+    st = rk_triples_alloc(test, h->want, all->time != NULL, err);
+    if (st != RK_OK) goto out;
+    split_col32(all->user, test->user, mark, lo, R, L, TO, tmp, T);
+    split_col32(all->item, test->item, mark, lo, R, L, TO, tmp, T);
+    split_colf(all->rating, test->rating, mark, lo, R, L, TO, tmp, T);
+    if (all->time != NULL) split_col64(all->time, test->time, mark, lo, R, L, TO, tmp, T);
+    all->n = n - h->want;
+    goto out;
+nomem:
+    st = rk_error_set(err, RK_E_NOMEM, "out of memory splitting %lld ratings", (long long)n);
+out:
+    free(lo);
+    free(R);
+    free(L);
+    free(TO);
+    free(mark);
+    free(tmp);
+    return st;
+}
+
 /* The first row of a whose entries start at or after `want`. */
 static int32_t row_at(const rk_csr *a, int64_t want)
 {

@@ -106,8 +106,12 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     if (o->holdout > 0.0) {
         rk_split_draw h;
         s = rk_split_holdout_plan(d->ds.train.n, o->holdout, o->seed, &h, err);
-        if (s == RK_OK) s = rk_split_holdout_apply(&h, &d->ds.train, &d->train, &d->test, err);
+        /* the training ratings stay where the load put them (no copy of
+         * 98% of them): they move from ds to d */
+        d->train = d->ds.train;
+        memset(&d->ds.train, 0, sizeof d->ds.train);
         d->own_split_ = 1;
+        if (s == RK_OK) s = rk_split_holdout_apply_inplace(&h, &d->train, &d->test, err);
         if (s == RK_OK) s = rk_split_holdout_csr(&by_user, &d->test, err);
         if (s != RK_OK) goto fail;
     } else {

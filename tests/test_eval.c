@@ -355,6 +355,35 @@ static int triples_same(const rk_triples *a, const rk_triples *b)
     return 1;
 }
 
+/* A copy of a's rows (times too). */
+static rk_triples dup_copy(const rk_triples *a)
+{
+    rk_triples t;
+    CU_ASSERT_EQUAL_FATAL(rk_triples_alloc(&t, a->n, a->time != NULL, NULL), RK_OK);
+    memcpy(t.user, a->user, (size_t)a->n * sizeof *t.user);
+    memcpy(t.item, a->item, (size_t)a->n * sizeof *t.item);
+    memcpy(t.rating, a->rating, (size_t)a->n * sizeof *t.rating);
+    if (a->time != NULL) memcpy(t.time, a->time, (size_t)a->n * sizeof *t.time);
+    return t;
+}
+
+/* rk_split_holdout_apply_inplace on a copy of all, with 1, 3 and 8 threads:
+ * the parts of the copying apply (tr, te). */
+static void inplace_same(const rk_split_draw *h, const rk_triples *all, const rk_triples *tr, const rk_triples *te)
+{
+    const int before = rk_omp_max_threads();
+    for (int nt = 1; nt <= 8; nt += nt < 3 ? 2 : 5) {
+        rk_omp_set_threads(nt);
+        rk_triples c = dup_copy(all), t;
+        CU_ASSERT_EQUAL_FATAL(rk_split_holdout_apply_inplace(h, &c, &t, NULL), RK_OK);
+        CU_ASSERT_TRUE(triples_same(&c, tr));
+        CU_ASSERT_TRUE(triples_same(&t, te));
+        rk_triples_free(&c);
+        rk_triples_free(&t);
+    }
+    rk_omp_set_threads(before);
+}
+
 /* plan + apply make rk_split_holdout's split; held() names exactly its test rows */
 static void test_holdout_parts(void)
 {
@@ -371,6 +400,7 @@ static void test_holdout_parts(void)
         CU_ASSERT_EQUAL_FATAL(rk_split_holdout_apply(&h, &all, &tr2, &te2, NULL), RK_OK);
         CU_ASSERT_TRUE(triples_same(&tr, &tr2));
         CU_ASSERT_TRUE(triples_same(&te, &te2));
+        inplace_same(&h, &all, &tr, &te);
         int64_t held = 0, agree = 1;
         for (int64_t k = 0, j = 0; k < all.n; k++) { /* row k is test row j when held */
             int hk = rk_split_holdout_held(&h, k);
@@ -394,6 +424,8 @@ static void test_holdout_parts(void)
     CU_ASSERT_EQUAL_FATAL(rk_split_holdout_plan(11, 0.5, 1, &h, NULL), RK_OK);
     CU_ASSERT_EQUAL(rk_split_holdout_apply(&h, &all, &tr, &te, NULL), RK_E_ARG); /* 10 ratings, not 11 */
     CU_ASSERT_PTR_NULL(tr.user);
+    CU_ASSERT_EQUAL(rk_split_holdout_apply_inplace(&h, &all, &te, NULL), RK_E_ARG);
+    CU_ASSERT_EQUAL(all.n, 10);
     free_rows(&all);
 }
 
@@ -446,6 +478,7 @@ static void chain_case(int32_t nu, int32_t ni, int64_t n, int64_t pairs, double 
             CU_ASSERT_EQUAL_FATAL(rk_split_holdout(&a, frac, seed, &rtr, &rte, NULL), RK_OK);
             CU_ASSERT_EQUAL_FATAL(rk_split_holdout_plan(b.n, frac, seed, &h, NULL), RK_OK);
             CU_ASSERT_EQUAL_FATAL(rk_split_holdout_apply(&h, &b, &ntr, &nte, NULL), RK_OK);
+            inplace_same(&h, &b, &ntr, &nte); /* in place: the same two parts */
             CU_ASSERT_EQUAL_FATAL(rk_split_holdout_csr(&by_user, &nte, NULL), RK_OK);
             CU_ASSERT(rte.n > 0 || a.n == 1); /* one rating left: it stays for training */
         } else {
