@@ -271,15 +271,17 @@ rk_status rk_split_holdout_apply(const rk_split_draw *h, const rk_triples *all, 
     return RK_OK;
 }
 
-/* In-place split of one column of T blocks (block b: rows [lo[b], lo[b+1]),
- * R[b] held out before it, L[b] kept in it): (1) each block sends its
- * held-out rows to the test column at R[b] and packs its kept rows at its
- * own start; (2) the last R[b] kept rows of each block, which the next
- * block's move overwrites, are saved; (3) each block moves down by R[b]:
- * its rows but those last R[b] by memmove, then those from the copy.  A
- * block's move writes only its own rows and the saved tail of the block
- * before it (rk_split_holdout_csr's scheme, column by column).  Typed, so
- * that the packing loop moves values, not memcpy calls. */
+/* Dropping the marked rows of one column in place, in parallel: the rows
+ * are cut into T blocks (block b: rows [lo[b], lo[b+1]), R[b] marked before
+ * it, L[b] kept in it).  (1) Each block packs its kept rows at its own start
+ * (and sends its marked rows to tcol at R[b], unless tcol is NULL); (2) the
+ * last R[b] kept rows of each block, which the next block's move
+ * overwrites, are saved in tmp at TO[b]; (3) each block moves down by R[b]:
+ * its rows but those last R[b] by memmove, then those from tmp.  A block's
+ * move writes only its own rows and the saved tail of the block before it,
+ * so this needs R[b] <= L[b] for every block.  No new array is faulted in:
+ * the extra pass costs less than their faults.  Typed, so that the packing
+ * loop moves values, not memcpy calls. */
 #define SPLIT_COLUMN_FN(name, type)                                                                          \
     static void name(type *col, type *tcol, const uint8_t *mark, const int64_t *lo, const int64_t *R,        \
                      const int64_t *L, const int64_t *TO, type *tmp, int T)                                  \
@@ -290,8 +292,8 @@ rk_status rk_split_holdout_apply(const rk_split_draw *h, const rk_triples *all, 
             for (int b = 0; b < T; b++) {                                                                    \
                 int64_t d = lo[b], te = R[b];                                                                \
                 for (int64_t t = lo[b]; t < lo[b + 1]; t++) {                                                \
-                    if (mark[t]) tcol[te++] = col[t];                                                        \
-                    else col[d++] = col[t];                                                                  \
+                    if (!mark[t]) col[d++] = col[t];                                                         \
+                    else if (tcol != NULL) tcol[te++] = col[t];                                              \
                 }                                                                                            \
             }                                                                                                \
             _Pragma("omp for schedule(static, 1)")                                                          \
@@ -383,13 +385,6 @@ static int32_t row_at(const rk_csr *a, int64_t want)
     return lo;
 }
 
-/* Dropping a few entries in place, in parallel: the rows are cut into T
- * blocks; each block packs its kept entries at its own start (1), then moves
- * them down to their final place (3).  A block's move overwrites only the
- * last R entries of the block before it, R = entries dropped before that
- * block, so those are saved first (2) — as long as every block keeps at
- * least R entries; else the entries are copied to new arrays.  In place, no
- * new arrays are faulted in: the extra pass costs less than their faults. */
 /* Where pair (u, i) sits in a (rows sorted, no pair twice), or -1. */
 static int64_t entry_of(const rk_csr *a, int32_t u, int32_t i)
 {
@@ -418,6 +413,9 @@ static int64_t mark_test(const rk_csr *a, const rk_triples *test, uint8_t *drop)
     return missing;
 }
 
+/* The held-out entries dropped in place as SPLIT_COLUMN_FN drops rows, in blocks of
+ * whole rows (block b: entries S[b] to S[b+1]); where a block keeps fewer
+ * entries than were dropped before it, into new arrays. */
 rk_status rk_split_holdout_csr(rk_csr *a, const rk_triples *test, rk_error *err)
 {
     if (test->n == 0 || a->nnz == 0) return RK_OK;
@@ -425,13 +423,16 @@ rk_status rk_split_holdout_csr(rk_csr *a, const rk_triples *test, rk_error *err)
     const int T = a->nnz > 65536 ? rk_omp_max_threads() : 1;
     int64_t *ptr = malloc(((size_t)nr + 1) * sizeof *ptr), *cnt = malloc(((size_t)nr + 1) * sizeof *cnt);
     int64_t *S = malloc(((size_t)T + 1) * sizeof *S), *F = calloc((size_t)T + 1, sizeof *F);
-    int64_t *L = calloc((size_t)T + 1, sizeof *L), *TO = calloc((size_t)T + 1, sizeof *TO);
-    int32_t *r0 = malloc(((size_t)T + 1) * sizeof *r0), *idx = NULL, *tidx = NULL;
+    int64_t *R = calloc((size_t)T + 1, sizeof *R), *L = calloc((size_t)T + 1, sizeof *L);
+    int64_t *TO = calloc((size_t)T + 1, sizeof *TO);
+    int32_t *r0 = malloc(((size_t)T + 1) * sizeof *r0), *idx = NULL;
     uint8_t *drop = calloc((size_t)a->nnz, 1);
-    float *val = NULL, *tval = NULL;
+    float *val = NULL;
+    void *tmp = NULL;
     int in_place = 1;
     rk_status st = RK_OK;
-    if (ptr == NULL || cnt == NULL || S == NULL || F == NULL || L == NULL || TO == NULL || r0 == NULL || drop == NULL)
+    if (ptr == NULL || cnt == NULL || S == NULL || F == NULL || R == NULL || L == NULL || TO == NULL || r0 == NULL ||
+        drop == NULL)
         goto nomem;
     const int64_t missing = mark_test(a, test, drop);
     if (missing > 0) {
@@ -439,9 +440,9 @@ rk_status rk_split_holdout_csr(rk_csr *a, const rk_triples *test, rk_error *err)
                           (long long)missing);
         goto out;
     }
+    /* blocks of whole rows; the entries kept per row and per block */
     for (int b = 0; b < T; b++) r0[b] = b == 0 ? 0 : row_at(a, a->nnz * b / T);
     r0[T] = nr;
-    /* which entries go; kept per row and per block */
 #pragma omp parallel for schedule(static, 1) num_threads(T)
     for (int b = 0; b < T; b++) {
         int64_t kept = 0;
@@ -454,73 +455,51 @@ rk_status rk_split_holdout_csr(rk_csr *a, const rk_triples *test, rk_error *err)
         L[b] = kept;
     }
     for (int b = 0; b < T; b++) {
-        const int64_t R = (S[b] = a->ptr[r0[b]]) - F[b]; /* dropped before block b */
+        R[b] = (S[b] = a->ptr[r0[b]]) - F[b]; /* dropped before block b */
         F[b + 1] = F[b] + L[b];
-        TO[b + 1] = TO[b] + R;
-        in_place &= R <= L[b];
+        TO[b + 1] = TO[b] + R[b];
+        in_place &= R[b] <= L[b];
     }
-    if (in_place) {
-        tidx = malloc((size_t)(TO[T] > 0 ? TO[T] : 1) * sizeof *tidx);
-        tval = malloc((size_t)(TO[T] > 0 ? TO[T] : 1) * sizeof *tval);
-        in_place = tidx != NULL && tval != NULL;
-    }
-    if (!in_place) {
-        idx = malloc((size_t)(F[T] > 0 ? F[T] : 1) * sizeof *idx);
-        val = malloc((size_t)(F[T] > 0 ? F[T] : 1) * sizeof *val);
-        if (idx == NULL || val == NULL) goto nomem;
-    }
-#pragma omp parallel num_threads(T)
-    {
-        /* 1: each block packs its kept entries (in place: at its start) */
-#pragma omp for schedule(static, 1)
-        for (int b = 0; b < T; b++) {
-            int64_t d = in_place ? S[b] : F[b], run = F[b];
-            int32_t *di = in_place ? a->idx : idx;
-            float *dv = in_place ? a->val : val;
-            for (int32_t r = r0[b]; r < r0[b + 1]; r++) {
-                ptr[r] = run;
-                run += cnt[r];
-                for (int64_t p = a->ptr[r]; p < a->ptr[r + 1]; p++) {
-                    if (drop[p]) continue;
-                    di[d] = a->idx[p];
-                    dv[d] = a->val[p];
-                    d++;
-                }
-            }
-        }
-        if (in_place) {
-            /* 2: the entries the next block's move will overwrite */
-#pragma omp for schedule(static, 1)
-            for (int b = 0; b < T; b++) {
-                const int64_t R = S[b] - F[b], tail = S[b] + L[b] - R;
-                memcpy(tidx + TO[b], a->idx + tail, (size_t)R * sizeof *tidx);
-                memcpy(tval + TO[b], a->val + tail, (size_t)R * sizeof *tval);
-            }
-            /* 3: each block down to its place */
-#pragma omp for schedule(static, 1)
-            for (int b = 0; b < T; b++) {
-                const int64_t R = S[b] - F[b], keep = L[b] - R;
-                if (R == 0) continue;
-                memmove(a->idx + F[b], a->idx + S[b], (size_t)keep * sizeof *a->idx);
-                memmove(a->val + F[b], a->val + S[b], (size_t)keep * sizeof *a->val);
-                memcpy(a->idx + F[b] + keep, tidx + TO[b], (size_t)R * sizeof *tidx);
-                memcpy(a->val + F[b] + keep, tval + TO[b], (size_t)R * sizeof *tval);
-            }
+    S[T] = a->nnz;
+    /* the new row offsets */
+#pragma omp parallel for schedule(static, 1) num_threads(T)
+    for (int b = 0; b < T; b++) {
+        int64_t run = F[b];
+        for (int32_t r = r0[b]; r < r0[b + 1]; r++) {
+            ptr[r] = run;
+            run += cnt[r];
         }
     }
     ptr[nr] = F[T];
-    free(a->ptr);
-    a->ptr = ptr;
-    a->nnz = F[T];
-    if (!in_place) {
+    if (in_place) in_place = (tmp = malloc((size_t)(TO[T] > 0 ? TO[T] : 1) * sizeof *a->idx)) != NULL;
+    if (in_place) {
+        split_col32(a->idx, NULL, drop, S, R, L, TO, tmp, T);
+        split_colf(a->val, NULL, drop, S, R, L, TO, tmp, T);
+    } else { /* too much goes, or no room for the saved tails: new arrays */
+        idx = malloc((size_t)(F[T] > 0 ? F[T] : 1) * sizeof *idx);
+        val = malloc((size_t)(F[T] > 0 ? F[T] : 1) * sizeof *val);
+        if (idx == NULL || val == NULL) goto nomem;
+#pragma omp parallel for schedule(static, 1) num_threads(T)
+        for (int b = 0; b < T; b++) {
+            int64_t d = F[b];
+            for (int64_t p = S[b]; p < S[b + 1]; p++) {
+                if (drop[p]) continue;
+                idx[d] = a->idx[p];
+                val[d] = a->val[p];
+                d++;
+            }
+        }
         free(a->idx);
         free(a->val);
         a->idx = idx;
         a->val = val;
+        idx = NULL;
+        val = NULL;
     }
+    free(a->ptr);
+    a->ptr = ptr;
+    a->nnz = F[T];
     ptr = NULL;
-    idx = NULL;
-    val = NULL;
     goto out;
 nomem:
     st = rk_error_set(err, RK_E_NOMEM, "out of memory removing the held-out ratings");
@@ -531,12 +510,11 @@ out:
     free(cnt);
     free(S);
     free(F);
+    free(R);
     free(L);
     free(TO);
     free(r0);
     free(drop);
-    free(tidx);
-    free(tval);
+    free(tmp);
     return st;
 }
-
