@@ -2,9 +2,9 @@
 // are, starting a context ahead of time, what the engine takes, and the
 // memory a call may still use; the error status of a failed CUDA call.
 #include "rk_gpu_internal.h"
-#include <pthread.h>
 #include "rk_cusparse_dl.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <algorithm>
 
