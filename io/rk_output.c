@@ -139,6 +139,11 @@ void rk_out_file_discard_(out_file *f)
  * template, owned from here); foreign: outside the table of o's folder. */
 static rk_status open_pending(rk_out *o, char *final, char *tmp, int foreign, FILE **fp, rk_error *err)
 {
+    if (o->n >= RK_OUT_MAX_FILES) {
+        free(final);
+        free(tmp);
+        return rk_error_set(err, RK_E_RANGE, "too many output files (%d at most)", RK_OUT_MAX_FILES);
+    }
     out_file *f = &o->f[o->n];
     memset(f, 0, sizeof *f);
     f->slot = -1;
@@ -190,8 +195,6 @@ rk_status rk_out_file(rk_out *o, const char *name, FILE **fp, rk_error *err)
     *fp = NULL;
     if (name == NULL || name[0] == '\0' || strchr(name, '/') != NULL)
         return rk_error_set(err, RK_E_ARG, "bad output file name \"%s\"", name ? name : "");
-    if (o->n >= RK_OUT_MAX_FILES)
-        return rk_error_set(err, RK_E_RANGE, "too many output files (%d at most)", RK_OUT_MAX_FILES);
     for (int i = 0; i < o->n; i++) {
         if (o->f[i].foreign) continue;
         const char *fin = o->f[i].final_path + strlen(o->dir) + 1;
@@ -205,8 +208,6 @@ rk_status rk_out_file_at(rk_out *o, const char *path, FILE **fp, rk_error *err)
     *fp = NULL;
     if (path == NULL || path[0] == '\0' || path[strlen(path) - 1] == '/')
         return rk_error_set(err, RK_E_ARG, "bad file path \"%s\"", path ? path : "");
-    if (o->n >= RK_OUT_MAX_FILES)
-        return rk_error_set(err, RK_E_RANGE, "too many output files (%d at most)", RK_OUT_MAX_FILES);
     for (int i = 0; i < o->n; i++)
         if (strcmp(o->f[i].final_path, path) == 0) return rk_error_set(err, RK_E_ARG, "%s opened twice", path);
     const size_t n = strlen(path) + 16;
