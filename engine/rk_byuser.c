@@ -7,6 +7,8 @@
 rk_status rk_byuser_view(const rk_model *m, rk_byuser *v, rk_error *err)
 {
     memset(v, 0, sizeof *v);
+    if (!rk_model_item_major_ready(m))
+        return rk_error_set(err, RK_E_ARG, "user mode needs the model's item-major matrix (rk_model_item_major)");
     const rk_csr *U = &m->by_user;
     const int32_t n_users = U->n_rows;
     v->user_mean = malloc((size_t)(n_users > 0 ? n_users : 1) * sizeof *v->user_mean);

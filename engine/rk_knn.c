@@ -592,10 +592,23 @@ done:
     return s;
 }
 
+/* knn_run on a model whose item-major entries are there: a deferred one
+ * (rk_model_from_csr_deferred) gets them for the call. */
+static rk_status knn_run_full(const rk_model *m, const rk_knn_opts *o, rk_lists *lists, rk_queries *q,
+                              const rk_csr *hist, rk_knn_stats *st, rk_error *err)
+{
+    if (rk_model_item_major_ready(m)) return knn_run(m, o, lists, q, hist, st, err);
+    rk_model full;
+    RK_FORWARD(rk_model_complete_copy(m, &full, err));
+    rk_status s = knn_run(&full, o, lists, q, hist, st, err);
+    rk_model_complete_free(&full, m);
+    return s;
+}
+
 rk_status rk_knn_cpu(const rk_model *m, const rk_knn_opts *o, rk_lists *lists,
                      rk_queries *q, rk_knn_stats *st, rk_error *err)
 {
-    return knn_run(m, o, lists, q, NULL, st, err);
+    return knn_run_full(m, o, lists, q, NULL, st, err);
 }
 
 rk_status rk_knn_cpu_hist(const rk_model *m, const rk_knn_opts *o, const rk_csr *hist, rk_queries *q,
@@ -604,5 +617,5 @@ rk_status rk_knn_cpu_hist(const rk_model *m, const rk_knn_opts *o, const rk_csr 
     if (hist == NULL || hist->n_cols != m->by_item.n_rows || o->rows != NULL)
         return rk_error_set(err, RK_E_ARG, "histories need %d item columns and no subset of rows",
                             m->by_item.n_rows);
-    return knn_run(m, o, NULL, q, hist, st, err);
+    return knn_run_full(m, o, NULL, q, hist, st, err);
 }

@@ -153,27 +153,19 @@ int rk_knn_wide_grid(const rk_model *m)
     return wide;
 }
 
-/* x rounded to an integer: on a grid the scaled values are integers already
- * (rk_knn_grid checked them), so libm's call per value is only the fallback. */
-static inline double round_grid(double x)
-{
-    return fabs(x) < 4503599627370496.0 && (double)(int64_t)x == x ? x : nearbyint(x);
-}
-
 void rk_knn_item_norms(const rk_model *m, const rk_sim_params *sp, double scale, double *cnt, double *sq)
 {
     const rk_csr *I = &m->by_item;
     const rk_metric metric = sp != NULL ? sp->metric : RK_METRIC_COUNT;
-#pragma omp parallel for schedule(dynamic, 256)
+    /* Σ x² of each item's row (from by_user when the item-major entries
+     * are deferred: the same doubles) */
+    const int squares = metric != RK_METRIC_RP3BETA; /* rp3beta's are the counts' */
+    if (squares) (void)rk_model_item_sums(m, RK_ITEM_SQUARE, scale, sq, NULL);
+#pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < I->n_rows; i++) {
-        double acc = 0.0;
-        for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) {
-            const double v = scale > 0.0 ? round_grid((double)I->val[p] * scale) : (double)I->val[p];
-            acc += v * v;
-        }
+        const double acc = squares ? sq[i] : 0.0;
         const double c = (double)(I->ptr[i + 1] - I->ptr[i]);
         cnt[i] = c;
-        sq[i] = acc;
         if (metric == RK_METRIC_WEIGHTED_COSINE) {
             cnt[i] = acc > 0.0 ? pow(acc, sp->alpha) : 0.0;
             sq[i] = acc > 0.0 ? pow(acc, 1.0 - sp->alpha) : 0.0;
@@ -226,15 +218,29 @@ int64_t rk_knn_item_order(const rk_model *m, int32_t *order, int64_t *cost_out)
     int64_t *cost = cost_out != NULL ? cost_out : malloc((size_t)(n > 0 ? n : 1) * sizeof *cost);
     if (cost == NULL) return -1;
     int64_t total = 0;
-#pragma omp parallel for schedule(dynamic, 256) reduction(+ : total)
-    for (int32_t i = 0; i < n; i++) {
-        int64_t cst = 0;
-        for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) {
-            int32_t u = I->idx[p];
-            cst += U->ptr[u + 1] - U->ptr[u];
+    if (!rk_model_item_major_ready(m)) { /* from by_user: integers, exact */
+        double *c = malloc((size_t)(n > 0 ? n : 1) * sizeof *c);
+        if (c == NULL) {
+            if (cost != cost_out) free(cost);
+            return -1;
         }
-        cost[i] = cst;
-        total += cst;
+        (void)rk_model_item_sums(m, RK_ITEM_RATER_ROWS, 0.0, c, NULL);
+        for (int32_t i = 0; i < n; i++) {
+            cost[i] = (int64_t)c[i];
+            total += cost[i];
+        }
+        free(c);
+    } else {
+#pragma omp parallel for schedule(dynamic, 256) reduction(+ : total)
+        for (int32_t i = 0; i < n; i++) {
+            int64_t cst = 0;
+            for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) {
+                int32_t u = I->idx[p];
+                cst += U->ptr[u + 1] - U->ptr[u];
+            }
+            cost[i] = cst;
+            total += cst;
+        }
     }
     for (int32_t i = 0; i < n; i++) order[i] = i;
     /* qsort has no context argument in C11: the comparison reads a static,

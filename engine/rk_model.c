@@ -1,4 +1,6 @@
 #include "rk_model.h"
+#include "rk_mem.h"
+#include "rk_omp.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -54,6 +56,10 @@ static void model_baselines(rk_model *m)
 void rk_model_baselines(rk_model *m)
 {
     if (m->have_baselines) return;
+    /* the ALS walks the item-major rows: a deferred model gets them first
+     * (out of memory: the baselines stay zero and not computed, which
+     * rk_knn_check_args reports for the metrics that need them) */
+    if (!rk_model_item_major_ready(m) && rk_model_item_major(m, NULL) != RK_OK) return;
     model_baselines(m);
     m->have_baselines = 1;
 }
@@ -69,29 +75,11 @@ rk_status rk_model_build(rk_model *m, const rk_triples *train, int32_t n_users,
     return rk_model_from_csr(m, &by_user, have_scale, scale_min, scale_max, with_baselines, err);
 }
 
-rk_status rk_model_from_csr(rk_model *m, rk_csr *by_user, int have_scale, double scale_min,
-                            double scale_max, int with_baselines, rk_error *err)
+static int sums_parallel(const rk_model *m, rk_item_term term, double scale, double *out);
+
+/* μ and the rating scale from the user-major entries. */
+static void model_scale(rk_model *m, int have_scale, double scale_min, double scale_max)
 {
-    memset(m, 0, sizeof *m);
-    m->by_user = *by_user; /* ours from here on, whatever happens */
-    memset(by_user, 0, sizeof *by_user);
-    const int32_t n_users = m->by_user.n_rows, n_items = m->by_user.n_cols;
-    if (m->by_user.nnz <= 0) {
-        rk_model_free(m);
-        return rk_error_set(err, RK_E_EMPTY, "no training ratings");
-    }
-    rk_status s = rk_csr_transpose(&m->by_user, &m->by_item, err);
-    if (s != RK_OK) {
-        rk_model_free(m);
-        return s;
-    }
-    m->item_mean = malloc((size_t)(n_items > 0 ? n_items : 1) * sizeof *m->item_mean);
-    m->bi = calloc((size_t)(n_items > 0 ? n_items : 1), sizeof *m->bi);
-    m->bu = calloc((size_t)(n_users > 0 ? n_users : 1), sizeof *m->bu);
-    if (m->item_mean == NULL || m->bi == NULL || m->bu == NULL) {
-        rk_model_free(m);
-        return rk_error_set(err, RK_E_NOMEM, "out of memory for the model statistics");
-    }
     const rk_csr *U = &m->by_user;
     double sum = 0.0, lo = INFINITY, hi = -INFINITY;
 #pragma omp parallel for reduction(+ : sum) reduction(min : lo) reduction(max : hi)
@@ -104,15 +92,324 @@ rk_status rk_model_from_csr(rk_model *m, rk_csr *by_user, int have_scale, double
     m->mu = sum / (double)U->nnz;
     m->rmin = have_scale ? scale_min : lo;
     m->rmax = have_scale ? scale_max : hi;
+}
+
+/* The statistics' arrays, μ and the scale. */
+static rk_status model_alloc_stats(rk_model *m, int have_scale, double scale_min, double scale_max, rk_error *err)
+{
+    const int32_t n_users = m->by_user.n_rows, n_items = m->by_user.n_cols;
+    m->item_mean = malloc((size_t)(n_items > 0 ? n_items : 1) * sizeof *m->item_mean);
+    m->bi = calloc((size_t)(n_items > 0 ? n_items : 1), sizeof *m->bi);
+    m->bu = calloc((size_t)(n_users > 0 ? n_users : 1), sizeof *m->bu);
+    if (m->item_mean == NULL || m->bi == NULL || m->bu == NULL)
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for the model statistics");
+    model_scale(m, have_scale, scale_min, scale_max);
+    return RK_OK;
+}
+
+/* item_mean holds each item's sum: the means (μ for an item without ratings). */
+static void model_means(rk_model *m)
+{
     const rk_csr *I = &m->by_item;
+    const int32_t n_items = I->n_rows;
 #pragma omp parallel for schedule(static)
     for (int32_t i = 0; i < n_items; i++) {
-        int64_t c = I->ptr[i + 1] - I->ptr[i];
-        double t = 0.0;
-        for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) t += I->val[p];
-        m->item_mean[i] = c > 0 ? t / (double)c : m->mu;
+        const int64_t c = I->ptr[i + 1] - I->ptr[i];
+        m->item_mean[i] = c > 0 ? m->item_mean[i] / (double)c : m->mu;
+    }
+}
+
+/* Takes *by_user over; RK_E_EMPTY without entries. */
+static rk_status model_take(rk_model *m, rk_csr *by_user, rk_error *err)
+{
+    memset(m, 0, sizeof *m);
+    m->by_user = *by_user; /* ours from here on, whatever happens */
+    memset(by_user, 0, sizeof *by_user);
+    if (m->by_user.nnz <= 0) {
+        rk_model_free(m);
+        return rk_error_set(err, RK_E_EMPTY, "no training ratings");
+    }
+    return RK_OK;
+}
+
+rk_status rk_model_from_csr(rk_model *m, rk_csr *by_user, int have_scale, double scale_min,
+                            double scale_max, int with_baselines, rk_error *err)
+{
+    RK_FORWARD(model_take(m, by_user, err));
+    rk_status s = rk_csr_transpose(&m->by_user, &m->by_item, err);
+    if (s == RK_OK) s = model_alloc_stats(m, have_scale, scale_min, scale_max, err);
+    if (s == RK_OK) s = rk_model_item_sums(m, RK_ITEM_VALUE, 0.0, m->item_mean, err);
+    if (s == RK_OK) model_means(m);
+    if (s != RK_OK) {
+        rk_model_free(m);
+        return s;
     }
     if (with_baselines) rk_model_baselines(m);
+    return RK_OK;
+}
+
+/* The counts per thread of a pass over by_user: partial tables of n_items
+ * entries each, at most RK_MODEL_PARTIAL_BYTES of them in all. */
+#define RK_MODEL_PARTIAL_BYTES ((size_t)64 << 20)
+#define RK_MODEL_PAR_MIN 65536
+
+static int partial_threads(const rk_csr *U)
+{
+    int nt = rk_omp_max_threads();
+    if (U->nnz < RK_MODEL_PAR_MIN) return 1;
+    while (nt > 1 && (size_t)nt * ((size_t)U->n_cols + 1) * sizeof(double) > RK_MODEL_PARTIAL_BYTES) nt--;
+    return nt < 1 ? 1 : nt;
+}
+
+/* Thread th of T: the users whose entries start in its share of nnz. */
+static void user_share(const rk_csr *U, int th, int T, int32_t *u0, int32_t *u1)
+{
+    int32_t b[2];
+    for (int e = 0; e < 2; e++) {
+        const int64_t target = U->nnz * (th + e) / T;
+        int32_t lo = 0, hi = U->n_rows; /* first row whose start is >= target */
+        while (lo < hi) {
+            const int32_t mid = lo + (hi - lo) / 2;
+            if (U->ptr[mid] < target) lo = mid + 1;
+            else hi = mid;
+        }
+        b[e] = e == 1 && th + 1 == T ? U->n_rows : lo;
+    }
+    *u0 = b[0];
+    *u1 = b[1];
+}
+
+rk_status rk_model_from_csr_deferred(rk_model *m, rk_csr *by_user, int have_scale, double scale_min,
+                                     double scale_max, rk_error *err)
+{
+    RK_FORWARD(model_take(m, by_user, err));
+    const rk_csr *U = &m->by_user;
+    const int32_t n_items = U->n_cols;
+    rk_csr *I = &m->by_item;
+    I->n_rows = n_items;
+    I->n_cols = U->n_rows;
+    I->nnz = U->nnz;
+    I->ptr = malloc(((size_t)n_items + 1) * sizeof *I->ptr);
+    const int nt = partial_threads(U);
+    int64_t *cnt = calloc((size_t)nt * ((size_t)n_items + 1), sizeof *cnt);
+    if (I->ptr == NULL || cnt == NULL) {
+        free(cnt);
+        rk_model_free(m);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for the item offsets");
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        const int th = rk_omp_thread_num(), T = rk_omp_num_threads();
+        int32_t u0, u1;
+        user_share(U, th, T, &u0, &u1);
+        int64_t *c = cnt + (size_t)th * ((size_t)n_items + 1);
+        for (int64_t p = U->ptr[u0]; p < U->ptr[u1]; p++) c[U->idx[p]]++;
+    }
+    int64_t run = 0;
+    for (int32_t i = 0; i < n_items; i++) {
+        I->ptr[i] = run;
+        for (int t = 0; t < nt; t++) run += cnt[(size_t)t * ((size_t)n_items + 1) + (size_t)i];
+    }
+    I->ptr[n_items] = run;
+    free(cnt);
+    /* the item means by parts when they are exactly the walk's sums (ratings
+     * on a half or quarter grid), else the item-major matrix now */
+    rk_status s = model_alloc_stats(m, have_scale, scale_min, scale_max, err);
+    if (s == RK_OK && !sums_parallel(m, RK_ITEM_VALUE, 0.0, m->item_mean)) {
+        rk_csr t;
+        s = rk_csr_transpose(&m->by_user, &t, err);
+        if (s == RK_OK) {
+            rk_csr_free(&m->by_item);
+            m->by_item = t;
+            s = rk_model_item_sums(m, RK_ITEM_VALUE, 0.0, m->item_mean, err);
+        }
+    }
+    if (s == RK_OK) model_means(m);
+    if (s != RK_OK) rk_model_free(m);
+    return s;
+}
+
+int rk_model_item_major_ready(const rk_model *m)
+{
+    return m->by_item.nnz <= 0 || m->by_item.idx != NULL;
+}
+
+rk_status rk_model_item_major(rk_model *m, rk_error *err)
+{
+    if (rk_model_item_major_ready(m)) return RK_OK;
+    rk_csr t;
+    RK_FORWARD(rk_csr_transpose(&m->by_user, &t, err));
+    rk_csr_free(&m->by_item);
+    m->by_item = t;
+    return RK_OK;
+}
+
+rk_status rk_model_complete_copy(const rk_model *m, rk_model *out, rk_error *err)
+{
+    *out = *m;
+    if (rk_model_item_major_ready(m)) return RK_OK;
+    return rk_csr_transpose(&m->by_user, &out->by_item, err);
+}
+
+void rk_model_complete_free(rk_model *out, const rk_model *m)
+{
+    if (out->by_item.ptr != m->by_item.ptr) rk_csr_free(&out->by_item);
+    memset(out, 0, sizeof *out);
+}
+
+/* Round to an integer: on a grid the scaled values are integers already
+ * (rk_knn_grid checked them), so libm's call per value is only the
+ * fallback. */
+static inline double round_grid(double x)
+{
+    return fabs(x) < 4503599627370496.0 && (double)(int64_t)x == x ? x : nearbyint(x);
+}
+
+static inline double item_term(rk_item_term term, double scale, const rk_csr *U, int32_t u, float v)
+{
+    switch (term) {
+    case RK_ITEM_VALUE: return (double)v;
+    case RK_ITEM_SQUARE: {
+        const double x = scale > 0.0 ? round_grid((double)v * scale) : (double)v;
+        return x * x;
+    }
+    case RK_ITEM_POSITIVE: return v > 0.0f ? (double)v : 0.0;
+    case RK_ITEM_RATER_ROWS: return (double)(U->ptr[u + 1] - U->ptr[u]);
+    }
+    return 0.0;
+}
+
+/* What a thread saw of its terms: every one an integer (ints), a multiple
+ * of 2^-16 (q16), a negative one (neg), and Σ|term| (mag). */
+typedef struct term_flags {
+    int ints, q16, neg;
+    double mag;
+} term_flags;
+
+/* One thread's sums over users [u0, u1) into part. */
+static void sums_share(const rk_csr *U, rk_item_term term, double scale, int32_t u0, int32_t u1, double *part,
+                       term_flags *f)
+{
+    int all_int = 1, all_q = 1, neg = 0;
+    double tot = 0.0;
+    for (int32_t u = u0; u < u1; u++)
+        for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++) {
+            const double x = item_term(term, scale, U, u, U->val[p]);
+            const double ax = fabs(x), y = ax * 65536.0;
+            all_int &= ax < 4503599627370496.0 && (double)(int64_t)ax == ax;
+            all_q &= y < 4503599627370496.0 && (double)(int64_t)y == y;
+            neg |= x < 0.0;
+            tot += ax;
+            part[U->idx[p]] += x;
+        }
+    f->ints = all_int;
+    f->q16 = all_q;
+    f->neg = neg;
+    f->mag = tot;
+}
+
+/* The raters' row lengths per item: integers, in 64-bit partial sums. */
+static int rater_rows_parallel(const rk_csr *U, int32_t n, int nt, double *out)
+{
+    int64_t *part = calloc((size_t)nt * ((size_t)n + 1), sizeof *part);
+    if (part == NULL) return 0;
+#pragma omp parallel num_threads(nt)
+    {
+        const int th = rk_omp_thread_num(), T = rk_omp_num_threads();
+        int32_t u0, u1;
+        user_share(U, th, T, &u0, &u1);
+        int64_t *c = part + (size_t)th * ((size_t)n + 1);
+        for (int32_t u = u0; u < u1; u++) {
+            const int64_t len = U->ptr[u + 1] - U->ptr[u];
+            for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++) c[U->idx[p]] += len;
+        }
+    }
+    int ok = 1;
+#pragma omp parallel for schedule(static) reduction(&& : ok)
+    for (int32_t i = 0; i < n; i++) {
+        int64_t t = 0;
+        for (int q = 0; q < nt; q++) t += part[(size_t)q * ((size_t)n + 1) + (size_t)i];
+        out[i] = (double)t;
+        ok = ok && t < ((int64_t)1 << 53); /* the walk's double sums exact too */
+    }
+    free(part);
+    return ok;
+}
+
+/* The sums from by_user by partial sums per thread, when they are exactly
+ * the walk's: every term a multiple of g (1 or 2^-16) and each item's
+ * Σ|term| below 2^52 g, so that every partial sum, in any order, is a
+ * multiple of g below 2^53 g, exact in a double.  Terms that are never
+ * negative have Σ|term| = the sum itself, checked per item (a computed sum
+ * below 2^52 g is within 2^-26 of the true one: the true one is below
+ * 2^53 g, all was exact); with negative terms the whole Σ|term| is checked.
+ * One thread (small data, or one core) walks the users in order: the
+ * walk's order.  @return 1 when out holds the sums, 0 when one thread must
+ * walk all the ratings. */
+static int sums_parallel(const rk_model *m, rk_item_term term, double scale, double *out)
+{
+    const rk_csr *U = &m->by_user;
+    const int32_t n = m->by_item.n_rows;
+    const int nt = partial_threads(U);
+    if (nt < 2) { /* one thread: the walk's order itself */
+        term_flags f;
+        for (int32_t i = 0; i < n; i++) out[i] = 0.0;
+        sums_share(U, term, scale, 0, U->n_rows, out, &f);
+        return 1;
+    }
+    if (term == RK_ITEM_RATER_ROWS) return rater_rows_parallel(U, n, nt, out);
+    double *part = calloc((size_t)nt * ((size_t)n + 1), sizeof *part);
+    if (part == NULL) return 0;
+    int all_int = 1, all_q = 1, neg = 0;
+    double mag = 0.0;
+#pragma omp parallel num_threads(nt) reduction(&& : all_int, all_q) reduction(|| : neg) reduction(+ : mag)
+    {
+        const int th = rk_omp_thread_num(), T = rk_omp_num_threads();
+        int32_t u0, u1;
+        term_flags f;
+        user_share(U, th, T, &u0, &u1);
+        sums_share(U, term, scale, u0, u1, part + (size_t)th * ((size_t)n + 1), &f);
+        all_int = f.ints;
+        all_q = f.q16;
+        neg = f.neg;
+        mag = f.mag;
+    }
+    const double two52 = 4503599627370496.0, grain = all_int ? 1.0 : 65536.0;
+    if (!all_q || (neg && mag * grain >= two52)) {
+        free(part);
+        return 0;
+    }
+    int fit = 1;
+#pragma omp parallel for schedule(static) reduction(&& : fit)
+    for (int32_t i = 0; i < n; i++) {
+        double t = 0.0;
+        for (int q = 0; q < nt; q++) t += part[(size_t)q * ((size_t)n + 1) + (size_t)i];
+        out[i] = t;
+        fit = fit && (neg || t * grain < two52);
+    }
+    free(part);
+    return fit;
+}
+
+rk_status rk_model_item_sums(const rk_model *m, rk_item_term term, double scale, double *out, rk_error *err)
+{
+    const rk_csr *U = &m->by_user, *I = &m->by_item;
+    const int32_t n = I->n_rows;
+    (void)err;
+    if (rk_model_item_major_ready(m)) { /* the definition: each item's row in order */
+#pragma omp parallel for schedule(dynamic, 256)
+        for (int32_t i = 0; i < n; i++) {
+            double t = 0.0;
+            for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) t += item_term(term, scale, U, I->idx[p], I->val[p]);
+            out[i] = t;
+        }
+        return RK_OK;
+    }
+    if (sums_parallel(m, term, scale, out)) return RK_OK;
+    /* one thread in user order: each item's terms in ascending user order */
+    for (int32_t i = 0; i < n; i++) out[i] = 0.0;
+    term_flags f;
+    sums_share(U, term, scale, 0, U->n_rows, out, &f);
     return RK_OK;
 }
 

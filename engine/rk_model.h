@@ -20,7 +20,9 @@ extern "C" {
 
 typedef struct rk_model {
     rk_csr by_user;    /* n_users x n_items training ratings */
-    rk_csr by_item;    /* its transpose, n_items x n_users */
+    rk_csr by_item;    /* its transpose, n_items x n_users; only its shape and
+                          row offsets (idx, val NULL) when deferred:
+                          rk_model_from_csr_deferred */
     double mu;         /* mean training rating */
     double rmin, rmax; /* rating scale used for clipping */
     double *item_mean; /* n_items: mean training rating (μ for unknown items) */
@@ -56,6 +58,54 @@ rk_status rk_model_build(rk_model *m, const rk_triples *train, int32_t n_users,
 rk_status rk_model_from_csr(rk_model *m, rk_csr *by_user, int have_scale,
                             double scale_min, double scale_max,
                             int with_baselines, rk_error *err);
+
+/*! rk_model_from_csr_deferred() : as rk_model_from_csr without baselines,
+ *  but the item-major matrix is left for later: by_item has its shape and
+ *  its row offsets (ptr: each item's count), and no idx or val until
+ *  rk_model_item_major builds them.  The item means are the same doubles as
+ *  rk_model_from_csr's: summed by parts from by_user when that is exact
+ *  (rk_model_item_sums), else from the item-major matrix, built at once
+ *  (the model is then complete).  The GPU engine transposes on
+ *  the device and needs only the offsets, so a job on the GPU never builds
+ *  the item-major matrix on the host; every CPU engine given such a model
+ *  builds it for the call (rk_model_complete_copy).  Ownership of *by_user
+ *  as rk_model_from_csr.  @return RK_OK, RK_E_EMPTY, RK_E_NOMEM. */
+rk_status rk_model_from_csr_deferred(rk_model *m, rk_csr *by_user, int have_scale, double scale_min,
+                                     double scale_max, rk_error *err);
+
+/*! rk_model_item_major_ready() : 1 when by_item has its entries (or the
+ *  model has none), 0 when rk_model_from_csr_deferred left them out. */
+int rk_model_item_major_ready(const rk_model *m);
+
+/*! rk_model_item_major() : build a deferred model's item-major entries in
+ *  place (nothing when they are there): the same arrays as
+ *  rk_model_from_csr's.  @return RK_OK or RK_E_NOMEM (m unchanged). */
+rk_status rk_model_item_major(rk_model *m, rk_error *err);
+
+/*! rk_model_complete_copy() : *out = *m sharing m's arrays, with an
+ *  item-major matrix of its own when m's was deferred, for a call that reads
+ *  it from a model it may not change.  Release with rk_model_complete_free
+ *  (which frees only what this made).  @return RK_OK or RK_E_NOMEM. */
+rk_status rk_model_complete_copy(const rk_model *m, rk_model *out, rk_error *err);
+void rk_model_complete_free(rk_model *out, const rk_model *m);
+
+/* What rk_model_item_sums adds up for each entry (u, i, v). */
+typedef enum rk_item_term {
+    RK_ITEM_VALUE = 0,  /* v */
+    RK_ITEM_SQUARE,     /* x², x = v, or v·scale rounded to an integer when scale > 0 */
+    RK_ITEM_POSITIVE,   /* max(v, 0) */
+    RK_ITEM_RATER_ROWS  /* the length of user u's row */
+} rk_item_term;
+
+/*! rk_model_item_sums() : out[i] (n_items) = the sum over item i's entries
+ *  of the term, in double, added in ascending user order from 0.0: the
+ *  walk of by_item's row, bit for bit, whether or not by_item has its
+ *  entries.  Without them the sums come from by_user, with partial sums
+ *  per thread when every partial sum is exact (the terms are integers, or
+ *  multiples of 2^-16, and each item's Σ|term| stays within the 53 bits of
+ *  a double; ratings on a half or quarter grid are), otherwise by one
+ *  thread in user order.  @return RK_OK (err is for what may come). */
+rk_status rk_model_item_sums(const rk_model *m, rk_item_term term, double scale, double *out, rk_error *err);
 
 /*! rk_model_baselines() : compute bu and bi (CONTRACT.md §4) unless already done. */
 void rk_model_baselines(rk_model *m);

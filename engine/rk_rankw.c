@@ -124,15 +124,13 @@ static rk_status wctx_init(const rk_model *m, const rk_rankw_opts *o, wctx *c, r
     if (rp3 || o->weighting != RK_RANKW_BM25) return RK_OK;
     c->lnorm = malloc((size_t)(ni > 0 ? ni : 1) * sizeof *c->lnorm);
     if (c->lnorm == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for the weights");
+    /* each item's Σ max(r, 0) (or its count): from by_user when the
+     * item-major entries are deferred, the same doubles */
+    if (o->ratings) (void)rk_model_item_sums(m, RK_ITEM_POSITIVE, 0.0, c->lnorm, NULL);
     double total = 0.0;
     for (int32_t i = 0; i < ni; i++) {
-        double len = 0.0;
-        for (int64_t p = m->by_item.ptr[i]; p < m->by_item.ptr[i + 1]; p++) {
-            const double v = o->ratings ? (double)m->by_item.val[p] : 1.0;
-            len += v > 0.0 ? v : 0.0;
-        }
-        c->lnorm[i] = len;
-        total += len;
+        if (!o->ratings) c->lnorm[i] = (double)(m->by_item.ptr[i + 1] - m->by_item.ptr[i]);
+        total += c->lnorm[i];
     }
     const double mean = known > 0 && total > 0.0 ? total / (double)known : 1.0;
     for (int32_t i = 0; i < ni; i++) c->lnorm[i] = (1.0 - o->bm25_b) + o->bm25_b * c->lnorm[i] / mean;
@@ -171,11 +169,14 @@ rk_status rk_rankw_build(const rk_model *m, const rk_rankw_opts *o, rk_rankw_mod
     t->by_item.val = NULL;
     if (s != RK_OK) goto done;
     const rk_csr *U = &m->by_user, *I = &m->by_item;
+    /* a deferred item-major matrix stays deferred: the GPU transposes the
+     * user-major values, a CPU engine builds it for its call */
+    const int items_too = rk_model_item_major_ready(m);
     float *vu = rk_mem_alloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *vu);
-    float *vi = rk_mem_alloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *vi);
+    float *vi = items_too ? rk_mem_alloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *vi) : NULL;
     t->by_user.val = vu;
     t->by_item.val = vi;
-    if (vu == NULL || vi == NULL) {
+    if (vu == NULL || (items_too && vi == NULL)) {
         s = rk_error_set(err, RK_E_NOMEM, "out of memory for the ranking model's values");
         goto done;
     }
@@ -206,10 +207,12 @@ rk_status rk_rankw_build(const rk_model *m, const rk_rankw_opts *o, rk_rankw_mod
         for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++)
             vu[p] = per_user ? qu[u] : (float)nearbyint(wvalue(&c, u, U->idx[p], U->val[p]) * qn);
     /* by_item in the same values: each entry's own (u, i, r) */
+    if (items_too) {
 #pragma omp parallel for schedule(dynamic, 1024)
-    for (int32_t i = 0; i < I->n_rows; i++)
-        for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++)
-            vi[p] = per_user ? qu[I->idx[p]] : (float)nearbyint(wvalue(&c, I->idx[p], i, I->val[p]) * qn);
+        for (int32_t i = 0; i < I->n_rows; i++)
+            for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++)
+                vi[p] = per_user ? qu[I->idx[p]] : (float)nearbyint(wvalue(&c, I->idx[p], i, I->val[p]) * qn);
+    }
     free(qu);
     out->quantum = qn;
     out->value_max = vmax;

@@ -107,39 +107,61 @@ struct host_queries {
     std::vector<int64_t> tile_ptr;        // queries of tile t: [tile_ptr[t], tile_ptr[t+1])
 };
 
-// Known queries bucketed by the tile of their item; unknown ones answered here.
+// Known queries bucketed by the tile of their item, in their order within
+// a tile; unknown ones answered here.  Each thread takes a contiguous share
+// of the queries, and its share of every tile follows the shares before it:
+// the order of one pass (2M queries at Netflix size with --holdout 0.02
+// took 0.1 s on one core).
 void plan_queries(const rk_model *m, const rk_knn_opts *o, rk_queries *q, const std::vector<int32_t> &pos_of,
                   int32_t tile_rows, int32_t n_tiles, host_queries *hq)
 {
     hq->tile_ptr.assign((size_t)n_tiles + 1, 0);
     if (q == NULL) return;
-    std::vector<int64_t> count((size_t)n_tiles + 1, 0);
-    for (int64_t t = 0; t < q->n; t++) {
-        int32_t u = q->user[t], i = q->item[t];
-        if (rk_model_user_known(m, u) && rk_model_item_known(m, i)) {
-            count[(size_t)(pos_of[(size_t)i] / tile_rows) + 1]++;
-        } else {
-            q->pred[t] = rk_predict_fallback(m, o->mode, u, i);
-            q->used[t] = 0;
+    const int nt = q->n >= 65536 ? std::max(1, rk_omp_max_threads()) : 1;
+    const size_t w = (size_t)n_tiles + 1;
+    std::vector<int64_t> off((size_t)nt * w, 0); // thread th's count, then its next slot, per tile
+#pragma omp parallel num_threads(nt)
+    {
+        const int th = rk_omp_thread_num(), T = rk_omp_num_threads();
+        const int64_t t0 = q->n * th / T, t1 = q->n * (th + 1) / T;
+        int64_t *c = off.data() + (size_t)th * w;
+        for (int64_t t = t0; t < t1; t++) {
+            const int32_t u = q->user[t], i = q->item[t];
+            if (rk_model_user_known(m, u) && rk_model_item_known(m, i)) {
+                c[(size_t)(pos_of[(size_t)i] / tile_rows)]++;
+            } else {
+                q->pred[t] = rk_predict_fallback(m, o->mode, u, i);
+                q->used[t] = 0;
+            }
         }
-    }
-    for (int32_t t = 0; t < n_tiles; t++) count[(size_t)t + 1] += count[(size_t)t];
-    hq->tile_ptr = count;
-    int64_t n = count[(size_t)n_tiles];
-    hq->user.resize((size_t)n);
-    hq->item.resize((size_t)n);
-    hq->row.resize((size_t)n);
-    hq->orig.resize((size_t)n);
-    std::vector<int64_t> fill(count.begin(), count.end() - 1);
-    for (int64_t t = 0; t < q->n; t++) {
-        int32_t u = q->user[t], i = q->item[t];
-        if (!(rk_model_user_known(m, u) && rk_model_item_known(m, i))) continue;
-        int32_t pos = pos_of[(size_t)i];
-        int64_t at = fill[(size_t)(pos / tile_rows)]++;
-        hq->user[(size_t)at] = u;
-        hq->item[(size_t)at] = i;
-        hq->row[(size_t)at] = pos % tile_rows;
-        hq->orig[(size_t)at] = t;
+#pragma omp barrier
+#pragma omp single
+        {
+            int64_t run = 0;
+            for (int32_t tile = 0; tile < n_tiles; tile++) {
+                hq->tile_ptr[(size_t)tile] = run;
+                for (int x = 0; x < T; x++) {
+                    const int64_t n = off[(size_t)x * w + (size_t)tile];
+                    off[(size_t)x * w + (size_t)tile] = run;
+                    run += n;
+                }
+            }
+            hq->tile_ptr[(size_t)n_tiles] = run;
+            hq->user.resize((size_t)run);
+            hq->item.resize((size_t)run);
+            hq->row.resize((size_t)run);
+            hq->orig.resize((size_t)run);
+        }
+        for (int64_t t = t0; t < t1; t++) {
+            const int32_t u = q->user[t], i = q->item[t];
+            if (!(rk_model_user_known(m, u) && rk_model_item_known(m, i))) continue;
+            const int32_t pos = pos_of[(size_t)i];
+            const int64_t at = c[(size_t)(pos / tile_rows)]++;
+            hq->user[(size_t)at] = u;
+            hq->item[(size_t)at] = i;
+            hq->row[(size_t)at] = pos % tile_rows;
+            hq->orig[(size_t)at] = t;
+        }
     }
 }
 
@@ -755,7 +777,15 @@ extern "C" rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const r
     char why[256];
     if (!rk_gpu_available(why, sizeof why)) return rk_error_set(err, RK_E_GPU, "no usable GPU: %s", why);
     if (q != NULL && q->n == 0) q = NULL;
-    return run(m, o, g, lists, q, topn, tst, st, err);
+    // a deferred item-major matrix (rk_model_from_csr_deferred) is built
+    // on the device; only the routes that upload the host's need it here
+    const bool host_items = (g != NULL && g->host_transpose) || !rk_gpu_transpose_fits(m->by_user.nnz);
+    if (rk_model_item_major_ready(m) || !host_items) return run(m, o, g, lists, q, topn, tst, st, err);
+    rk_model full;
+    RK_FORWARD(rk_model_complete_copy(m, &full, err));
+    rk_status s = run(&full, o, g, lists, q, topn, tst, st, err);
+    rk_model_complete_free(&full, m);
+    return s;
 }
 
 extern "C" rk_status rk_gpu_topn(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, const rk_gpu_opts *g,

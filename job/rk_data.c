@@ -127,8 +127,12 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
         if (s != RK_OK) goto fail;
         goto done;
     }
-    s = rk_model_from_csr(&d->model, &by_user, o->load.have_scale, o->load.scale_min, o->load.scale_max,
-                          o->with_baselines, err);
+    if (o->defer_item_major && !o->with_baselines)
+        s = rk_model_from_csr_deferred(&d->model, &by_user, o->load.have_scale, o->load.scale_min,
+                                       o->load.scale_max, err);
+    else
+        s = rk_model_from_csr(&d->model, &by_user, o->load.have_scale, o->load.scale_min, o->load.scale_max,
+                              o->with_baselines, err);
     if (s != RK_OK) goto fail;
 done:;
     double t1 = rk_omp_wtime();

@@ -38,6 +38,8 @@ typedef struct rk_data_opts {
     int32_t folds;              /* --folds K: every rating gets its fold */
     rk_split_kind split;        /* --split user|temporal: every rating gets its part... */
     double split_frac;          /* ...of about this fraction held out (--holdout F) */
+    int defer_item_major;       /* the model's item-major entries left for later
+                                   (rk_model_from_csr_deferred; ignored with baselines) */
     rk_progress_fn progress;    /* may be NULL */
     void *progress_ud;
 } rk_data_opts;

@@ -273,4 +273,12 @@ void rk_job_data_opts(const rk_job_opts *o, const rk_knn_opts *ko, rk_data_opts 
     } else {
         dop->holdout = o->holdout;
     }
+    /* the GPU transposes the ratings on the device: a run that may take
+     * it leaves the host's item-major matrix for later (rk_model.h), and
+     * builds it once the CPU is chosen (rk_job.c).  Not for user mode
+     * (its view swaps the orientations), MPI (the data travel whole) or
+     * the ball cover (it reads the item-major rows); the baselines walk
+     * them too */
+    dop->defer_item_major = o->device != RK_DEVICE_CPU && !o->by_user && rk_dist_size(o->dist) <= 1 &&
+                            o->approx == RK_APPROX_NONE && !dop->with_baselines;
 }

@@ -4,6 +4,7 @@
  * pack field by field and bit for bit; broken packs are refused
  * (RK_E_INTERNAL) without reading past their end. */
 #include "rk_data.h"
+#include "rk_model.h"
 #include "test_util.h"
 
 #include <stdint.h>
@@ -463,6 +464,37 @@ static void test_string_ids(void)
     rk_data_free(&d);
 }
 
+/* defer_item_major: the model without its item-major entries, then the
+ * same model once rk_model_item_major builds them; a pack refuses it. */
+static void test_deferred_model(void)
+{
+    rk_data_opts o;
+    rk_data plain, d;
+    opts_for(&o, "sample_data/ratings.csv");
+    load(&o, &plain);
+    o.defer_item_major = 1;
+    load(&o, &d);
+    CU_ASSERT(!rk_model_item_major_ready(&d.model));
+    same_bytes(plain.model.by_item.ptr, d.model.by_item.ptr, (int64_t)plain.model.by_item.n_rows + 1,
+               sizeof *d.model.by_item.ptr);
+    same_bytes(plain.model.item_mean, d.model.item_mean, plain.model.by_item.n_rows, sizeof *d.model.item_mean);
+    unsigned char *buf = NULL;
+    size_t bytes = 0;
+    rk_error e;
+    CU_ASSERT_EQUAL(rk_data_pack(&d, &buf, &bytes, &e), RK_E_INTERNAL);
+    CU_ASSERT_PTR_NULL(buf);
+    CU_ASSERT_EQUAL_FATAL(rk_model_item_major(&d.model, &e), RK_OK);
+    same_model(&plain.model, &d.model);
+    rk_data_free(&d);
+    /* baselines walk the item-major rows: asked for, the model is whole */
+    o.with_baselines = 1;
+    load(&o, &d);
+    CU_ASSERT(rk_model_item_major_ready(&d.model));
+    CU_ASSERT(d.model.have_baselines);
+    rk_data_free(&d);
+    rk_data_free(&plain);
+}
+
 static void test_unpack_args(void)
 {
     rk_data c;
@@ -486,6 +518,7 @@ int main(void)
         {"timestamps", test_times},
         {"string ids", test_string_ids},
         {"unpack arguments", test_unpack_args},
+        {"the item-major matrix deferred", test_deferred_model},
         {NULL, NULL},
     };
     return rk_test_main("datapack", cases);

@@ -316,6 +316,76 @@ static void test_select_against_sort(void)
     }
 }
 
+/* The deferred item-major matrix (rk_model_from_csr_deferred: offsets,
+ * no entries) on the GPU, which transposes on the device, or with
+ * host_transpose builds the host's for the call; and more queries than one
+ * thread plans (several tiles).  The answers are the CPU's on the model
+ * built at once. */
+static void test_deferred_many_queries(void)
+{
+    const int nu = 17000, ni = 60;
+    rk_triples t;
+    rk_error err;
+    make_data(&t, nu, ni, 0.05, VAL_HALF, 700);
+    rk_model a, b;
+    rk_csr c;
+    CU_ASSERT_FATAL(rk_model_build(&a, &t, nu, ni, 0, 0, 0, 0, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_csr_build(&t, nu, ni, &c, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_model_from_csr_deferred(&b, &c, 0, 0, 0, &err) == RK_OK);
+    CU_ASSERT_FATAL(!rk_model_item_major_ready(&b));
+    const int64_t nq = 70000;
+    unsigned long long s = 701;
+    int32_t *qu = malloc(sizeof(int32_t) * (size_t)nq), *qi = malloc(sizeof(int32_t) * (size_t)nq);
+    double *pc = malloc(sizeof(double) * (size_t)nq), *pg = malloc(sizeof(double) * (size_t)nq);
+    int32_t *uc = malloc(sizeof(int32_t) * (size_t)nq), *ug = malloc(sizeof(int32_t) * (size_t)nq);
+    for (int64_t q = 0; q < nq; q++) {
+        qu[q] = (int32_t)(rk_test_rand(&s) % (unsigned)(nu + 5)); /* a few unknown users */
+        qi[q] = (int32_t)(rk_test_rand(&s) % (unsigned)ni);
+    }
+    static const rk_metric ms[] = {RK_METRIC_PEARSON, RK_METRIC_COSINE_FULL};
+    for (int mi = 0; mi < 2; mi++)
+        for (int v = 0; v < 3; v++) {
+            rk_knn_opts o;
+            rk_knn_opts_default(&o);
+            o.sim.metric = ms[mi];
+            o.k = 12;
+            o.mode = RK_PREDICT_MEANS;
+            rk_gpu_opts g = {0};
+            g.host_transpose = v == 1;
+            g.tile_items = v == 2 ? 16 : 0;
+            rk_lists lc, lg;
+            CU_ASSERT_FATAL(rk_lists_alloc(&lc, ni, o.k, &err) == RK_OK);
+            CU_ASSERT_FATAL(rk_lists_alloc(&lg, ni, o.k, &err) == RK_OK);
+            for (int64_t q = 0; q < nq; q++) {
+                pg[q] = -1e300;
+                ug[q] = -7;
+            }
+            rk_queries qc = {nq, qu, qi, pc, uc}, qg = {nq, qu, qi, pg, ug};
+            CU_ASSERT_FATAL(rk_knn_cpu(&a, &o, &lc, &qc, NULL, &err) == RK_OK);
+            rk_status st = rk_gpu_knn(&b, &o, &g, &lg, &qg, NULL, NULL, NULL, &err);
+            if (st != RK_OK) fprintf(stderr, "rk_gpu_knn: %s\n", err.msg);
+            CU_ASSERT_FATAL(st == RK_OK);
+            CU_ASSERT(!rk_model_item_major_ready(&b));
+            int bad = 0;
+            for (int i = 0; i < ni; i++) {
+                bad += lg.len[i] != lc.len[i];
+                for (int r = 0; r < lc.len[i] && r < lg.len[i]; r++) {
+                    const size_t at = (size_t)i * o.k + r;
+                    bad += fabsf(lg.sim[at] - lc.sim[at]) > 1e-4f;
+                    bad += lg.nbr[at] != lc.nbr[at] && fabsf(lg.sim[at] - lc.sim[at]) > 1e-6f;
+                }
+            }
+            for (int64_t q = 0; q < nq; q++) bad += fabs(pg[q] - pc[q]) > 1e-4 || ug[q] != uc[q];
+            CU_ASSERT_EQUAL(bad, 0);
+            rk_lists_free(&lc);
+            rk_lists_free(&lg);
+        }
+    free(qu); free(qi); free(pc); free(pg); free(uc); free(ug);
+    rk_model_free(&a);
+    rk_model_free(&b);
+    rk_triples_free(&t);
+}
+
 int main(void)
 {
     static const rk_test_case quick[] = {
@@ -334,6 +404,7 @@ int main(void)
         {"several column chunks", test_many_items},
         {"signed lists (--negative yes)", test_negative},
         {"each pair once in a symmetric tile", test_symmetric_tile},
+        {"deferred item-major matrix, many queries", test_deferred_many_queries},
         {NULL, NULL},
     };
     return rk_test_gpu_main("gpu", cases, quick);
