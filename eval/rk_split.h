@@ -122,6 +122,10 @@ rk_status rk_split_holdout_plan(int64_t n, double frac, uint64_t seed,
 /*! rk_split_holdout_held() : 1 when rating t (0 <= t < h->n) is held out. */
 int rk_split_holdout_held(const rk_split_draw *h, int64_t t);
 
+/*! rk_split_holdout_bits() : bit t of bits[(h->n + 63) / 64] set when
+ *  rating t is held out (in parallel), for a matrix built without them. */
+void rk_split_holdout_bits(const rk_split_draw *h, uint64_t *bits);
+
 /*! rk_split_holdout_apply() : rk_split_holdout with the draw h (all->n must
  *  be h->n): the same train and test, in the order of `all`.
  *  @return RK_OK, RK_E_ARG (sizes differ), RK_E_NOMEM (then both are empty). */

@@ -164,6 +164,18 @@ int rk_split_holdout_held(const rk_split_draw *h, int64_t t)
     return t >= 0 && t < h->n && held(h, t);
 }
 
+void rk_split_holdout_bits(const rk_split_draw *h, uint64_t *bits)
+{
+    const int64_t nw = (h->n + 63) / 64;
+#pragma omp parallel for schedule(static) if (h->n > 65536)
+    for (int64_t w = 0; w < nw; w++) {
+        uint64_t x = 0;
+        const int64_t t0 = w * 64, t1 = t0 + 64 < h->n ? t0 + 64 : h->n;
+        for (int64_t t = t0; t < t1; t++) x |= (uint64_t)held(h, t) << (t - t0);
+        bits[w] = x;
+    }
+}
+
 rk_status rk_split_holdout_plan(int64_t n, double frac, uint64_t seed, rk_split_draw *h, rk_error *err)
 {
     memset(h, 0, sizeof *h);

@@ -139,6 +139,21 @@ rk_status rk_gpu_topn(const rk_model *m, const rk_lists *l, const rk_topn_opts *
  *  host's rk_csr_transpose.  @return RK_OK, RK_E_GPU, RK_E_NOMEM. */
 rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, rk_error *err);
 
+/*! rk_gpu_csr_build() : the user-major matrix of the ratings t (dense
+ *  indices below n_users and n_items) sorted on the GPU (g->device; g may be
+ *  NULL): rk_triples_dedupe_csr's matrix bit for bit when no (user, item)
+ *  pair repeats, allocated here (free with rk_csr_free), *taken = 1.  With
+ *  leave_out (NULL: none), the ratings whose bit is set (bit t of word
+ *  t / 64) are not in the matrix: rk_split_holdout_csr's matrix of the rest.  It
+ *  leaves the sort to the host (*taken = 0, *out empty, RK_OK) where the
+ *  host's is as fast or the policy is the host's: a pair rated twice, an
+ *  index out of range, ratings already grouped by user, 2^32 ratings or
+ *  more, or more device memory than g's budget (about 36 bytes a rating).
+ *  @return RK_OK, RK_E_GPU (a failing call: the host may sort instead, the
+ *  same matrix), RK_E_NOMEM. */
+rk_status rk_gpu_csr_build(const rk_triples *t, int32_t n_users, int32_t n_items, const uint64_t *leave_out,
+                           const rk_gpu_opts *g, rk_csr *out, int *taken, rk_error *err);
+
 /*! rk_gpu_select_rows() : the GPU's list selection alone, for tests: the
  *  top out->k positive entries of each of the n_rows rows of rows[n_rows *
  *  n_cols] (row-major), or with negative the top out->k nonzero entries by

@@ -166,6 +166,45 @@ struct stager {
         }
         return RK_OK;
     }
+    // Device-to-host the same way round: the copy engine fills one pinned
+    // buffer while the CPU threads empty the other into h.  Synchronous:
+    // h holds the bytes on return.
+    rk_status copy_back(void *h, const void *d, size_t bytes, cudaStream_t st, rk_error *err)
+    {
+        if (buf[0] == NULL) {
+            if (bytes > 0) RK_CUDA_CHECK(err, cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, st));
+            RK_CUDA_CHECK(err, cudaStreamSynchronize(st));
+            return RK_OK;
+        }
+        const size_t pieces = (bytes + kPiece - 1) / kPiece;
+        for (int b = 0; b < 2; b++) RK_CUDA_CHECK(err, cudaEventSynchronize(done[b])); // earlier uploads
+        for (size_t k = 0; k < pieces && k < 2; k++) RK_FORWARD(piece_back(d, bytes, k, st, err));
+        for (size_t k = 0; k < pieces; k++) {
+            const int b = (int)(k & 1);
+            RK_CUDA_CHECK(err, cudaEventSynchronize(done[b]));
+            const size_t off = k * kPiece, len = std::min(kPiece, bytes - off);
+            const char *src = buf[b];
+            char *dst = (char *)h + off;
+            const int64_t parts = (int64_t)((len + ((size_t)1 << 20) - 1) >> 20);
+#pragma omp parallel for schedule(static) if (parts > 1)
+            for (int64_t q = 0; q < parts; q++) {
+                size_t a = (size_t)q << 20, e = std::min(len, a + ((size_t)1 << 20));
+                memcpy(dst + a, src + a, e - a);
+            }
+            if (k + 2 < pieces) RK_FORWARD(piece_back(d, bytes, k + 2, st, err));
+        }
+        next = 0;
+        return RK_OK;
+    }
+    // Piece k of d into buffer k & 1, its event recorded.
+    rk_status piece_back(const void *d, size_t bytes, size_t k, cudaStream_t st, rk_error *err)
+    {
+        const int b = (int)(k & 1);
+        const size_t off = k * kPiece, len = std::min(kPiece, bytes - off);
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(buf[b], (const char *)d + off, len, cudaMemcpyDeviceToHost, st));
+        RK_CUDA_CHECK(err, cudaEventRecord(done[b], st));
+        return RK_OK;
+    }
 };
 
 template <typename T>

@@ -35,6 +35,18 @@ rk_status rk_gpu_topn(const rk_model *m, const rk_lists *l, const rk_topn_opts *
     return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
 }
 
+rk_status rk_gpu_csr_build(const rk_triples *t, int32_t n_users, int32_t n_items, const uint64_t *leave_out,
+                           const rk_gpu_opts *g, rk_csr *out, int *taken, rk_error *err)
+{
+    (void)t; (void)n_users; (void)n_items; (void)leave_out; (void)g;
+    *taken = 0;
+    out->ptr = NULL;
+    out->idx = NULL;
+    out->val = NULL;
+    out->nnz = 0;
+    return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
+}
+
 rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, rk_error *err)
 {
     (void)by_user;

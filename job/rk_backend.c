@@ -100,6 +100,7 @@ static void *warm_gpu(void *arg)
         for (int e = 0; e < d; e++) seen |= s->devices[e] == s->devices[d];
         if (!seen) rk_gpu_warmup(s->devices[d]);
     }
+    __atomic_store_n(&s->warm_done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -169,6 +170,14 @@ rk_status rk_backend_choose(rk_backend_seam *s, const rk_knn_opts *ko, rk_error 
     }
     if (gpu_pays(s, ko)) s->chosen = &backends[RK_BACKEND_CUDA];
     return RK_OK;
+}
+
+int rk_backend_gpu_ready(rk_backend_seam *s)
+{
+    if (s->o.device == RK_DEVICE_CPU) return 0;
+    if (s->warming && !__atomic_load_n(&s->warm_done, __ATOMIC_ACQUIRE)) return 0; /* not yet: no wait */
+    warm_join(s);
+    return s->gpu_ok && s->dev_status == RK_OK && !s->fell_back;
 }
 
 const rk_backend *rk_backend_current(const rk_backend_seam *s)

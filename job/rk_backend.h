@@ -87,6 +87,7 @@ typedef struct rk_backend_seam {
     char fell_back_why[RK_ERROR_MSG_CAP];
     pthread_t warm;
     int warming, gpu_ok;
+    int warm_done;                /* the warm-up thread has answered (atomic) */
     char gpu_why[256];
     rk_status dev_status;
     rk_error dev_err;
@@ -111,6 +112,15 @@ rk_status rk_backend_start(rk_backend_seam *s, const rk_backend_opts *o, const r
 int rk_backend_no_gpu_here(const char *why);
 
 rk_status rk_backend_choose(rk_backend_seam *s, const rk_knn_opts *ko, rk_error *err);
+
+/*! rk_backend_gpu_ready() : @return 1 when the warm-up has answered and a
+ *  GPU is usable for this run (not --device cpu, the devices resolved, no
+ *  fallback yet), whatever the engine's choice will be; 0 without waiting
+ *  while the warm-up still runs.  For work beside the engines that a GPU
+ *  speeds up only when it is ready (the data stage's sort: at ML-20M size
+ *  the parse ends before the context has started, and waiting for it cost
+ *  more than the host's sort, BENCHMARKS.md). */
+int rk_backend_gpu_ready(rk_backend_seam *s);
 
 /*! rk_backend_current() : the backend that runs now: the chosen one, or
  *  the CPU after a fallback. */

@@ -22,6 +22,25 @@ void rk_data_free(rk_data *d)
     memset(d, 0, sizeof *d);
 }
 
+/* The training matrix from o->sort_csr, without the ratings of leave_out
+ * (NULL: none): 1 when it took the sort (no pair repeated), 0 when the
+ * host sorts (a failure noted). */
+static int sort_elsewhere(const rk_data_opts *o, const rk_triples *t, const rk_dataset *ds, const uint64_t *leave_out,
+                          rk_csr *by_user)
+{
+    int taken = 0;
+    rk_error e;
+    rk_error_clear(&e);
+    rk_status s = o->sort_csr(o->sort_ud, t, rk_ids_count(ds->users), rk_ids_count(ds->items), leave_out, by_user,
+                              &taken, &e);
+    if (s != RK_OK) {
+        rk_note(o->load.note, o->load.note_ud, "the GPU's sort of the ratings failed (%s): sorting on the host",
+                e.msg);
+        return 0;
+    }
+    return taken;
+}
+
 /* Duplicates resolved (CONTRACT.md §1) and, for the training ratings, the user-major
  * matrix of the survivors from the same sort (by_user NULL: only duplicates). */
 static rk_status dedupe(const rk_data_opts *o, rk_triples *t, const rk_dataset *ds, const char *what,
@@ -91,9 +110,31 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
      * progress in ratings, a step at a time: sort, split, item-major matrix */
     const int64_t n_all = d->ds.train.n + d->ds.test.n;
     RK_PROGRESS(o->progress, o->progress_ud, "CSR", 0, 3 * n_all, "ratings");
-    double t_dd = rk_omp_wtime();
-    s = dedupe(o, &d->ds.train, &d->ds, o->n_inputs == 1 ? o->inputs[0] : "input", o->no_model ? NULL : &by_user,
-               &d->duplicates_removed, err);
+    double t_dd = rk_omp_wtime(), t_draw = 0.0;
+    /* the sort elsewhere (the GPU) takes the ratings only when no pair
+     * repeats: they stay as they are, so a holdout's draw over them is the
+     * one the host's path makes after its sort, and its ratings are left out
+     * of the matrix there (no pass over the matrix to drop them) */
+    rk_split_draw h;
+    int drawn = 0;
+    s = RK_OK;
+    if (!o->no_model && o->sort_csr != NULL) {
+        uint64_t *held = NULL;
+        if (o->holdout > 0.0) {
+            s = rk_split_holdout_plan(d->ds.train.n, o->holdout, o->seed, &h, err);
+            if (s != RK_OK) goto fail;
+            drawn = 1;
+            held = malloc((size_t)((d->ds.train.n + 63) / 64) * sizeof *held);
+            if (held != NULL) rk_split_holdout_bits(&h, held);
+            t_draw = rk_omp_wtime() - t_dd;
+        }
+        if (o->holdout <= 0.0 || held != NULL)
+            d->sorted_elsewhere = sort_elsewhere(o, &d->ds.train, &d->ds, held, &by_user);
+        free(held);
+    }
+    if (!d->sorted_elsewhere)
+        s = dedupe(o, &d->ds.train, &d->ds, o->n_inputs == 1 ? o->inputs[0] : "input",
+                   o->no_model ? NULL : &by_user, &d->duplicates_removed, err);
     if (s == RK_OK && d->ds.test.n > 0)
         s = dedupe(o, &d->ds.test, &d->ds, o->test_path, NULL, &d->duplicates_removed, err);
     if (s != RK_OK) goto fail;
@@ -102,17 +143,17 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
      * entries (found by their pairs: the sort carries no positions) */
     RK_PROGRESS(o->progress, o->progress_ud, "CSR", n_all, 3 * n_all, "ratings");
     double t_split = rk_omp_wtime();
-    d->t_dedupe = t_split - t_dd;
+    d->t_dedupe = t_split - t_dd - t_draw;
     if (o->holdout > 0.0) {
-        rk_split_draw h;
-        s = rk_split_holdout_plan(d->ds.train.n, o->holdout, o->seed, &h, err);
+        /* the host's sort may have removed repeated pairs: the draw is over its survivors */
+        if (!d->sorted_elsewhere || !drawn) s = rk_split_holdout_plan(d->ds.train.n, o->holdout, o->seed, &h, err);
         /* the training ratings stay where the load put them (no copy of
          * 98% of them): they move from ds to d */
         d->train = d->ds.train;
         memset(&d->ds.train, 0, sizeof d->ds.train);
         d->own_split_ = 1;
         if (s == RK_OK) s = rk_split_holdout_apply_inplace(&h, &d->train, &d->test, err);
-        if (s == RK_OK) s = rk_split_holdout_csr(&by_user, &d->test, err);
+        if (s == RK_OK && !d->sorted_elsewhere) s = rk_split_holdout_csr(&by_user, &d->test, err);
         if (s != RK_OK) goto fail;
     } else {
         d->train = d->ds.train;
@@ -121,7 +162,7 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
 
     RK_PROGRESS(o->progress, o->progress_ud, "CSR", 2 * n_all, 3 * n_all, "ratings");
     double t_model = rk_omp_wtime();
-    d->t_split = t_model - t_split;
+    d->t_split = t_model - t_split + t_draw;
     if (o->no_model) {
         s = rk_data_split(o, d, err);
         if (s != RK_OK) goto fail;

@@ -40,6 +40,15 @@ typedef struct rk_data_opts {
     double split_frac;          /* ...of about this fraction held out (--holdout F) */
     int defer_item_major;       /* the model's item-major entries left for later
                                    (rk_model_from_csr_deferred; ignored with baselines) */
+    /* The training ratings' user-major matrix sorted elsewhere (the GPU,
+     * rk_gpu_csr_build): *taken = 1 with the matrix rk_triples_dedupe_csr
+     * would make, without the ratings whose bit is set in leave_out (a
+     * holdout's; NULL: none), or 0 to leave the sort to the host.  A failure
+     * leaves it to the host too, with a note (load.note).  NULL: the host
+     * sorts. */
+    rk_status (*sort_csr)(void *ud, const rk_triples *t, int32_t n_users, int32_t n_items, const uint64_t *leave_out,
+                          rk_csr *out, int *taken, rk_error *err);
+    void *sort_ud;
     rk_progress_fn progress;    /* may be NULL */
     void *progress_ud;
 } rk_data_opts;
@@ -53,6 +62,7 @@ typedef struct rk_data {
      * user-major matrix: one sort gives both), split, model (the item-major
      * matrix, means, baselines) */
     double t_read_parse, t_ids, t_dedupe, t_split, t_model, t_total;
+    int sorted_elsewhere;       /* the training matrix came from sort_csr (the GPU) */
     int resampled;              /* the split stage marked every training rating: */
     int32_t *part;              /* its fold (0..K-1), or 1 for a held-out rating (rk_split.h) */
     int own_split_;             /* internal: train/test were allocated by the split */

@@ -464,6 +464,88 @@ static void test_string_ids(void)
     rk_data_free(&d);
 }
 
+/* ---- the data stage's sort elsewhere and the deferred item-major matrix ---- */
+
+typedef struct hook_state {
+    int mode;   /* 0: leave it to the host, 1: sort (on the CPU, standing in for the GPU), 2: fail */
+    int calls;
+    int notes;
+    int64_t left_out; /* ratings the hook was told to leave out */
+} hook_state;
+
+static rk_status sort_hook(void *ud, const rk_triples *t, int32_t n_users, int32_t n_items, const uint64_t *leave_out,
+                           rk_csr *out, int *taken, rk_error *err)
+{
+    hook_state *h = ud;
+    h->calls++;
+    *taken = 0;
+    h->left_out = 0;
+    if (h->mode == 2) return rk_error_set(err, RK_E_GPU, "a failure of the test's sort");
+    if (h->mode == 0) return RK_OK;
+    rk_triples c; /* the host's matrix of the ratings not left out, from a copy */
+    CU_ASSERT_EQUAL_FATAL(rk_triples_alloc(&c, t->n, 0, err), RK_OK);
+    c.n = 0;
+    for (int64_t p = 0; p < t->n; p++) {
+        if (leave_out != NULL && (leave_out[p >> 6] >> (p & 63) & 1)) {
+            h->left_out++;
+            continue;
+        }
+        c.user[c.n] = t->user[p];
+        c.item[c.n] = t->item[p];
+        c.rating[c.n] = t->rating[p];
+        c.n++;
+    }
+    rk_dup_report rep;
+    rk_status s = rk_triples_dedupe_csr(&c, n_users, n_items, RK_DUP_LAST, NULL, out, NULL, &rep, err);
+    rk_triples_free(&c);
+    *taken = s == RK_OK;
+    return s;
+}
+
+static void count_note(void *ud, const char *msg)
+{
+    hook_state *h = ud;
+    h->notes += strstr(msg, "a failure of the test's sort") != NULL && strstr(msg, "sorting on the host") != NULL;
+}
+
+/* The training matrix sorted by the hook (taken), left to the host, or
+ * after the hook failed (a note, then the host): the same data each time. */
+static void test_sort_elsewhere(void)
+{
+    rk_data_opts o;
+    rk_data plain;
+    opts_for(&o, "sample_data/ratings.csv");
+    load(&o, &plain);
+    for (int mode = 0; mode < 3; mode++)
+        for (int hold = 0; hold < 2; hold++) {
+            hook_state h = {mode, 0, 0, 0};
+            rk_data d, ref;
+            opts_for(&o, "sample_data/ratings.csv");
+            o.holdout = hold ? 0.1 : 0.0;
+            o.seed = 3;
+            if (hold) load(&o, &ref);
+            o.sort_csr = sort_hook;
+            o.sort_ud = &h;
+            o.load.note = count_note;
+            o.load.note_ud = &h;
+            load(&o, &d);
+            CU_ASSERT_EQUAL(h.calls, 1);
+            CU_ASSERT_EQUAL(d.sorted_elsewhere, mode == 1);
+            CU_ASSERT_EQUAL(h.notes, mode == 2);
+            /* with the holdout the matrix came without the held-out ratings */
+            if (mode == 1) CU_ASSERT_EQUAL(h.left_out, hold ? d.test.n : 0);
+            if (mode == 1 && hold) CU_ASSERT(d.test.n > 0);
+            const rk_data *want = hold ? &ref : &plain;
+            same_triples(&want->train, &d.train);
+            same_triples(&want->test, &d.test);
+            same_model(&want->model, &d.model);
+            CU_ASSERT_EQUAL(want->duplicates_removed, d.duplicates_removed);
+            rk_data_free(&d);
+            if (hold) rk_data_free(&ref);
+        }
+    rk_data_free(&plain);
+}
+
 /* defer_item_major: the model without its item-major entries, then the
  * same model once rk_model_item_major builds them; a pack refuses it. */
 static void test_deferred_model(void)
@@ -518,6 +600,7 @@ int main(void)
         {"timestamps", test_times},
         {"string ids", test_string_ids},
         {"unpack arguments", test_unpack_args},
+        {"the training matrix sorted elsewhere, or not", test_sort_elsewhere},
         {"the item-major matrix deferred", test_deferred_model},
         {NULL, NULL},
     };

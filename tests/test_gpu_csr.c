@@ -1,0 +1,248 @@
+/* The user-major matrix sorted on the GPU (rk_gpu_csr_build) against its
+ * CPU twin rk_triples_dedupe_csr, bit for bit, on shuffled ratings of
+ * random shapes (one user, one item, users and items without ratings at the
+ * start, in the middle and at the end) and on one large enough for many
+ * pinned pieces each way; and what it leaves to the host (a pair rated
+ * twice, ratings grouped by user, an index out of range, a budget too
+ * small) or fails on (a device that is not there).  Exits 77 (skipped)
+ * when no GPU is usable. */
+#include "rk_gpu.h"
+#include "rk_csr.h"
+#include "test_util.h"
+#include "test_gpu_main.h"
+
+#include <string.h>
+
+/* Shuffled ratings: pair (u, i) with probability p, none for users and
+ * items whose index is a multiple of 7 (rows and columns left empty). */
+static void make(rk_triples *t, int32_t nu, int32_t ni, double p, unsigned long long seed)
+{
+    unsigned long long s = seed;
+    int64_t cap = (int64_t)((double)nu * ni * p * 1.2) + 64;
+    CU_ASSERT_FATAL(rk_triples_alloc(t, cap, 0, NULL) == RK_OK);
+    int64_t n = 0;
+    for (int32_t u = 0; u < nu && n < cap; u++) {
+        if (nu > 1 && u % 7 == 0) continue;
+        for (int32_t i = 0; i < ni && n < cap; i++) {
+            if (ni > 1 && i % 7 == 0) continue;
+            if (rk_test_uniform(&s) >= p) continue;
+            t->user[n] = u;
+            t->item[n] = i;
+            t->rating[n] = 0.5f * (float)(1 + rk_test_rand(&s) % 10);
+            n++;
+        }
+    }
+    t->n = n;
+    for (int64_t a = n - 1; a > 0; a--) {
+        const int64_t b = (int64_t)(rk_test_rand(&s) % (unsigned long long)(a + 1));
+        int32_t x = t->user[a]; t->user[a] = t->user[b]; t->user[b] = x;
+        x = t->item[a]; t->item[a] = t->item[b]; t->item[b] = x;
+        float r = t->rating[a]; t->rating[a] = t->rating[b]; t->rating[b] = r;
+    }
+}
+
+/* The host's matrix of a copy of t (the sort leaves t alone when no pair repeats). */
+static void host_csr(const rk_triples *t, int32_t nu, int32_t ni, rk_csr *out)
+{
+    rk_triples c;
+    CU_ASSERT_FATAL(rk_triples_alloc(&c, t->n > 0 ? t->n : 1, 0, NULL) == RK_OK);
+    c.n = t->n;
+    memcpy(c.user, t->user, (size_t)t->n * sizeof *c.user);
+    memcpy(c.item, t->item, (size_t)t->n * sizeof *c.item);
+    memcpy(c.rating, t->rating, (size_t)t->n * sizeof *c.rating);
+    rk_dup_report rep;
+    CU_ASSERT_FATAL(rk_triples_dedupe_csr(&c, nu, ni, RK_DUP_LAST, NULL, out, NULL, &rep, NULL) == RK_OK);
+    rk_triples_free(&c);
+}
+
+/* The GPU's matrix d is the host's h, bit for bit. */
+static void same_csr(const rk_csr *d, const rk_csr *h)
+{
+    CU_ASSERT_EQUAL(d->n_rows, h->n_rows);
+    CU_ASSERT_EQUAL(d->n_cols, h->n_cols);
+    CU_ASSERT_EQUAL_FATAL(d->nnz, h->nnz);
+    CU_ASSERT_EQUAL(memcmp(d->ptr, h->ptr, ((size_t)h->n_rows + 1) * sizeof *d->ptr), 0);
+    CU_ASSERT_EQUAL(memcmp(d->idx, h->idx, (size_t)h->nnz * sizeof *d->idx), 0);
+    CU_ASSERT_EQUAL(memcmp(d->val, h->val, (size_t)h->nnz * sizeof *d->val), 0);
+}
+
+static int g_compared;
+
+static void compare(int32_t nu, int32_t ni, double p, unsigned long long seed)
+{
+    rk_triples t;
+    make(&t, nu, ni, p, seed);
+    if (t.n < 2) {
+        rk_triples_free(&t);
+        return;
+    }
+    rk_csr h, d;
+    rk_error err;
+    int taken = -1;
+    host_csr(&t, nu, ni, &h);
+    rk_status s = rk_gpu_csr_build(&t, nu, ni, NULL, NULL, &d, &taken, &err);
+    if (s != RK_OK) fprintf(stderr, "rk_gpu_csr_build: %s\n", err.msg);
+    CU_ASSERT_FATAL(s == RK_OK);
+    /* a shuffle of two or more ratings of one user may still come out grouped */
+    if (taken) {
+        same_csr(&d, &h);
+        g_compared++;
+    }
+    rk_csr_free(&d);
+    rk_csr_free(&h);
+    rk_triples_free(&t);
+}
+
+static void test_random_shapes(void)
+{
+    unsigned long long s = 99;
+    g_compared = 0;
+    compare(1, 40, 0.9, 1);     /* one user: grouped, the host's */
+    compare(300, 1, 0.9, 2);    /* one item */
+    compare(2, 2, 1.0, 3);
+    for (int rep = 0; rep < 25; rep++) {
+        const int32_t nu = 1 + (int32_t)(rk_test_rand(&s) % 3000), ni = 1 + (int32_t)(rk_test_rand(&s) % 2000);
+        compare(nu, ni, 0.01 + 0.2 * rk_test_uniform(&s), 100 + (unsigned long long)rep);
+    }
+    CU_ASSERT(g_compared >= 20);
+}
+
+/* 6M ratings: every array comes back in several pinned pieces. */
+static void test_large(void)
+{
+    g_compared = 0;
+    compare(60000, 2000, 0.05, 7);
+    CU_ASSERT_EQUAL(g_compared, 1);
+}
+
+/* What stays with the host, and a failing call. */
+static void test_left_to_host(void)
+{
+    rk_triples t;
+    rk_csr d;
+    rk_error err;
+    int taken;
+    make(&t, 500, 300, 0.1, 11);
+    CU_ASSERT_FATAL(t.n > 100);
+    /* a pair rated twice: the duplicate policy is the host's */
+    const int32_t keep_u = t.user[5], keep_i = t.item[5];
+    t.user[5] = t.user[50];
+    t.item[5] = t.item[50];
+    taken = -1;
+    CU_ASSERT_EQUAL(rk_gpu_csr_build(&t, 500, 300, NULL, NULL, &d, &taken, &err), RK_OK);
+    CU_ASSERT_EQUAL(taken, 0);
+    CU_ASSERT_PTR_NULL(d.ptr);
+    t.user[5] = keep_u;
+    t.item[5] = keep_i;
+    /* an index out of range: the host's sort reports it */
+    t.item[7] = 300;
+    CU_ASSERT_EQUAL(rk_gpu_csr_build(&t, 500, 300, NULL, NULL, &d, &taken, &err), RK_OK);
+    CU_ASSERT_EQUAL(taken, 0);
+    t.item[7] = 3;
+    /* a budget below what the sort needs */
+    rk_gpu_opts g = {0};
+    g.memory_cap = 4096;
+    CU_ASSERT_EQUAL(rk_gpu_csr_build(&t, 500, 300, NULL, &g, &d, &taken, &err), RK_OK);
+    CU_ASSERT_EQUAL(taken, 0);
+    /* a device that is not there: RK_E_GPU naming the call, nothing kept */
+    g.memory_cap = 0;
+    g.device = 4096;
+    taken = -1;
+    CU_ASSERT_EQUAL(rk_gpu_csr_build(&t, 500, 300, NULL, &g, &d, &taken, &err), RK_E_GPU);
+    CU_ASSERT_EQUAL(taken, 0);
+    CU_ASSERT_PTR_NULL(d.ptr);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cudaSetDevice"));
+    /* grouped by user (sorted): the host's copies are faster */
+    rk_csr h;
+    host_csr(&t, 500, 300, &h);
+    rk_triples sorted = {h.nnz, NULL, NULL, NULL, NULL};
+    CU_ASSERT_FATAL(rk_triples_alloc(&sorted, h.nnz, 0, NULL) == RK_OK);
+    sorted.n = h.nnz;
+    for (int32_t u = 0; u < 500; u++)
+        for (int64_t p = h.ptr[u]; p < h.ptr[u + 1]; p++) {
+            sorted.user[p] = u;
+            sorted.item[p] = h.idx[p];
+            sorted.rating[p] = h.val[p];
+        }
+    CU_ASSERT_EQUAL(rk_gpu_csr_build(&sorted, 500, 300, NULL, NULL, &d, &taken, &err), RK_OK);
+    CU_ASSERT_EQUAL(taken, 0);
+    rk_triples_free(&sorted);
+    rk_csr_free(&h);
+    rk_triples_free(&t);
+}
+
+/* Ratings left out (a holdout's): the host's matrix of the others; a pair
+ * rated twice across the parts is still the host's. */
+static void test_leave_out(void)
+{
+    unsigned long long s = 5;
+    int compared = 0;
+    for (int rep = 0; rep < 8; rep++) {
+        const int32_t nu = 200 + (int32_t)(rk_test_rand(&s) % 3000), ni = 50 + (int32_t)(rk_test_rand(&s) % 900);
+        rk_triples t, k;
+        make(&t, nu, ni, 0.05, 300 + (unsigned long long)rep);
+        const int64_t words = (t.n + 63) / 64;
+        uint64_t *bits = calloc((size_t)(words > 0 ? words : 1), sizeof *bits);
+        const double frac = rep == 0 ? 0.0 : rep == 1 ? 0.999 : 0.02 * rep;
+        CU_ASSERT_FATAL(rk_triples_alloc(&k, t.n > 0 ? t.n : 1, 0, NULL) == RK_OK);
+        k.n = 0;
+        for (int64_t p = 0; p < t.n; p++) {
+            if (rk_test_uniform(&s) < frac) {
+                bits[p >> 6] |= (uint64_t)1 << (p & 63);
+                continue;
+            }
+            k.user[k.n] = t.user[p];
+            k.item[k.n] = t.item[p];
+            k.rating[k.n] = t.rating[p];
+            k.n++;
+        }
+        rk_csr h, d;
+        rk_error err;
+        int taken = -1;
+        host_csr(&k, nu, ni, &h);
+        CU_ASSERT_FATAL(rk_gpu_csr_build(&t, nu, ni, bits, NULL, &d, &taken, &err) == RK_OK);
+        if (taken) {
+            same_csr(&d, &h);
+            compared++;
+        }
+        rk_csr_free(&d);
+        /* a pair of the kept part rated again among the left-out ones */
+        int64_t a = -1, b = -1;
+        for (int64_t p = 0; p < t.n && (a < 0 || b < 0); p++) {
+            const int out = (int)(bits[p >> 6] >> (p & 63) & 1);
+            if (out && a < 0) a = p;
+            if (!out && b < 0) b = p;
+        }
+        if (a >= 0 && b >= 0) {
+            t.user[a] = t.user[b];
+            t.item[a] = t.item[b];
+            taken = -1;
+            CU_ASSERT(rk_gpu_csr_build(&t, nu, ni, bits, NULL, &d, &taken, &err) == RK_OK);
+            CU_ASSERT_EQUAL(taken, 0);
+            rk_csr_free(&d);
+        }
+        rk_csr_free(&h);
+        rk_triples_free(&k);
+        rk_triples_free(&t);
+        free(bits);
+    }
+    CU_ASSERT(compared >= 7);
+}
+
+int main(void)
+{
+    static const rk_test_case cases[] = {
+        {"random shapes against the host's sort", test_random_shapes},
+        {"6M ratings, many pinned pieces", test_large},
+        {"ratings left out (a holdout)", test_leave_out},
+        {"left to the host, and a failing device", test_left_to_host},
+        {NULL, NULL},
+    };
+    static const rk_test_case quick[] = {
+        {"random shapes against the host's sort", test_random_shapes},
+        {"ratings left out (a holdout)", test_leave_out},
+        {"left to the host, and a failing device", test_left_to_host},
+        {NULL, NULL},
+    };
+    return rk_test_gpu_main("gpu_csr", cases, quick);
+}
