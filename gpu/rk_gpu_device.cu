@@ -10,6 +10,10 @@
 
 rk_status rk_gpu_fail(rk_error *err, const char *call, const char *why, const char *file, int line)
 {
+    // the error is the status now: cleared, so that the next call (a later
+    // engine's, a library's check of the last error) does not fail on it;
+    // a sticky error (a fault in a kernel) stays, as it must
+    cudaGetLastError();
     int dev = -1;
     cudaGetDevice(&dev);
     return rk_error_set(err, RK_E_GPU, "%s failed: %s (%s:%d, device %d)", call, why, file, line, dev);
