@@ -113,6 +113,8 @@ typedef struct rk_gpu_opts {
                             allows); a product that does not fit is still halved; tests */
     size_t spgemm_budget; /* force the device bytes the SpGEMM products may take below half of
                              what is left beside the similarity tile (0 = that half); tests */
+    int keep_csr;        /* rk_gpu_csr_build: keep the matrix on the device for the engine
+                            calls on it, until rk_gpu_forget_csr */
 } rk_gpu_opts;
 
 /*! rk_gpu_knn() : the engine of rk_knn_cpu on the GPU, and, when topn is
@@ -153,6 +155,15 @@ rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, rk_error *e
  *  same matrix), RK_E_NOMEM. */
 rk_status rk_gpu_csr_build(const rk_triples *t, int32_t n_users, int32_t n_items, const uint64_t *leave_out,
                            const rk_gpu_opts *g, rk_csr *out, int *taken, rk_error *err);
+
+/*! rk_gpu_forget_csr() : free the matrix rk_gpu_csr_build kept on the device
+ *  (g->keep_csr).  While it is kept, an engine call whose model's user-major
+ *  matrix has the same host ptr and idx arrays copies them on the device
+ *  instead of uploading them (and the values, when they are the same array
+ *  too): one copy of the ratings crosses PCIe.  One matrix is kept per
+ *  process (a later keep replaces it).  The caller forgets before it frees
+ *  or changes those host arrays.  Nothing kept: nothing done. */
+void rk_gpu_forget_csr(void);
 
 /*! rk_gpu_select_rows() : the GPU's list selection alone, for tests: the
  *  top out->k positive entries of each of the n_rows rows of rows[n_rows *

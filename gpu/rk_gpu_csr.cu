@@ -203,6 +203,7 @@ extern "C" rk_status rk_gpu_csr_build(const rk_triples *t, int32_t n_users, int3
     rk_status st = sg.copy_back(out->idx, d_idx, (size_t)nnz * sizeof *out->idx, s, err);
     if (st == RK_OK) st = sg.copy_back(out->val, d_val, (size_t)nnz * sizeof *out->val, s, err);
     if (st == RK_OK) st = sg.copy_back(out->ptr, d_ptr, ((size_t)n_users + 1) * sizeof *out->ptr, s, err);
+    if (st == RK_OK && g != NULL && g->keep_csr) st = rk_gpu_resident_keep(g->device, out, d_ptr, d_idx, d_val, s, err);
     if (st != RK_OK) {
         rk_csr_free(out);
         return st;

@@ -127,6 +127,99 @@ void rk_gpu_pinned_give(char *buf)
     pthread_mutex_unlock(&pinned_lock);
 }
 
+// The user-major matrix the data stage's sort left on the device
+// (rk_gpu_csr_build with keep_csr): its host arrays name it.
+namespace {
+struct resident_csr {
+    int device = -1;
+    const int64_t *h_ptr = NULL;
+    const int32_t *h_idx = NULL;
+    const float *h_val = NULL;
+    int32_t n_rows = 0, n_cols = 0;
+    int64_t nnz = 0;
+    int64_t *d_ptr = NULL;
+    int32_t *d_idx = NULL;
+    float *d_val = NULL;
+};
+pthread_mutex_t resident_lock = PTHREAD_MUTEX_INITIALIZER;
+resident_csr resident;
+
+void resident_free(resident_csr &r)
+{
+    if (r.device >= 0) {
+        int cur = -1;
+        cudaGetDevice(&cur);
+        cudaSetDevice(r.device);
+        cudaFree(r.d_ptr);
+        cudaFree(r.d_idx);
+        cudaFree(r.d_val);
+        if (cur >= 0) cudaSetDevice(cur);
+        cudaGetLastError();
+    }
+    r = resident_csr();
+}
+} // namespace
+
+rk_status rk_gpu_resident_keep(int device, const rk_csr *h, const int64_t *d_ptr, const int32_t *d_idx,
+                               const float *d_val, cudaStream_t st, rk_error *err)
+{
+    resident_csr r;
+    r.device = device;
+    r.h_ptr = h->ptr;
+    r.h_idx = h->idx;
+    r.h_val = h->val;
+    r.n_rows = h->n_rows;
+    r.n_cols = h->n_cols;
+    r.nnz = h->nnz;
+    const size_t n = (size_t)(h->nnz > 0 ? h->nnz : 1);
+    cudaError_t e = cudaMalloc((void **)&r.d_ptr, ((size_t)h->n_rows + 1) * sizeof *r.d_ptr);
+    if (e == cudaSuccess) e = cudaMalloc((void **)&r.d_idx, n * sizeof *r.d_idx);
+    if (e == cudaSuccess) e = cudaMalloc((void **)&r.d_val, n * sizeof *r.d_val);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(r.d_ptr, d_ptr, ((size_t)h->n_rows + 1) * sizeof *r.d_ptr, cudaMemcpyDeviceToDevice, st);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(r.d_idx, d_idx, (size_t)h->nnz * sizeof *r.d_idx, cudaMemcpyDeviceToDevice, st);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(r.d_val, d_val, (size_t)h->nnz * sizeof *r.d_val, cudaMemcpyDeviceToDevice, st);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+    if (e != cudaSuccess) {
+        resident_free(r);
+        return rk_gpu_fail(err, "keeping the sorted matrix on the device", cudaGetErrorString(e), __FILE__, __LINE__);
+    }
+    pthread_mutex_lock(&resident_lock);
+    resident_free(resident);
+    resident = r;
+    pthread_mutex_unlock(&resident_lock);
+    return RK_OK;
+}
+
+rk_status rk_gpu_resident_copy(int device, const rk_csr *h, int64_t *d_ptr, int32_t *d_idx, float *d_val,
+                               cudaStream_t st, int *copied, rk_error *err)
+{
+    *copied = 0;
+    pthread_mutex_lock(&resident_lock);
+    const resident_csr r = resident;
+    const bool same = r.device == device && r.h_ptr == h->ptr && r.h_idx == h->idx && r.n_rows == h->n_rows &&
+                      r.n_cols == h->n_cols && r.nnz == h->nnz;
+    cudaError_t e = cudaSuccess;
+    if (same) {
+        e = cudaMemcpyAsync(d_ptr, r.d_ptr, ((size_t)h->n_rows + 1) * sizeof *d_ptr, cudaMemcpyDeviceToDevice, st);
+        if (e == cudaSuccess) e = cudaMemcpyAsync(d_idx, r.d_idx, (size_t)h->nnz * sizeof *d_idx, cudaMemcpyDeviceToDevice, st);
+        if (e == cudaSuccess && r.h_val == h->val)
+            e = cudaMemcpyAsync(d_val, r.d_val, (size_t)h->nnz * sizeof *d_val, cudaMemcpyDeviceToDevice, st);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(st); // the lock guards the copies' sources
+        if (e == cudaSuccess) *copied = 1 | 2 | (r.h_val == h->val ? 4 : 0);
+    }
+    pthread_mutex_unlock(&resident_lock);
+    if (e != cudaSuccess) return rk_gpu_fail(err, "copying the kept matrix", cudaGetErrorString(e), __FILE__, __LINE__);
+    return RK_OK;
+}
+
+extern "C" void rk_gpu_forget_csr(void)
+{
+    pthread_mutex_lock(&resident_lock);
+    resident_free(resident);
+    pthread_mutex_unlock(&resident_lock);
+}
+
 extern "C" int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap)
 {
     // k above the GPU's selection limit: the host selects from the GPU's rows

@@ -207,6 +207,18 @@ struct stager {
     }
 };
 
+// The user-major matrix kept on device `device` by rk_gpu_csr_build
+// (keep_csr) for the host arrays of h: a copy of its three device arrays
+// (rk_gpu_device.cu), owned by the process until rk_gpu_forget_csr.
+rk_status rk_gpu_resident_keep(int device, const rk_csr *h, const int64_t *d_ptr, const int32_t *d_idx,
+                               const float *d_val, cudaStream_t st, rk_error *err);
+// When h's host arrays are the kept ones (the same ptr and idx arrays and
+// shape, on this device): ptr and idx copied on the device into the
+// caller's arrays, and val too when h's values are the kept ones; *copied
+// says which (1 ptr, 2 idx, 4 val; 0: nothing kept for h).
+rk_status rk_gpu_resident_copy(int device, const rk_csr *h, int64_t *d_ptr, int32_t *d_idx, float *d_val,
+                               cudaStream_t st, int *copied, rk_error *err);
+
 template <typename T>
 rk_status upload(T **d, const T *h, size_t n, dev_mem &mem, stager &sg, cudaStream_t st, rk_error *err)
 {

@@ -47,6 +47,10 @@ rk_status rk_gpu_csr_build(const rk_triples *t, int32_t n_users, int32_t n_items
     return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
 }
 
+void rk_gpu_forget_csr(void)
+{
+}
+
 rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, rk_error *err)
 {
     (void)by_user;

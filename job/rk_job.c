@@ -106,6 +106,7 @@ static void fold_free(job_state *j)
 
 static void job_free(job_state *j)
 {
+    rk_gpu_forget_csr(); /* a matrix the load kept on the device: before its host arrays go */
     rk_tune_free(&j->tune);
     rk_backend_free(&j->seam);
     fold_free(j);
@@ -220,7 +221,8 @@ static rk_status gpu_sort(void *ud, const rk_triples *t, int32_t n_users, int32_
     job_state *j = ud;
     *taken = 0;
     if (t->n < RK_GPU_SORT_MIN || !rk_backend_gpu_ready(&j->seam)) return RK_OK;
-    const rk_gpu_opts g = rk_backend_call_opts(&j->seam);
+    rk_gpu_opts g = rk_backend_call_opts(&j->seam);
+    g.keep_csr = 1; /* the engine calls copy it on the device: one copy crosses PCIe */
     return rk_gpu_csr_build(t, n_users, n_items, leave_out, &g, out, taken, err);
 }
 

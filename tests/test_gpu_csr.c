@@ -8,6 +8,8 @@
  * when no GPU is usable. */
 #include "rk_gpu.h"
 #include "rk_csr.h"
+#include "rk_knn.h"
+#include "rk_model.h"
 #include "test_util.h"
 #include "test_gpu_main.h"
 
@@ -229,6 +231,85 @@ static void test_leave_out(void)
     CU_ASSERT(compared >= 7);
 }
 
+static int same_lists(const rk_lists *a, const rk_lists *b)
+{
+    if (memcmp(a->len, b->len, (size_t)a->n_items * sizeof *a->len) != 0) return 0;
+    for (int32_t i = 0; i < a->n_items; i++) {
+        const size_t o = (size_t)i * (size_t)a->k, n = (size_t)a->len[i];
+        if (memcmp(a->nbr + o, b->nbr + o, n * sizeof *a->nbr) || memcmp(a->sim + o, b->sim + o, n * sizeof *a->sim))
+            return 0;
+    }
+    return 1;
+}
+
+/* The lists of model m on the GPU, and whether its user-major matrix was
+ * kept on the device ("kept" in the call's detail). */
+static void lists_of(const rk_model *m, rk_lists *l, const char **how, char *detail, size_t cap)
+{
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    o.k = 10;
+    rk_knn_stats st;
+    rk_error err;
+    CU_ASSERT_FATAL(rk_lists_alloc(l, m->by_user.n_cols, o.k, NULL) == RK_OK);
+    rk_status s = rk_gpu_knn(m, &o, NULL, l, NULL, NULL, NULL, &st, &err);
+    if (s != RK_OK) fprintf(stderr, "rk_gpu_knn: %s\n", err.msg);
+    CU_ASSERT_FATAL(s == RK_OK);
+    snprintf(detail, cap, "%s", st.detail);
+    *how = strstr(detail, "user-major kept, values up") ? "values up" : strstr(detail, "user-major kept") ? "kept"
+                                                                                                         : "up";
+}
+
+/* keep_csr: the engine's calls on the kept matrix's host arrays copy it on
+ * the device (the values too when they are the same array), with the lists
+ * of an upload; forgotten, it is uploaded again. */
+static void test_kept(void)
+{
+    const int32_t nu = 3000, ni = 400;
+    rk_triples t;
+    rk_csr d, h;
+    rk_error err;
+    int taken = 0;
+    make(&t, nu, ni, 0.05, 77);
+    rk_gpu_opts g = {0};
+    g.keep_csr = 1;
+    CU_ASSERT_FATAL(rk_gpu_csr_build(&t, nu, ni, NULL, &g, &d, &taken, &err) == RK_OK);
+    CU_ASSERT_FATAL(taken == 1);
+    host_csr(&t, nu, ni, &h);
+    rk_model a, b;
+    CU_ASSERT_FATAL(rk_model_from_csr_deferred(&a, &d, 0, 0, 0, NULL) == RK_OK); /* the kept arrays */
+    CU_ASSERT_FATAL(rk_model_from_csr(&b, &h, 0, 0, 0, 0, NULL) == RK_OK);       /* others, the same bits */
+    rk_lists la, lb, lc, ld;
+    const char *how;
+    char detail[256];
+    lists_of(&a, &la, &how, detail, sizeof detail);
+    CU_ASSERT_STRING_EQUAL(how, "kept");
+    lists_of(&b, &lb, &how, detail, sizeof detail);
+    CU_ASSERT_STRING_EQUAL(how, "up");
+    CU_ASSERT(same_lists(&la, &lb));
+    /* the same pattern with other values (the ranking model's) */
+    rk_model c = a;
+    float *v = malloc((size_t)a.by_user.nnz * sizeof *v);
+    for (int64_t p = 0; p < a.by_user.nnz; p++) v[p] = a.by_user.val[p] * a.by_user.val[p]; /* not affine */
+    c.by_user.val = v;
+    lists_of(&c, &lc, &how, detail, sizeof detail);
+    CU_ASSERT_STRING_EQUAL(how, "values up");
+    rk_gpu_forget_csr();
+    lists_of(&c, &ld, &how, detail, sizeof detail);
+    CU_ASSERT_STRING_EQUAL(how, "up");
+    CU_ASSERT(same_lists(&lc, &ld));
+    CU_ASSERT(!same_lists(&la, &lc)); /* other values, other lists: the copy took them */
+    rk_gpu_forget_csr(); /* nothing kept: nothing done */
+    free(v);
+    rk_lists_free(&la);
+    rk_lists_free(&lb);
+    rk_lists_free(&lc);
+    rk_lists_free(&ld);
+    rk_model_free(&a);
+    rk_model_free(&b);
+    rk_triples_free(&t);
+}
+
 int main(void)
 {
     static const rk_test_case cases[] = {
@@ -236,12 +317,14 @@ int main(void)
         {"6M ratings, many pinned pieces", test_large},
         {"ratings left out (a holdout)", test_leave_out},
         {"left to the host, and a failing device", test_left_to_host},
+        {"the matrix kept for the engine", test_kept},
         {NULL, NULL},
     };
     static const rk_test_case quick[] = {
         {"random shapes against the host's sort", test_random_shapes},
         {"ratings left out (a holdout)", test_leave_out},
         {"left to the host, and a failing device", test_left_to_host},
+        {"the matrix kept for the engine", test_kept},
         {NULL, NULL},
     };
     return rk_test_gpu_main("gpu_csr", cases, quick);
