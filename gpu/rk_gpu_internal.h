@@ -323,6 +323,20 @@ struct rk_host_select {
 rk_status rk_gpu_select_host(const double *d_S, const int32_t *d_N, int32_t n_cols, const int32_t *items, int32_t rows,
                              int negative, rk_host_select &hs, cudaStream_t st, rk_error *err);
 
+// The queries of one engine call on the host: the known ones grouped by
+// the tile of their item (rk_gpu_plan_queries, rk_gpu_predict.cu).
+struct host_queries {
+    std::vector<int32_t> user, item, row; // known queries sorted by tile
+    std::vector<int64_t> orig;            // their index in the caller's arrays
+    std::vector<int64_t> tile_ptr;        // queries of tile t: [tile_ptr[t], tile_ptr[t+1])
+};
+
+// Known queries bucketed by the tile of their item (pos_of: an item's
+// row among the tiles', tile_rows a tile), in their order within a tile;
+// unknown ones answered here (the predictors' fallback).  On every core.
+void rk_gpu_plan_queries(const rk_model *m, const rk_knn_opts *o, rk_queries *q, const std::vector<int32_t> &pos_of,
+                         int32_t tile_rows, int32_t n_tiles, host_queries *hq);
+
 // Predictions for queries whose target item is a row of the tile.
 struct rk_predict_args {
     const double *S;

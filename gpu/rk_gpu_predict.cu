@@ -153,3 +153,61 @@ rk_status rk_gpu_predict_launch(const rk_predict_args *a, cudaStream_t st, rk_er
     RK_LAUNCH_CHECK(err, "k_predict");
     return RK_OK;
 }
+
+// Known queries bucketed by the tile of their item, in their order within
+// a tile; unknown ones answered here.  Each thread takes a contiguous share
+// of the queries, and its share of every tile follows the shares before it:
+// the order of one pass (2M queries at Netflix size with --holdout 0.02
+// took 0.1 s on one core).
+void rk_gpu_plan_queries(const rk_model *m, const rk_knn_opts *o, rk_queries *q, const std::vector<int32_t> &pos_of,
+                         int32_t tile_rows, int32_t n_tiles, host_queries *hq)
+{
+    hq->tile_ptr.assign((size_t)n_tiles + 1, 0);
+    if (q == NULL) return;
+    const int nt = q->n >= 65536 ? std::max(1, rk_omp_max_threads()) : 1;
+    const size_t w = (size_t)n_tiles + 1;
+    std::vector<int64_t> off((size_t)nt * w, 0); // thread th's count, then its next slot, per tile
+#pragma omp parallel num_threads(nt)
+    {
+        const int th = rk_omp_thread_num(), T = rk_omp_num_threads();
+        const int64_t t0 = q->n * th / T, t1 = q->n * (th + 1) / T;
+        int64_t *c = off.data() + (size_t)th * w;
+        for (int64_t t = t0; t < t1; t++) {
+            const int32_t u = q->user[t], i = q->item[t];
+            if (rk_model_user_known(m, u) && rk_model_item_known(m, i)) {
+                c[(size_t)(pos_of[(size_t)i] / tile_rows)]++;
+            } else {
+                q->pred[t] = rk_predict_fallback(m, o->mode, u, i);
+                q->used[t] = 0;
+            }
+        }
+#pragma omp barrier
+#pragma omp single
+        {
+            int64_t run = 0;
+            for (int32_t tile = 0; tile < n_tiles; tile++) {
+                hq->tile_ptr[(size_t)tile] = run;
+                for (int x = 0; x < T; x++) {
+                    const int64_t n = off[(size_t)x * w + (size_t)tile];
+                    off[(size_t)x * w + (size_t)tile] = run;
+                    run += n;
+                }
+            }
+            hq->tile_ptr[(size_t)n_tiles] = run;
+            hq->user.resize((size_t)run);
+            hq->item.resize((size_t)run);
+            hq->row.resize((size_t)run);
+            hq->orig.resize((size_t)run);
+        }
+        for (int64_t t = t0; t < t1; t++) {
+            const int32_t u = q->user[t], i = q->item[t];
+            if (!(rk_model_user_known(m, u) && rk_model_item_known(m, i))) continue;
+            const int32_t pos = pos_of[(size_t)i];
+            const int64_t at = c[(size_t)(pos / tile_rows)]++;
+            hq->user[(size_t)at] = u;
+            hq->item[(size_t)at] = i;
+            hq->row[(size_t)at] = pos % tile_rows;
+            hq->orig[(size_t)at] = t;
+        }
+    }
+}

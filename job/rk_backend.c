@@ -180,6 +180,21 @@ int rk_backend_gpu_ready(rk_backend_seam *s)
     return s->gpu_ok && s->dev_status == RK_OK && !s->fell_back;
 }
 
+/* Ratings below which the host sorts: the GPU's copies and set-up cost
+ * more than the host's sort of a small file. */
+#define RK_GPU_SORT_MIN ((int64_t)1 << 20)
+
+rk_status rk_backend_sort_csr(void *ud, const rk_triples *t, int32_t n_users, int32_t n_items,
+                              const uint64_t *leave_out, rk_csr *out, int *taken, rk_error *err)
+{
+    rk_backend_seam *s = ud;
+    *taken = 0;
+    if (t->n < RK_GPU_SORT_MIN || !rk_backend_gpu_ready(s)) return RK_OK;
+    rk_gpu_opts g = rk_backend_call_opts(s);
+    g.keep_csr = 1; /* the engine calls copy it on the device: one copy crosses PCIe */
+    return rk_gpu_csr_build(t, n_users, n_items, leave_out, &g, out, taken, err);
+}
+
 const rk_backend *rk_backend_current(const rk_backend_seam *s)
 {
     return s->fell_back || s->chosen == NULL ? &backends[RK_BACKEND_CPU] : s->chosen;

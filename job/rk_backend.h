@@ -122,6 +122,15 @@ rk_status rk_backend_choose(rk_backend_seam *s, const rk_knn_opts *ko, rk_error 
  *  more than the host's sort, BENCHMARKS.md). */
 int rk_backend_gpu_ready(rk_backend_seam *s);
 
+/*! rk_backend_sort_csr() : the data stage's sort of the training ratings
+ *  (rk_data_opts.sort_csr; ud: the seam) on the run's first GPU when the
+ *  file holds 2^20 ratings or more and the GPU is ready
+ *  (rk_backend_gpu_ready): rk_gpu_csr_build, the matrix kept on the device
+ *  for the engine calls (the caller forgets it: rk_gpu_forget_csr); else
+ *  *taken = 0 and the host sorts. */
+rk_status rk_backend_sort_csr(void *ud, const rk_triples *t, int32_t n_users, int32_t n_items,
+                              const uint64_t *leave_out, rk_csr *out, int *taken, rk_error *err);
+
 /*! rk_backend_current() : the backend that runs now: the chosen one, or
  *  the CPU after a fallback. */
 const rk_backend *rk_backend_current(const rk_backend_seam *s);

@@ -208,24 +208,6 @@ static int shape_pays(void *ud, char *why, size_t cap)
     return 1;
 }
 
-/* Ratings below which the host sorts: the GPU's copies and set-up cost
- * more than the host's sort of a small file. */
-#define RK_GPU_SORT_MIN ((int64_t)1 << 20)
-
-/* The data stage's sort of the training ratings on the GPU, when one is
- * usable (rk_gpu_csr_build: the host's matrix, or *taken = 0 to leave it
- * to the host); the warm-up has long answered when the parse is done. */
-static rk_status gpu_sort(void *ud, const rk_triples *t, int32_t n_users, int32_t n_items, const uint64_t *leave_out,
-                          rk_csr *out, int *taken, rk_error *err)
-{
-    job_state *j = ud;
-    *taken = 0;
-    if (t->n < RK_GPU_SORT_MIN || !rk_backend_gpu_ready(&j->seam)) return RK_OK;
-    rk_gpu_opts g = rk_backend_call_opts(&j->seam);
-    g.keep_csr = 1; /* the engine calls copy it on the device: one copy crosses PCIe */
-    return rk_gpu_csr_build(t, n_users, n_items, leave_out, &g, out, taken, err);
-}
-
 /* --users FILE: the ids of the file that name users, in file order; unknown
  * ids are counted (and noted with the users unknown to training, per fold). */
 static rk_status read_users(const rk_job_opts *o, job_state *j, rk_job_report *rep, rk_error *err)
@@ -712,8 +694,8 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
         dop.load.threads = rk_omp_max_threads() - 1;
     const char *gs = getenv("RECKNN_GPU_SORT"); /* "0": the host sorts (measurements) */
     if (o->device != RK_DEVICE_CPU && (gs == NULL || strcmp(gs, "0") != 0)) {
-        dop.sort_csr = gpu_sort;
-        dop.sort_ud = &j;
+        dop.sort_csr = rk_backend_sort_csr;
+        dop.sort_ud = &j.seam;
     }
     s = rk_job_dist_load(o, &dop, &j.data, rep, err); /* under mpirun: every rank's */
     if (s != RK_OK) goto fail;

@@ -119,6 +119,53 @@ static void test_device_auto_and_gpu(void)
     }
 }
 
+/* The data stage's sort on the GPU (rk_backend_sort_csr): never under
+ * --device cpu, never for a small file; under auto it sorts exactly when a
+ * GPU is ready (the same matrix as the host's, test_gpu_csr) and keeps it,
+ * else it leaves the sort to the host. */
+static void test_sort_hook(void)
+{
+    rk_knn_opts ko;
+    rk_knn_opts_default(&ko);
+    const int64_t n = (int64_t)1 << 20;
+    rk_triples t;
+    CU_ASSERT_FATAL(rk_triples_alloc(&t, n, 0, NULL) == RK_OK);
+    unsigned long long st = 3;
+    for (int64_t p = 0; p < n; p++) { /* (u, i) distinct, not grouped by user */
+        t.user[p] = (int32_t)((p * 7919) % 4096);
+        t.item[p] = (int32_t)(p / 4096);
+        t.rating[p] = (float)(1 + rk_test_rand(&st) % 5);
+    }
+    t.n = n;
+    for (int d = 0; d < 2; d++) {
+        notes nt = {0};
+        rk_backend_seam s;
+        memset(&s, 0, sizeof s);
+        rk_error err;
+        rk_error_clear(&err);
+        rk_backend_opts o = opts(d == 0 ? RK_DEVICE_CPU : RK_DEVICE_AUTO, &nt);
+        CU_ASSERT_FATAL(rk_backend_start(&s, &o, &ko, &err) == RK_OK);
+        rk_backend_free(&s); /* joins the warm-up: whether a GPU is ready is known */
+        rk_csr out;
+        int taken = -1;
+        CU_ASSERT_EQUAL(rk_backend_sort_csr(&s, &t, 4096, 256, NULL, &out, &taken, &err), RK_OK);
+        CU_ASSERT_EQUAL(taken, d == 1 && rk_backend_gpu_ready(&s));
+        if (taken) {
+            CU_ASSERT_EQUAL(out.nnz, n);
+            rk_csr_free(&out);
+        }
+        /* a small file: the host's */
+        rk_triples small = t;
+        small.n = n - 1;
+        taken = -1;
+        CU_ASSERT_EQUAL(rk_backend_sort_csr(&s, &small, 4096, 256, NULL, &out, &taken, &err), RK_OK);
+        CU_ASSERT_EQUAL(taken, 0);
+        rk_gpu_forget_csr();
+        rk_backend_free(&s);
+    }
+    rk_triples_free(&t);
+}
+
 /* the shape estimate: consulted for the exact engines under auto only */
 static void test_shape_veto(void)
 {
@@ -202,6 +249,7 @@ int main(void)
         {"the shape estimate's veto", test_shape_veto},
         {"GPU failures: the fallback rule", test_fall_back},
         {"device names", test_device_names},
+        {"the load's sort on the GPU, or not", test_sort_hook},
         {NULL, NULL},
     };
     return rk_test_main("rk_backend", cases);
