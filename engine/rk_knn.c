@@ -597,7 +597,6 @@ done:
 static rk_status knn_run_full(const rk_model *m, const rk_knn_opts *o, rk_lists *lists, rk_queries *q,
                               const rk_csr *hist, rk_knn_stats *st, rk_error *err)
 {
-    if (rk_model_item_major_ready(m)) return knn_run(m, o, lists, q, hist, st, err);
     rk_model full;
     RK_FORWARD(rk_model_complete_copy(m, &full, err));
     rk_status s = knn_run(&full, o, lists, q, hist, st, err);

@@ -213,35 +213,24 @@ static int cmp_cost_desc(const void *a, const void *b)
 
 int64_t rk_knn_item_order(const rk_model *m, int32_t *order, int64_t *cost_out)
 {
-    const rk_csr *U = &m->by_user, *I = &m->by_item;
+    const rk_csr *I = &m->by_item;
     int32_t n = I->n_rows;
     int64_t *cost = cost_out != NULL ? cost_out : malloc((size_t)(n > 0 ? n : 1) * sizeof *cost);
     if (cost == NULL) return -1;
-    int64_t total = 0;
-    if (!rk_model_item_major_ready(m)) { /* from by_user: integers, exact */
-        double *c = malloc((size_t)(n > 0 ? n : 1) * sizeof *c);
-        if (c == NULL) {
-            if (cost != cost_out) free(cost);
-            return -1;
-        }
-        (void)rk_model_item_sums(m, RK_ITEM_RATER_ROWS, 0.0, c, NULL);
-        for (int32_t i = 0; i < n; i++) {
-            cost[i] = (int64_t)c[i];
-            total += cost[i];
-        }
-        free(c);
-    } else {
-#pragma omp parallel for schedule(dynamic, 256) reduction(+ : total)
-        for (int32_t i = 0; i < n; i++) {
-            int64_t cst = 0;
-            for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) {
-                int32_t u = I->idx[p];
-                cst += U->ptr[u + 1] - U->ptr[u];
-            }
-            cost[i] = cst;
-            total += cst;
-        }
+    /* Σ over an item's raters of their row lengths: integers, exact in a
+     * double, from by_item or, when it is deferred, from by_user */
+    double *c = malloc((size_t)(n > 0 ? n : 1) * sizeof *c);
+    if (c == NULL) {
+        if (cost != cost_out) free(cost);
+        return -1;
     }
+    (void)rk_model_item_sums(m, RK_ITEM_RATER_ROWS, 0.0, c, NULL);
+    int64_t total = 0;
+    for (int32_t i = 0; i < n; i++) {
+        cost[i] = (int64_t)c[i];
+        total += cost[i];
+    }
+    free(c);
     for (int32_t i = 0; i < n; i++) order[i] = i;
     /* qsort has no context argument in C11: the comparison reads a static,
      * so concurrent calls are serialised */

@@ -1,5 +1,4 @@
 #include "rk_model.h"
-#include "rk_mem.h"
 #include "rk_omp.h"
 
 #include <math.h>
@@ -148,7 +147,7 @@ rk_status rk_model_from_csr(rk_model *m, rk_csr *by_user, int have_scale, double
     return RK_OK;
 }
 
-/* The counts per thread of a pass over by_user: partial tables of n_items
+/* The sums per thread of a pass over by_user: partial tables of n_items
  * entries each, at most RK_MODEL_PARTIAL_BYTES of them in all. */
 #define RK_MODEL_PARTIAL_BYTES ((size_t)64 << 20)
 #define RK_MODEL_PAR_MIN 65536
@@ -161,68 +160,24 @@ static int partial_threads(const rk_csr *U)
     return nt < 1 ? 1 : nt;
 }
 
-/* Thread th of T: the users whose entries start in its share of nnz. */
-static void user_share(const rk_csr *U, int th, int T, int32_t *u0, int32_t *u1)
-{
-    int32_t b[2];
-    for (int e = 0; e < 2; e++) {
-        const int64_t target = U->nnz * (th + e) / T;
-        int32_t lo = 0, hi = U->n_rows; /* first row whose start is >= target */
-        while (lo < hi) {
-            const int32_t mid = lo + (hi - lo) / 2;
-            if (U->ptr[mid] < target) lo = mid + 1;
-            else hi = mid;
-        }
-        b[e] = e == 1 && th + 1 == T ? U->n_rows : lo;
-    }
-    *u0 = b[0];
-    *u1 = b[1];
-}
-
 rk_status rk_model_from_csr_deferred(rk_model *m, rk_csr *by_user, int have_scale, double scale_min,
                                      double scale_max, rk_error *err)
 {
     RK_FORWARD(model_take(m, by_user, err));
     const rk_csr *U = &m->by_user;
-    const int32_t n_items = U->n_cols;
     rk_csr *I = &m->by_item;
-    I->n_rows = n_items;
+    I->n_rows = U->n_cols;
     I->n_cols = U->n_rows;
     I->nnz = U->nnz;
-    I->ptr = malloc(((size_t)n_items + 1) * sizeof *I->ptr);
-    const int nt = partial_threads(U);
-    int64_t *cnt = calloc((size_t)nt * ((size_t)n_items + 1), sizeof *cnt);
-    if (I->ptr == NULL || cnt == NULL) {
-        free(cnt);
-        rk_model_free(m);
-        return rk_error_set(err, RK_E_NOMEM, "out of memory for the item offsets");
-    }
-#pragma omp parallel num_threads(nt)
-    {
-        const int th = rk_omp_thread_num(), T = rk_omp_num_threads();
-        int32_t u0, u1;
-        user_share(U, th, T, &u0, &u1);
-        int64_t *c = cnt + (size_t)th * ((size_t)n_items + 1);
-        for (int64_t p = U->ptr[u0]; p < U->ptr[u1]; p++) c[U->idx[p]]++;
-    }
-    int64_t run = 0;
-    for (int32_t i = 0; i < n_items; i++) {
-        I->ptr[i] = run;
-        for (int t = 0; t < nt; t++) run += cnt[(size_t)t * ((size_t)n_items + 1) + (size_t)i];
-    }
-    I->ptr[n_items] = run;
-    free(cnt);
+    I->ptr = malloc(((size_t)U->n_cols + 1) * sizeof *I->ptr);
+    rk_status s = I->ptr != NULL ? rk_csr_column_offsets(U, I->ptr, err)
+                                 : rk_error_set(err, RK_E_NOMEM, "out of memory for the item offsets");
     /* the item means by parts when they are exactly the walk's sums (ratings
      * on a half or quarter grid), else the item-major matrix now */
-    rk_status s = model_alloc_stats(m, have_scale, scale_min, scale_max, err);
+    if (s == RK_OK) s = model_alloc_stats(m, have_scale, scale_min, scale_max, err);
     if (s == RK_OK && !sums_parallel(m, RK_ITEM_VALUE, 0.0, m->item_mean)) {
-        rk_csr t;
-        s = rk_csr_transpose(&m->by_user, &t, err);
-        if (s == RK_OK) {
-            rk_csr_free(&m->by_item);
-            m->by_item = t;
-            s = rk_model_item_sums(m, RK_ITEM_VALUE, 0.0, m->item_mean, err);
-        }
+        s = rk_model_item_major(m, err);
+        if (s == RK_OK) s = rk_model_item_sums(m, RK_ITEM_VALUE, 0.0, m->item_mean, err);
     }
     if (s == RK_OK) model_means(m);
     if (s != RK_OK) rk_model_free(m);
@@ -308,6 +263,14 @@ static void sums_share(const rk_csr *U, rk_item_term term, double scale, int32_t
     f->mag = tot;
 }
 
+/* The walk's order by one thread: each item's terms in ascending user order. */
+static void sums_walk(const rk_csr *U, rk_item_term term, double scale, int32_t n, double *out)
+{
+    term_flags f;
+    for (int32_t i = 0; i < n; i++) out[i] = 0.0;
+    sums_share(U, term, scale, 0, U->n_rows, out, &f);
+}
+
 /* The raters' row lengths per item: integers, in 64-bit partial sums. */
 static int rater_rows_parallel(const rk_csr *U, int32_t n, int nt, double *out)
 {
@@ -317,7 +280,7 @@ static int rater_rows_parallel(const rk_csr *U, int32_t n, int nt, double *out)
     {
         const int th = rk_omp_thread_num(), T = rk_omp_num_threads();
         int32_t u0, u1;
-        user_share(U, th, T, &u0, &u1);
+        rk_csr_row_share(U, th, T, &u0, &u1);
         int64_t *c = part + (size_t)th * ((size_t)n + 1);
         for (int32_t u = u0; u < u1; u++) {
             const int64_t len = U->ptr[u + 1] - U->ptr[u];
@@ -352,9 +315,7 @@ static int sums_parallel(const rk_model *m, rk_item_term term, double scale, dou
     const int32_t n = m->by_item.n_rows;
     const int nt = partial_threads(U);
     if (nt < 2) { /* one thread: the walk's order itself */
-        term_flags f;
-        for (int32_t i = 0; i < n; i++) out[i] = 0.0;
-        sums_share(U, term, scale, 0, U->n_rows, out, &f);
+        sums_walk(U, term, scale, n, out);
         return 1;
     }
     if (term == RK_ITEM_RATER_ROWS) return rater_rows_parallel(U, n, nt, out);
@@ -367,7 +328,7 @@ static int sums_parallel(const rk_model *m, rk_item_term term, double scale, dou
         const int th = rk_omp_thread_num(), T = rk_omp_num_threads();
         int32_t u0, u1;
         term_flags f;
-        user_share(U, th, T, &u0, &u1);
+        rk_csr_row_share(U, th, T, &u0, &u1);
         sums_share(U, term, scale, u0, u1, part + (size_t)th * ((size_t)n + 1), &f);
         all_int = f.ints;
         all_q = f.q16;
@@ -405,11 +366,7 @@ rk_status rk_model_item_sums(const rk_model *m, rk_item_term term, double scale,
         }
         return RK_OK;
     }
-    if (sums_parallel(m, term, scale, out)) return RK_OK;
-    /* one thread in user order: each item's terms in ascending user order */
-    for (int32_t i = 0; i < n; i++) out[i] = 0.0;
-    term_flags f;
-    sums_share(U, term, scale, 0, U->n_rows, out, &f);
+    if (!sums_parallel(m, term, scale, out)) sums_walk(U, term, scale, n, out);
     return RK_OK;
 }
 

@@ -84,8 +84,9 @@ rk_status rk_model_item_major(rk_model *m, rk_error *err);
 
 /*! rk_model_complete_copy() : *out = *m sharing m's arrays, with an
  *  item-major matrix of its own when m's was deferred, for a call that reads
- *  it from a model it may not change.  Release with rk_model_complete_free
- *  (which frees only what this made).  @return RK_OK or RK_E_NOMEM. */
+ *  it from a model it may not change (a complete m: nothing is built).
+ *  Release with rk_model_complete_free (which frees only what this made).
+ *  @return RK_OK or RK_E_NOMEM. */
 rk_status rk_model_complete_copy(const rk_model *m, rk_model *out, rk_error *err);
 void rk_model_complete_free(rk_model *out, const rk_model *m);
 

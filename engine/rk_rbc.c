@@ -605,8 +605,7 @@ static rk_status rbc_run(const rk_model *m, const rk_knn_opts *o, const rk_rbc_o
 rk_status rk_rbc_cpu(const rk_model *m, const rk_knn_opts *o, const rk_rbc_opts *r, rk_lists *lists,
                      rk_rbc_stats *st, rk_error *err)
 {
-    if (rk_model_item_major_ready(m)) return rbc_run(m, o, r, lists, st, err);
-    rk_model full; /* a deferred item-major matrix, built for the call */
+    rk_model full; /* a deferred item-major matrix built for the call; else m itself */
     RK_FORWARD(rk_model_complete_copy(m, &full, err));
     rk_status s = rbc_run(&full, o, r, lists, st, err);
     rk_model_complete_free(&full, m);

@@ -412,8 +412,7 @@ rk_status rk_csr_build(const rk_triples *t, int32_t n_users, int32_t n_items, rk
     return RK_OK;
 }
 
-/* Rows [r0, r1) of chunk th of T: contiguous, about nnz / T entries each. */
-static void row_share(const rk_csr *a, int th, int T, int32_t *r0, int32_t *r1)
+void rk_csr_row_share(const rk_csr *a, int th, int T, int32_t *r0, int32_t *r1)
 {
     int32_t bound[2];
     for (int e = 0; e < 2; e++) {
@@ -447,6 +446,30 @@ static int bitlen(uint64_t x)
  * (a few hundred columns) into place.  The groups' places are the output's
  * own: no scratch beyond one group per thread.  Fewer groups make a cheaper
  * first scatter, more balance the second pass over the threads. */
+rk_status rk_csr_column_offsets(const rk_csr *a, int64_t *ptr, rk_error *err)
+{
+    const int32_t nc = a->n_cols;
+    const int nt = sort_threads(a->nnz, nc);
+    int64_t *cnt = calloc((size_t)nt * ((size_t)nc + 1), sizeof *cnt);
+    if (cnt == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory counting a matrix's columns");
+#pragma omp parallel num_threads(nt)
+    {
+        const int th = rk_omp_thread_num(), T = rk_omp_num_threads();
+        int32_t r0, r1;
+        rk_csr_row_share(a, th, T, &r0, &r1);
+        int64_t *c = cnt + (size_t)th * ((size_t)nc + 1);
+        for (int64_t p = a->ptr[r0]; p < a->ptr[r1]; p++) c[a->idx[p]]++;
+    }
+    int64_t run = 0;
+    for (int32_t c = 0; c < nc; c++) {
+        ptr[c] = run;
+        for (int q = 0; q < nt; q++) run += cnt[(size_t)q * ((size_t)nc + 1) + (size_t)c];
+    }
+    ptr[nc] = run;
+    free(cnt);
+    return RK_OK;
+}
+
 rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err)
 {
     RK_FORWARD(csr_alloc(out, a->n_cols, a->n_rows, a->nnz, err));
@@ -471,7 +494,7 @@ rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err)
     {
         const int th = rk_omp_thread_num(), T = rk_omp_num_threads();
         int32_t r0, r1;
-        row_share(a, th, T, &r0, &r1);
+        rk_csr_row_share(a, th, T, &r0, &r1);
         int64_t *h = hist + (size_t)th * ((size_t)nc + 1);
         for (int64_t p = a->ptr[r0]; p < a->ptr[r1]; p++) h[a->idx[p]]++;
 #pragma omp barrier

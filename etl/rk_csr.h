@@ -126,6 +126,15 @@ rk_status rk_triples_dedupe_csr(rk_triples *t, int32_t n_users, int32_t n_items,
  *  @return RK_OK or RK_E_NOMEM. */
 rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err);
 
+/*! rk_csr_column_offsets() : ptr[a->n_cols + 1] = the row offsets of aᵀ
+ *  (each column's entries counted, in parallel), without building it.
+ *  @return RK_OK or RK_E_NOMEM. */
+rk_status rk_csr_column_offsets(const rk_csr *a, int64_t *ptr, rk_error *err);
+
+/*! rk_csr_row_share() : rows [*r0, *r1) of share th of T: contiguous, about
+ *  a->nnz / T entries each (the parallel passes over a's entries). */
+void rk_csr_row_share(const rk_csr *a, int th, int T, int32_t *r0, int32_t *r1);
+
 /*! rk_csr_longest_row() : the most entries a row of a has (0 for none). */
 int64_t rk_csr_longest_row(const rk_csr *a);
 

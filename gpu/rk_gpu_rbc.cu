@@ -638,8 +638,7 @@ extern "C" rk_status rk_gpu_rbc(const rk_model *m, const rk_knn_opts *o, const r
         return rk_error_set(err, RK_E_ARG, "k = %d is above the GPU's limit of %d", o->k, RK_GPU_MAX_K);
     char why[256];
     if (!rk_gpu_available(why, sizeof why)) return rk_error_set(err, RK_E_GPU, "no usable GPU: %s", why);
-    if (rk_model_item_major_ready(m)) return run(m, o, r, g, lists, st, err);
-    rk_model full; // a deferred item-major matrix, built for the call
+    rk_model full; // a deferred item-major matrix built for the call; else m itself
     RK_FORWARD(rk_model_complete_copy(m, &full, err));
     rk_status s = run(&full, o, r, g, lists, st, err);
     rk_model_complete_free(&full, m);

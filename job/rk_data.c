@@ -116,14 +116,12 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
      * one the host's path makes after its sort, and its ratings are left out
      * of the matrix there (no pass over the matrix to drop them) */
     rk_split_draw h;
-    int drawn = 0;
     s = RK_OK;
     if (!o->no_model && o->sort_csr != NULL) {
         uint64_t *held = NULL;
         if (o->holdout > 0.0) {
             s = rk_split_holdout_plan(d->ds.train.n, o->holdout, o->seed, &h, err);
             if (s != RK_OK) goto fail;
-            drawn = 1;
             held = malloc((size_t)((d->ds.train.n + 63) / 64) * sizeof *held);
             if (held != NULL) rk_split_holdout_bits(&h, held);
             t_draw = rk_omp_wtime() - t_dd;
@@ -146,7 +144,7 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     d->t_dedupe = t_split - t_dd - t_draw;
     if (o->holdout > 0.0) {
         /* the host's sort may have removed repeated pairs: the draw is over its survivors */
-        if (!d->sorted_elsewhere || !drawn) s = rk_split_holdout_plan(d->ds.train.n, o->holdout, o->seed, &h, err);
+        if (!d->sorted_elsewhere) s = rk_split_holdout_plan(d->ds.train.n, o->holdout, o->seed, &h, err);
         /* the training ratings stay where the load put them (no copy of
          * 98% of them): they move from ds to d */
         d->train = d->ds.train;
