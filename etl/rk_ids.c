@@ -181,6 +181,44 @@ static inline int popcount64(uint64_t x)
 #endif
 }
 
+/* The direct table's index of the id x. */
+static inline int32_t direct_index(int64_t x, int64_t lo, const uint64_t *bits, const int32_t *before, int gaps)
+{
+    const uint64_t p = (uint64_t)x - (uint64_t)lo;
+    if (!gaps) return (int32_t)p;
+    return before[p >> 6] + popcount64(bits[p >> 6] & (((uint64_t)1 << (p & 63)) - 1));
+}
+
+/* An over column's indices written over its ids (rk_idcol): index j's 4
+ * bytes lie in id j / 2's 8, so a wave of rows [a, 2a) writes only ids that
+ * earlier waves read and reads none that it writes.  The first rows go one
+ * by one in order, then the waves one after the other, each on every
+ * thread.  The block is read as int64 and written as int32: memcpy, since
+ * C's aliasing rules let only character access mix the two. */
+static void index_over(int64_t *v, int64_t n, int64_t lo, const uint64_t *bits, const int32_t *before, int gaps,
+                       int nt)
+{
+    char *b = (char *)v;
+    const int64_t first = n < 1024 ? n : 1024;
+    for (int64_t j = 0; j < first; j++) {
+        int64_t x;
+        memcpy(&x, b + 8 * j, sizeof x);
+        const int32_t d = direct_index(x, lo, bits, before, gaps);
+        memcpy(b + 4 * j, &d, sizeof d);
+    }
+#pragma omp parallel num_threads(nt) if (n > RK_PAR_MIN)
+    for (int64_t a = first; a < n; a *= 2) {
+        const int64_t e = a < n - a ? 2 * a : n; /* min(2a, n) */
+#pragma omp for schedule(static)
+        for (int64_t j = a; j < e; j++) {
+            int64_t x;
+            memcpy(&x, b + 8 * j, sizeof x);
+            const int32_t d = direct_index(x, lo, bits, before, gaps);
+            memcpy(b + 4 * j, &d, sizeof d);
+        }
+    }
+}
+
 /* Ids within RK_DIRECT_MAX of each other: a bitmap of the offsets present,
  * set while each id's offset from the minimum is written as its index; an
  * offset's rank among the set bits (a popcount prefix) is the dense index,
@@ -248,7 +286,8 @@ static rk_status build_direct(rk_idcol *cols, int ncols, int nt, int64_t lo, uin
                                : too_many(err);
     }
     m->n = (int32_t)d;
-    if ((uint64_t)d != range) /* gaps: offsets become ranks */
+    const int gaps = (uint64_t)d != range;
+    if (gaps) /* offsets become ranks */
         for (int c = 0; c < ncols; c++) {
             int32_t *dense = cols[c].dense;
             if (dense == NULL) continue;
@@ -257,6 +296,11 @@ static rk_status build_direct(rk_idcol *cols, int ncols, int nt, int64_t lo, uin
                 const uint32_t p = (uint32_t)dense[j];
                 dense[j] = before[p >> 6] + popcount64(bits[p >> 6] & (((uint64_t)1 << (p & 63)) - 1));
             }
+        }
+    for (int c = 0; c < ncols; c++) /* last: nothing can fail once an id is lost */
+        if (cols[c].over && cols[c].dense == NULL && cols[c].n > 0) {
+            index_over((int64_t *)(uintptr_t)cols[c].v, cols[c].n, lo, bits, before, gaps, nt);
+            cols[c].dense = (int32_t *)(uintptr_t)cols[c].v;
         }
     free(bits);
     free(before);
@@ -414,6 +458,18 @@ out:
     return st;
 }
 
+/* New blocks for the over columns' indices, where they cannot go over the ids. */
+static rk_status new_dense(rk_idcol *cols, int ncols, rk_error *err)
+{
+    for (int c = 0; c < ncols; c++)
+        if (cols[c].over && cols[c].dense == NULL && cols[c].n > 0) {
+            cols[c].dense = rk_mem_alloc((size_t)cols[c].n * sizeof *cols[c].dense);
+            if (cols[c].dense == NULL)
+                return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld indices", (long long)cols[c].n);
+        }
+    return RK_OK;
+}
+
 static rk_status build_numeric(rk_idcol *cols, int ncols, int nt, int64_t total, rk_idmap *m,
                                rk_error *err)
 {
@@ -435,6 +491,7 @@ static rk_status build_numeric(rk_idcol *cols, int ncols, int nt, int64_t total,
     uint64_t span = (uint64_t)hi - (uint64_t)lo; /* range - 1, no overflow */
     if (span < RK_DIRECT_MAX && span < 4 * (uint64_t)total + 65536)
         return build_direct(cols, ncols, nt, lo, span + 1, m, err);
+    RK_FORWARD(new_dense(cols, ncols, err));
     return build_hashed(cols, ncols, total < RK_PAR_MIN ? 1 : nt, m, err);
 }
 
@@ -625,9 +682,14 @@ rk_status rk_ids_build(rk_idcol *cols, int ncols, int nthreads, rk_idmap **out, 
     }
     rk_idmap *m = calloc(1, sizeof *m);
     if (m == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for an id map");
-    rk_status st = numeric ? build_numeric(cols, ncols, nt, total, m, err)
-                           : build_strings(cols, ncols, nt, total, m, err);
+    rk_status st = numeric ? build_numeric(cols, ncols, nt, total, m, err) : new_dense(cols, ncols, err);
+    if (st == RK_OK && !numeric) st = build_strings(cols, ncols, nt, total, m, err);
     if (st != RK_OK) {
+        for (int c = 0; c < ncols; c++)
+            if (cols[c].over && cols[c].dense != NULL) {
+                if (cols[c].dense != (const void *)cols[c].v) free(cols[c].dense);
+                cols[c].dense = NULL;
+            }
         rk_ids_free(m);
         return st;
     }
@@ -662,7 +724,7 @@ rk_status rk_ids_from_strings(const char *const *ids, int64_t n, rk_idmap **out,
             r.utag[k] = 1;
         }
     }
-    rk_idcol col = {r.u, r.utag, r.arena, n, NULL};
+    rk_idcol col = {r.u, r.utag, r.arena, n, NULL, 0};
     st = rk_ids_build(&col, 1, 0, out, err);
     rk_rows_free(&r);
     return st;

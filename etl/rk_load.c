@@ -673,27 +673,33 @@ static double total_bytes(const char *const *paths, int n_paths, const char *tes
     return sum;
 }
 
+/* A column's indices for the triples: when they went over the raw ids, the
+ * rows give up the block, cut to the indices' 4n bytes. */
+static int32_t *take_ids(int64_t **raw, int32_t *dense, int64_t n)
+{
+    if (dense == NULL || (void *)dense != (void *)*raw) return dense;
+    *raw = NULL;
+    int32_t *cut = realloc(dense, (size_t)n * sizeof *cut);
+    return cut != NULL ? cut : dense;
+}
+
 static rk_status finish(rk_rows *train, rk_rows *test, const rk_load_opts *o, rk_dataset *out,
                         rk_error *err)
 {
     int nt = o->threads > 0 ? o->threads : rk_omp_max_threads();
     rk_triples *tr[2] = {&out->train, &out->test};
     rk_rows *rw[2] = {train, test};
-    for (int w = 0; w < 2; w++) {
-        int64_t n = rw[w]->n;
-        if (n == 0) continue;
-        tr[w]->user = rk_mem_alloc((size_t)n * sizeof(int32_t));
-        tr[w]->item = rk_mem_alloc((size_t)n * sizeof(int32_t));
-        if (tr[w]->user == NULL || tr[w]->item == NULL)
-            return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)n);
-    }
+    /* the indices go over the raw ids where the map allows (rk_idcol): the
+     * rows' id blocks become the triples' */
     rk_idcol uc[2], ic[2];
     for (int w = 0; w < 2; w++) {
-        uc[w] = (rk_idcol){rw[w]->u, rw[w]->utag, rw[w]->arena, rw[w]->n, tr[w]->user};
-        ic[w] = (rk_idcol){rw[w]->i, rw[w]->itag, rw[w]->arena, rw[w]->n, tr[w]->item};
+        uc[w] = (rk_idcol){rw[w]->u, rw[w]->utag, rw[w]->arena, rw[w]->n, NULL, 1};
+        ic[w] = (rk_idcol){rw[w]->i, rw[w]->itag, rw[w]->arena, rw[w]->n, NULL, 1};
     }
     rk_status st = rk_ids_build(uc, 2, nt, &out->users, err);
+    for (int w = 0; w < 2 && st == RK_OK; w++) tr[w]->user = take_ids(&rw[w]->u, uc[w].dense, rw[w]->n);
     if (st == RK_OK) st = rk_ids_build(ic, 2, nt, &out->items, err);
+    for (int w = 0; w < 2 && st == RK_OK; w++) tr[w]->item = take_ids(&rw[w]->i, ic[w].dense, rw[w]->n);
     if (st == RK_E_RANGE && err != NULL) { /* say which map: never wrapped into negative indices */
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err->msg);

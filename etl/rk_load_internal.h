@@ -263,13 +263,21 @@ rk_status rk_detect(const rk_load_opts *o, const char *name, const char *p,
                     int64_t *skip_lines, rk_error *err);
 
 /* rk_ids.c */
-/* One column of raw ids to map; dense (may be NULL) receives the indices. */
+/* One column of raw ids to map; dense (may be NULL) receives the indices.
+ * With over set and dense NULL the column's indices are wanted too, and its
+ * ids may be lost for them: rk_ids_build writes the indices over v's memory
+ * (dense then equals (int32_t *)v, the first 4n bytes of the block) where the
+ * map is a direct table, or into a new block (rk_mem_alloc) otherwise; the
+ * caller owns dense in both cases (NULL again after a failure).  The loader's
+ * raw id columns thus become the triples' columns: no 4n-byte block per
+ * column is first written, no 8n-byte one freed. */
 typedef struct rk_idcol {
     const int64_t *v;
     const uint8_t *tag;   /* NULL: all integers */
     const char *arena;
     int64_t n;
     int32_t *dense;
+    int over;
 } rk_idcol;
 
 /*! rk_ids_build() : the map of every id in the columns (numeric order when

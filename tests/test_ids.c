@@ -161,7 +161,7 @@ static void check_numeric_threads(int64_t n, uint64_t spread, int negative, int 
     int64_t nd = 0;
     for (int64_t k = 0; k < n; k++)
         if (k == 0 || s[k] != s[k - 1]) s[nd++] = s[k];
-    rk_idcol cols[2] = {{v, NULL, NULL, n / 2, d1}, {v + n / 2, NULL, NULL, n - n / 2, d2}};
+    rk_idcol cols[2] = {{v, NULL, NULL, n / 2, d1, 0}, {v + n / 2, NULL, NULL, n - n / 2, d2, 0}};
     rk_idmap *m = NULL;
     rk_error e;
     CU_ASSERT_EQUAL_FATAL(rk_ids_build(cols, 2, nthreads, &m, &e), RK_OK);
@@ -213,7 +213,7 @@ static void test_column_without_output(void)
         if (k == 1) { /* hashed: ids far apart */
             b[0] = (int64_t)1 << 50;
         }
-        rk_idcol cols[2] = {{a, NULL, NULL, 3, da}, {b, NULL, NULL, 4, NULL}};
+        rk_idcol cols[2] = {{a, NULL, NULL, 3, da, 0}, {b, NULL, NULL, 4, NULL, 0}};
         rk_idmap *m = NULL;
         CU_ASSERT_EQUAL_FATAL(rk_ids_build(cols, 2, 3, &m, NULL), RK_OK);
         CU_ASSERT_EQUAL(rk_ids_count(m), 5); /* 5 10 20 30 40 (or 2^50) */
@@ -232,6 +232,83 @@ static void test_numeric_random(void)
     check_numeric_random(100000, 1ULL << 40, 1, 3);       /* hashed */
     check_numeric_random(50000, 9000000000000000000ULL, 1, 4);
     check_numeric_random(1, 10, 0, 5);
+}
+
+/* Over columns (rk_idcol.over): the indices written over the ids where the
+ * map is a direct table (the waves of rk_ids.c at sizes around their
+ * bounds), in new blocks otherwise, next to a column with its own output;
+ * every index against the sorted distinct values. */
+static void check_over(int64_t n, uint64_t spread, int nthreads, unsigned long long seed)
+{
+    const int64_t n1 = n / 3, n2 = n - n1;
+    int64_t *a = malloc((size_t)(n1 > 0 ? n1 : 1) * sizeof *a), *b = malloc((size_t)n2 * sizeof *b);
+    int64_t *orig = malloc((size_t)n * sizeof *orig), *s = malloc((size_t)n * sizeof *s);
+    int32_t *da = malloc((size_t)(n1 > 0 ? n1 : 1) * sizeof *da);
+    for (int64_t k = 0; k < n; k++) {
+        orig[k] = s[k] = 77 + (int64_t)(rk_test_rand(&seed) % spread);
+        if (k < n1) a[k] = orig[k];
+        else b[k - n1] = orig[k];
+    }
+    qsort(s, (size_t)n, sizeof *s, cmp_i64);
+    int64_t nd = 0;
+    for (int64_t k = 0; k < n; k++)
+        if (k == 0 || s[k] != s[k - 1]) s[nd++] = s[k];
+    rk_idcol cols[2] = {{a, NULL, NULL, n1, da, 0}, {b, NULL, NULL, n2, NULL, 1}};
+    rk_idmap *m = NULL;
+    rk_error e;
+    CU_ASSERT_EQUAL_FATAL(rk_ids_build(cols, 2, nthreads, &m, &e), RK_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cols[1].dense);
+    /* a direct table (ids close to each other, rk_ids.c) writes over b; the hashed path cannot */
+    const uint64_t span = (uint64_t)(s[nd - 1] - s[0]);
+    CU_ASSERT_EQUAL(cols[1].dense == (int32_t *)(void *)b, span < (uint64_t)(4 * n + 65536));
+    CU_ASSERT_EQUAL_FATAL(rk_ids_count(m), nd);
+    int ok = 1;
+    for (int64_t k = 0; k < n; k++) {
+        const int32_t idx = k < n1 ? da[k] : cols[1].dense[k - n1];
+        ok &= idx >= 0 && idx < nd && s[idx] == orig[k];
+    }
+    CU_ASSERT_TRUE(ok);
+    if ((void *)cols[1].dense != (void *)b) free(cols[1].dense);
+    rk_ids_free(m);
+    free(a);
+    free(b);
+    free(orig);
+    free(s);
+    free(da);
+}
+
+static void test_over(void)
+{
+    static const int64_t sizes[] = {1, 2, 3, 5, 1537, 1538, 3074, 3075, 6147, 100000, 300001};
+    for (int t = 1; t <= 8; t += 7)
+        for (size_t q = 0; q < sizeof sizes / sizeof *sizes; q++) {
+            const unsigned long long seed = 100 + (unsigned long long)(q * 8 + (size_t)t);
+            check_over(sizes[q], 3, t, seed);                 /* direct, most likely no gaps */
+            check_over(sizes[q], 5000, t, seed + 1);          /* direct with gaps */
+            check_over(sizes[q], (uint64_t)1 << 45, t, seed); /* hashed */
+        }
+    /* string ids: a new block, the ids' arena untouched */
+    rk_rows r;
+    memset(&r, 0, sizeof r);
+    CU_ASSERT_EQUAL_FATAL(rk_rows_reserve(&r, 3, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(rk_rows_want_tags(&r), 0);
+    const char *ids[] = {"b", "a", "b"};
+    for (int k = 0; k < 3; k++) {
+        r.u[k] = rk_rows_put_string(&r, ids[k], 1);
+        r.utag[k] = 1;
+    }
+    r.n = 3;
+    rk_idcol col = {r.u, r.utag, r.arena, 3, NULL, 1};
+    rk_idmap *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(rk_ids_build(&col, 1, 2, &m, NULL), RK_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(col.dense);
+    CU_ASSERT_PTR_NOT_EQUAL(col.dense, (int32_t *)(void *)r.u);
+    CU_ASSERT_EQUAL(col.dense[0], 1);
+    CU_ASSERT_EQUAL(col.dense[1], 0);
+    CU_ASSERT_EQUAL(col.dense[2], 1);
+    free(col.dense);
+    rk_ids_free(m);
+    rk_rows_free(&r);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -318,7 +395,7 @@ static void test_id_limit(void)
                         tag[k] = 0;
                     }
                 }
-                rk_idcol col = {v, path == 2 ? tag : NULL, arena, 40, dense};
+                rk_idcol col = {v, path == 2 ? tag : NULL, arena, 40, dense, 0};
                 rk_idmap *m = NULL;
                 rk_error e = {0};
                 rk_status st = rk_ids_build(&col, 1, nt, &m, &e);
@@ -331,6 +408,19 @@ static void test_id_limit(void)
                     CU_ASSERT_EQUAL(st, RK_E_RANGE);
                     CU_ASSERT_STRING_EQUAL(e.msg, "more than 5 distinct ids (indices are 32-bit)");
                     CU_ASSERT_PTR_NULL(m);
+                }
+                rk_ids_free(m);
+                /* the same ids in an over column: nothing given back on failure */
+                rk_idcol oc = {v, path == 2 ? tag : NULL, arena, 40, NULL, 1};
+                m = NULL;
+                st = rk_ids_build(&oc, 1, nt, &m, &e);
+                CU_ASSERT_EQUAL(st, nd <= 5 ? RK_OK : RK_E_RANGE);
+                if (st == RK_OK) {
+                    CU_ASSERT_EQUAL(oc.dense == (int32_t *)(void *)v, path == 0);
+                    for (int k = 0; k < 40; k++) CU_ASSERT_EQUAL(oc.dense[k], (int32_t)((k * 11) % nd));
+                    if ((void *)oc.dense != (void *)v) free(oc.dense);
+                } else {
+                    CU_ASSERT_PTR_NULL(oc.dense);
                 }
                 rk_ids_free(m);
             }
@@ -362,6 +452,7 @@ int main(void)
         {"random integer ids", test_numeric_random},
         {"integer ids on any thread count", test_numeric_threads},
         {"a column without indices", test_column_without_output},
+        {"indices over the ids", test_over},
         {"random string ids", test_string_random},
         {"maps built by the loader", test_loader_maps},
         {"the distinct-id limit", test_id_limit},
