@@ -181,30 +181,39 @@ static inline int popcount64(uint64_t x)
 #endif
 }
 
-/* The direct table's index of the id x. */
-static inline int32_t direct_index(int64_t x, int64_t lo, const uint64_t *bits, const int32_t *before, int gaps)
+/* Marks offset p present: the word is read before it is written, so it stays
+ * shared between cores instead of bouncing, and an atomic runs once per
+ * distinct id at most. */
+static inline void mark(uint64_t *bits, uint64_t p)
 {
-    const uint64_t p = (uint64_t)x - (uint64_t)lo;
-    if (!gaps) return (int32_t)p;
-    return before[p >> 6] + popcount64(bits[p >> 6] & (((uint64_t)1 << (p & 63)) - 1));
+    const uint64_t bit = (uint64_t)1 << (p & 63);
+    uint64_t w;
+#pragma omp atomic read
+    w = bits[p >> 6];
+    if (!(w & bit)) {
+#pragma omp atomic update
+        bits[p >> 6] |= bit;
+    }
 }
 
-/* An over column's indices written over its ids (rk_idcol): index j's 4
- * bytes lie in id j / 2's 8, so a wave of rows [a, 2a) writes only ids that
- * earlier waves read and reads none that it writes.  The first rows go one
- * by one in order, then the waves one after the other, each on every
- * thread.  The block is read as int64 and written as int32: memcpy, since
- * C's aliasing rules let only character access mix the two. */
-static void index_over(int64_t *v, int64_t n, int64_t lo, const uint64_t *bits, const int32_t *before, int gaps,
-                       int nt)
+/* An over column's offsets (id - lo) written over its ids (rk_idcol), their
+ * bits marked: offset j's 4 bytes lie in id j / 2's 8, so a wave of rows
+ * [a, 2a) writes only ids that earlier waves read and reads none that it
+ * writes.  The first rows go one by one in order, then the waves one after
+ * the other, each on every thread.  The block is read as int64 and written
+ * as int32: memcpy, since C's aliasing rules let only character access mix
+ * the two. */
+static void offsets_over(int64_t *v, int64_t n, int64_t lo, uint64_t *bits, int nt)
 {
     char *b = (char *)v;
     const int64_t first = n < 1024 ? n : 1024;
     for (int64_t j = 0; j < first; j++) {
         int64_t x;
         memcpy(&x, b + 8 * j, sizeof x);
-        const int32_t d = direct_index(x, lo, bits, before, gaps);
-        memcpy(b + 4 * j, &d, sizeof d);
+        const uint64_t p = (uint64_t)x - (uint64_t)lo;
+        const int32_t o = (int32_t)p;
+        mark(bits, p);
+        memcpy(b + 4 * j, &o, sizeof o);
     }
 #pragma omp parallel num_threads(nt) if (n > RK_PAR_MIN)
     for (int64_t a = first; a < n; a *= 2) {
@@ -213,8 +222,10 @@ static void index_over(int64_t *v, int64_t n, int64_t lo, const uint64_t *bits, 
         for (int64_t j = a; j < e; j++) {
             int64_t x;
             memcpy(&x, b + 8 * j, sizeof x);
-            const int32_t d = direct_index(x, lo, bits, before, gaps);
-            memcpy(b + 4 * j, &d, sizeof d);
+            const uint64_t p = (uint64_t)x - (uint64_t)lo;
+            const int32_t o = (int32_t)p;
+            mark(bits, p);
+            memcpy(b + 4 * j, &o, sizeof o);
         }
     }
 }
@@ -241,16 +252,15 @@ static rk_status build_direct(rk_idcol *cols, int ncols, int nt, int64_t lo, uin
     for (int c = 0; c < ncols; c++) {
         const int64_t *v = cols[c].v;
         int32_t *dense = cols[c].dense;
+        if (cols[c].over && dense == NULL && cols[c].n > 0) { /* ids lost from here on, even on failure */
+            offsets_over((int64_t *)(uintptr_t)v, cols[c].n, lo, bits, nt);
+            cols[c].dense = (int32_t *)(uintptr_t)v;
+            continue;
+        }
 #pragma omp parallel for schedule(static) num_threads(nt) if (cols[c].n > RK_PAR_MIN)
         for (int64_t j = 0; j < cols[c].n; j++) {
-            const uint64_t p = (uint64_t)v[j] - (uint64_t)lo, bit = (uint64_t)1 << (p & 63);
-            uint64_t w;
-#pragma omp atomic read
-            w = bits[p >> 6];
-            if (!(w & bit)) {
-#pragma omp atomic update
-                bits[p >> 6] |= bit;
-            }
+            const uint64_t p = (uint64_t)v[j] - (uint64_t)lo;
+            mark(bits, p);
             if (dense != NULL) dense[j] = (int32_t)p; /* the offset for now */
         }
     }
@@ -286,8 +296,7 @@ static rk_status build_direct(rk_idcol *cols, int ncols, int nt, int64_t lo, uin
                                : too_many(err);
     }
     m->n = (int32_t)d;
-    const int gaps = (uint64_t)d != range;
-    if (gaps) /* offsets become ranks */
+    if ((uint64_t)d != range) /* gaps: offsets become ranks */
         for (int c = 0; c < ncols; c++) {
             int32_t *dense = cols[c].dense;
             if (dense == NULL) continue;
@@ -296,11 +305,6 @@ static rk_status build_direct(rk_idcol *cols, int ncols, int nt, int64_t lo, uin
                 const uint32_t p = (uint32_t)dense[j];
                 dense[j] = before[p >> 6] + popcount64(bits[p >> 6] & (((uint64_t)1 << (p & 63)) - 1));
             }
-        }
-    for (int c = 0; c < ncols; c++) /* last: nothing can fail once an id is lost */
-        if (cols[c].over && cols[c].dense == NULL && cols[c].n > 0) {
-            index_over((int64_t *)(uintptr_t)cols[c].v, cols[c].n, lo, bits, before, gaps, nt);
-            cols[c].dense = (int32_t *)(uintptr_t)cols[c].v;
         }
     free(bits);
     free(before);

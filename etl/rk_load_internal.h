@@ -268,7 +268,8 @@ rk_status rk_detect(const rk_load_opts *o, const char *name, const char *p,
  * ids may be lost for them: rk_ids_build writes the indices over v's memory
  * (dense then equals (int32_t *)v, the first 4n bytes of the block) where the
  * map is a direct table, or into a new block (rk_mem_alloc) otherwise; the
- * caller owns dense in both cases (NULL again after a failure).  The loader's
+ * caller owns dense in both cases (NULL again after a failure, when the ids
+ * may be lost too: the offsets go over them as the bitmap is set).  The loader's
  * raw id columns thus become the triples' columns: no 4n-byte block per
  * column is first written, no 8n-byte one freed. */
 typedef struct rk_idcol {
