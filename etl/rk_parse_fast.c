@@ -45,16 +45,66 @@ int rk_fast_layout(const rk_fmt *f)
     return 0;
 }
 
+/* Eight bytes at a time (SWAR) where eight bytes can be read: a little-endian
+ * load puts the first byte lowest.  t = x - '0' in every byte: the bytes up
+ * to the first non-digit are its digits' values and borrow nothing, so
+ * whatever the subtraction does above the first non-digit cannot matter. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define RK_SWAR 1
+#define ONES ((uint64_t)0x0101010101010101ULL)
+
+static const uint64_t pow10_u[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+/* The digits' values of p[0..8) (t) and how many of them lead (8: all). */
+static inline unsigned lead_digits(const char *p, uint64_t *t)
+{
+    uint64_t x;
+    memcpy(&x, p, sizeof x);
+    x -= ONES * '0';
+    /* a byte's top bit ends up set where it is above 9 (or was below '0') */
+    const uint64_t big = (x | (x + ONES * (0x80 - 10))) & (ONES * 0x80);
+    *t = x;
+    return big == 0 ? 8u : (unsigned)__builtin_ctzll(big) / 8u;
+}
+
+/* The value of the k (1..8) digits whose values are the low k bytes of t. */
+static inline uint64_t digits_value(uint64_t t, unsigned k)
+{
+    t <<= 8 * (8 - k); /* the digits to the top, zeros (leading zeros) below */
+    t = (t * 10 + (t >> 8)) & 0x00ff00ff00ff00ffULL;
+    t = (t * 100 + (t >> 16)) & 0x0000ffff0000ffffULL;
+    return (t * 10000 + (t >> 32)) & 0xffffffffULL;
+}
+#else
+#define RK_SWAR 0
+#endif
+
 /* A canonical integer of 1 to 18 digits (no overflow possible) ending at the
  * delimiter.  @return the byte after the delimiter, or NULL.  The scan stops
- * at the line's newline at the latest, which is not a digit. */
-static inline const char *fast_id(const char *p, unsigned char delim, int64_t *out)
+ * at the line's newline at the latest, which is not a digit.  With 16 bytes
+ * before `end` its first 16 digits are read 8 at a time. */
+static inline const char *fast_id(const char *p, const char *end, unsigned char delim, int64_t *out)
 {
     int neg = *p == '-';
     const char *s = p + neg;
     const char *q = s;
     uint64_t v = 0;
     unsigned d;
+#if RK_SWAR
+    if (end - s >= 16) {
+        uint64_t t;
+        const unsigned k = lead_digits(s, &t);
+        if (k < 8) {
+            v = k > 0 ? digits_value(t, k) : 0;
+            q = s + k;
+        } else {
+            v = digits_value(t, 8);
+            const unsigned k2 = lead_digits(s + 8, &t);
+            q = s + 8 + k2;
+            if (k2 > 0) v = v * pow10_u[k2] + digits_value(t, k2); /* 16 digits at most: no overflow */
+        } /* more digits: one by one below, as without SWAR */
+    }
+#endif
     while ((d = (unsigned)(unsigned char)*q - '0') <= 9) {
         v = v * 10 + d;
         q++;
@@ -88,11 +138,11 @@ const char *rk_fast_lines(const rk_fmt *f, rk_chunk *c, const char *p, const cha
     while (p < end) {
         int64_t u, i, t = 0;
         double r;
-        const char *q = fast_id(p, delim, &u);
+        const char *q = fast_id(p, end, delim, &u);
         if (q == NULL || (dat && *q++ != (char)delim)) break; /* dat: "::" */
         if (netflix) {
             i = movie;
-        } else if ((q = fast_id(q, delim, &i)) == NULL || (dat && *q++ != (char)delim)) {
+        } else if ((q = fast_id(q, end, delim, &i)) == NULL || (dat && *q++ != (char)delim)) {
             break;
         }
         const char *s = q;
@@ -102,6 +152,14 @@ const char *rk_fast_lines(const rk_fmt *f, rk_chunk *c, const char *p, const cha
         if (four) {
             if ((unsigned char)*q != delim || (dat && (unsigned char)*++q != delim)) break;
             s = ++q;
+#if RK_SWAR
+            while (end - q >= 8) { /* a time's digits 8 at a time */
+                uint64_t digits;
+                const unsigned k = lead_digits(q, &digits);
+                q += k;
+                if (k < 8) break;
+            }
+#endif
             while ((unsigned)((unsigned char)*q - '0') <= 9 || *q == '-') q++;
             /* the integer form first; a date ("2005-09-06") is no integer */
             if (keep_time && rk_parse_time_int(s, (size_t)(q - s), &t) != 0 &&

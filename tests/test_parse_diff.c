@@ -202,12 +202,18 @@ static void gen_id(char *out, size_t cap)
     static const char *const odd[] = {"0", "-0", "007", "u12", "x", "9223372036854775807",
                                       "-9223372036854775808", "9223372036854775808", "1234567890123456789",
                                       "100000000000000000", "a.b", "--1", "1-2", "1.5"};
-    switch (rnd(12)) {
+    switch (rnd(13)) {
     case 0: snprintf(out, cap, "%s", odd[rnd(sizeof odd / sizeof odd[0])]); break;
     case 1: snprintf(out, cap, "-%u", 1 + rnd(100000)); break;
     case 2: snprintf(out, cap, "%llu", (rk_test_rand(&seed) % 900000000000000000ULL) + 100000000000000000ULL); break;
     case 3: snprintf(out, cap, "%u", rnd(10)); break;
     case 4: snprintf(out, cap, "%u", rnd(40)); break;
+    case 5: { /* 1 to 18 digits: the fast path's 8-byte steps and their ends */
+        unsigned long long m = 1;
+        for (unsigned k = 1 + rnd(18); k > 0; k--) m *= 10;
+        snprintf(out, cap, "%s%llu", rnd(4) == 0 ? "-" : "", rk_test_rand(&seed) % m);
+        break;
+    }
     default: snprintf(out, cap, "%u", rnd(1000000)); break;
     }
 }
@@ -490,6 +496,29 @@ static int fast_takes(const rk_fmt *f, const char *line, int64_t *u, int64_t *i,
     CU_ASSERT_EQUAL(line_no, took);
     CU_ASSERT(end == line || took);
     if (took) *u = home.u[0], *i = home.i[0], *r = home.r[0], *t = home.t[0];
+    if (len > 0 && line[len - 1] == '\n') {
+        /* the same line with 40 more bytes after it (a line the fast path
+         * refuses, so that it stops there): now its fields are read 8 bytes
+         * at a time, with the same result */
+        char buf[512];
+        CU_ASSERT_FATAL(len + 41 < sizeof buf);
+        memcpy(buf, line, len);
+        memset(buf + len, 'x', 39);
+        buf[len + 39] = '\n';
+        buf[len + 40] = '\0';
+        c.n = 0;
+        line_no = 0;
+        const char *e2 = rk_fast_lines(f, &c, buf, buf + len + 40, &line_no, 77);
+        CU_ASSERT_EQUAL(e2 == buf + len, took);
+        CU_ASSERT(e2 == buf || e2 == buf + len);
+        CU_ASSERT_EQUAL(c.n, took);
+        if (took && c.n == 1) {
+            CU_ASSERT_EQUAL(home.u[0], *u);
+            CU_ASSERT_EQUAL(home.i[0], *i);
+            CU_ASSERT_EQUAL(home.r[0], *r);
+            CU_ASSERT_EQUAL(home.t[0], *t);
+        }
+    }
     rk_chunk_free(&c);
     rk_rows_free(&home);
     return took;
@@ -521,6 +550,18 @@ static void test_fast_rules(void)
     CU_ASSERT_EQUAL(t, 1125964800);
     CU_ASSERT_TRUE(fast_takes(&f, "999999999999999999,1,5.,-3\n", &u, &i, &r, &t));
     CU_ASSERT_EQUAL(u, 999999999999999999LL);
+    /* ids at the ends of the 8-byte steps: 7, 8, 9, 15, 16, 17 digits */
+    CU_ASSERT_TRUE(fast_takes(&f, "1234567,12345678,4.5,1\n", &u, &i, &r, &t));
+    CU_ASSERT_EQUAL(u, 1234567);
+    CU_ASSERT_EQUAL(i, 12345678);
+    CU_ASSERT_TRUE(fast_takes(&f, "-123456789,123456789012345,1,1\n", &u, &i, &r, &t));
+    CU_ASSERT_EQUAL(u, -123456789);
+    CU_ASSERT_EQUAL(i, 123456789012345LL);
+    CU_ASSERT_TRUE(fast_takes(&f, "1234567890123456,12345678901234567,1,1\n", &u, &i, &r, &t));
+    CU_ASSERT_EQUAL(u, 1234567890123456LL);
+    CU_ASSERT_EQUAL(i, 12345678901234567LL);
+    CU_ASSERT_FALSE(fast_takes(&f, "0123456789,1,1,1\n", &u, &i, &r, &t));
+    CU_ASSERT_FALSE(fast_takes(&f, "12345678901234567890,1,1,1\n", &u, &i, &r, &t));
     static const char *const refused[] = {
         "\n", "\r\n", "1,2,3\n", "1,2,3,4,5\n", "1,2,3,4", "1,2,3,4\r", "1,2,3,4\r\r\n", "1,2,3\r4\n",
         " 1,2,3,4\n", "1, 2,3,4\n", "1,2,3,4 \n", "\"1\",2,3,4\n", "01,2,3,4\n", "-0,2,3,4\n", "u1,2,3,4\n",
