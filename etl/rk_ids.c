@@ -196,6 +196,17 @@ static inline void mark(uint64_t *bits, uint64_t p)
     }
 }
 
+/* Row j of an over column: its id read, its bit marked, its offset written. */
+static inline void offset_at(char *b, int64_t j, int64_t lo, uint64_t *bits)
+{
+    int64_t x;
+    memcpy(&x, b + 8 * j, sizeof x);
+    const uint64_t p = (uint64_t)x - (uint64_t)lo;
+    const int32_t o = (int32_t)p;
+    mark(bits, p);
+    memcpy(b + 4 * j, &o, sizeof o);
+}
+
 /* An over column's offsets (id - lo) written over its ids (rk_idcol), their
  * bits marked: offset j's 4 bytes lie in id j / 2's 8, so a wave of rows
  * [a, 2a) writes only ids that earlier waves read and reads none that it
@@ -207,26 +218,12 @@ static void offsets_over(int64_t *v, int64_t n, int64_t lo, uint64_t *bits, int 
 {
     char *b = (char *)v;
     const int64_t first = n < 1024 ? n : 1024;
-    for (int64_t j = 0; j < first; j++) {
-        int64_t x;
-        memcpy(&x, b + 8 * j, sizeof x);
-        const uint64_t p = (uint64_t)x - (uint64_t)lo;
-        const int32_t o = (int32_t)p;
-        mark(bits, p);
-        memcpy(b + 4 * j, &o, sizeof o);
-    }
+    for (int64_t j = 0; j < first; j++) offset_at(b, j, lo, bits);
 #pragma omp parallel num_threads(nt) if (n > RK_PAR_MIN)
     for (int64_t a = first; a < n; a *= 2) {
         const int64_t e = a < n - a ? 2 * a : n; /* min(2a, n) */
 #pragma omp for schedule(static)
-        for (int64_t j = a; j < e; j++) {
-            int64_t x;
-            memcpy(&x, b + 8 * j, sizeof x);
-            const uint64_t p = (uint64_t)x - (uint64_t)lo;
-            const int32_t o = (int32_t)p;
-            mark(bits, p);
-            memcpy(b + 4 * j, &o, sizeof o);
-        }
+        for (int64_t j = a; j < e; j++) offset_at(b, j, lo, bits);
     }
 }
 
@@ -688,6 +685,12 @@ rk_status rk_ids_build(rk_idcol *cols, int ncols, int nthreads, rk_idmap **out, 
     if (m == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for an id map");
     rk_status st = numeric ? build_numeric(cols, ncols, nt, total, m, err) : new_dense(cols, ncols, err);
     if (st == RK_OK && !numeric) st = build_strings(cols, ncols, nt, total, m, err);
+    for (int c = 0; c < ncols && st == RK_OK; c++)
+        if (cols[c].over && cols[c].dense != NULL && (const void *)cols[c].dense == (const void *)cols[c].v) {
+            int32_t *cut = realloc(cols[c].dense, (size_t)cols[c].n * sizeof *cut);
+            if (cut != NULL) cols[c].dense = cut;
+            cols[c].took = 1;
+        }
     if (st != RK_OK) {
         for (int c = 0; c < ncols; c++)
             if (cols[c].over && cols[c].dense != NULL) {
@@ -728,7 +731,7 @@ rk_status rk_ids_from_strings(const char *const *ids, int64_t n, rk_idmap **out,
             r.utag[k] = 1;
         }
     }
-    rk_idcol col = {r.u, r.utag, r.arena, n, NULL, 0};
+    rk_idcol col = {r.u, r.utag, r.arena, n, NULL, 0, 0};
     st = rk_ids_build(&col, 1, 0, out, err);
     rk_rows_free(&r);
     return st;

@@ -673,16 +673,6 @@ static double total_bytes(const char *const *paths, int n_paths, const char *tes
     return sum;
 }
 
-/* A column's indices for the triples: when they went over the raw ids, the
- * rows give up the block, cut to the indices' 4n bytes. */
-static int32_t *take_ids(int64_t **raw, int32_t *dense, int64_t n)
-{
-    if (dense == NULL || (void *)dense != (void *)*raw) return dense;
-    *raw = NULL;
-    int32_t *cut = realloc(dense, (size_t)n * sizeof *cut);
-    return cut != NULL ? cut : dense;
-}
-
 static rk_status finish(rk_rows *train, rk_rows *test, const rk_load_opts *o, rk_dataset *out,
                         rk_error *err)
 {
@@ -693,13 +683,16 @@ static rk_status finish(rk_rows *train, rk_rows *test, const rk_load_opts *o, rk
      * rows' id blocks become the triples' */
     rk_idcol uc[2], ic[2];
     for (int w = 0; w < 2; w++) {
-        uc[w] = (rk_idcol){rw[w]->u, rw[w]->utag, rw[w]->arena, rw[w]->n, NULL, 1};
-        ic[w] = (rk_idcol){rw[w]->i, rw[w]->itag, rw[w]->arena, rw[w]->n, NULL, 1};
+        uc[w] = (rk_idcol){rw[w]->u, rw[w]->utag, rw[w]->arena, rw[w]->n, NULL, 1, 0};
+        ic[w] = (rk_idcol){rw[w]->i, rw[w]->itag, rw[w]->arena, rw[w]->n, NULL, 1, 0};
     }
     rk_status st = rk_ids_build(uc, 2, nt, &out->users, err);
-    for (int w = 0; w < 2 && st == RK_OK; w++) tr[w]->user = take_ids(&rw[w]->u, uc[w].dense, rw[w]->n);
     if (st == RK_OK) st = rk_ids_build(ic, 2, nt, &out->items, err);
-    for (int w = 0; w < 2 && st == RK_OK; w++) tr[w]->item = take_ids(&rw[w]->i, ic[w].dense, rw[w]->n);
+    for (int w = 0; w < 2; w++) { /* the indices made (NULL after a failure), the blocks taken */
+        tr[w]->user = uc[w].dense, tr[w]->item = ic[w].dense;
+        if (uc[w].took) rw[w]->u = NULL;
+        if (ic[w].took) rw[w]->i = NULL;
+    }
     if (st == RK_E_RANGE && err != NULL) { /* say which map: never wrapped into negative indices */
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err->msg);

@@ -265,13 +265,14 @@ rk_status rk_detect(const rk_load_opts *o, const char *name, const char *p,
 /* rk_ids.c */
 /* One column of raw ids to map; dense (may be NULL) receives the indices.
  * With over set and dense NULL the column's indices are wanted too, and its
- * ids may be lost for them: rk_ids_build writes the indices over v's memory
- * (dense then equals (int32_t *)v, the first 4n bytes of the block) where the
- * map is a direct table, or into a new block (rk_mem_alloc) otherwise; the
+ * ids may be lost for them: where the map is a direct table rk_ids_build
+ * writes the indices over v's block (malloc'd) and cuts it to 4n bytes
+ * (realloc): dense is then that block and took is 1, and v must be neither
+ * used nor freed again.  Otherwise dense is a new block (rk_mem_alloc).  The
  * caller owns dense in both cases (NULL again after a failure, when the ids
- * may be lost too: the offsets go over them as the bitmap is set).  The loader's
- * raw id columns thus become the triples' columns: no 4n-byte block per
- * column is first written, no 8n-byte one freed. */
+ * may be lost too: the offsets go over them as the bitmap is set).  The
+ * loader's raw id columns thus become the triples' columns: no 4n-byte block
+ * per column is first written, no 8n-byte one freed. */
 typedef struct rk_idcol {
     const int64_t *v;
     const uint8_t *tag;   /* NULL: all integers */
@@ -279,6 +280,7 @@ typedef struct rk_idcol {
     int64_t n;
     int32_t *dense;
     int over;
+    int took;             /* out: dense is v's block */
 } rk_idcol;
 
 /*! rk_ids_build() : the map of every id in the columns (numeric order when

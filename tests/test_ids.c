@@ -161,7 +161,7 @@ static void check_numeric_threads(int64_t n, uint64_t spread, int negative, int 
     int64_t nd = 0;
     for (int64_t k = 0; k < n; k++)
         if (k == 0 || s[k] != s[k - 1]) s[nd++] = s[k];
-    rk_idcol cols[2] = {{v, NULL, NULL, n / 2, d1, 0}, {v + n / 2, NULL, NULL, n - n / 2, d2, 0}};
+    rk_idcol cols[2] = {{v, NULL, NULL, n / 2, d1, 0, 0}, {v + n / 2, NULL, NULL, n - n / 2, d2, 0, 0}};
     rk_idmap *m = NULL;
     rk_error e;
     CU_ASSERT_EQUAL_FATAL(rk_ids_build(cols, 2, nthreads, &m, &e), RK_OK);
@@ -213,7 +213,7 @@ static void test_column_without_output(void)
         if (k == 1) { /* hashed: ids far apart */
             b[0] = (int64_t)1 << 50;
         }
-        rk_idcol cols[2] = {{a, NULL, NULL, 3, da, 0}, {b, NULL, NULL, 4, NULL, 0}};
+        rk_idcol cols[2] = {{a, NULL, NULL, 3, da, 0, 0}, {b, NULL, NULL, 4, NULL, 0, 0}};
         rk_idmap *m = NULL;
         CU_ASSERT_EQUAL_FATAL(rk_ids_build(cols, 2, 3, &m, NULL), RK_OK);
         CU_ASSERT_EQUAL(rk_ids_count(m), 5); /* 5 10 20 30 40 (or 2^50) */
@@ -253,14 +253,16 @@ static void check_over(int64_t n, uint64_t spread, int nthreads, unsigned long l
     int64_t nd = 0;
     for (int64_t k = 0; k < n; k++)
         if (k == 0 || s[k] != s[k - 1]) s[nd++] = s[k];
-    rk_idcol cols[2] = {{a, NULL, NULL, n1, da, 0}, {b, NULL, NULL, n2, NULL, 1}};
+    rk_idcol cols[2] = {{a, NULL, NULL, n1, da, 0, 0}, {b, NULL, NULL, n2, NULL, 1, 0}};
     rk_idmap *m = NULL;
     rk_error e;
     CU_ASSERT_EQUAL_FATAL(rk_ids_build(cols, 2, nthreads, &m, &e), RK_OK);
     CU_ASSERT_PTR_NOT_NULL_FATAL(cols[1].dense);
-    /* a direct table (ids close to each other, rk_ids.c) writes over b; the hashed path cannot */
+    /* a direct table (ids close to each other, rk_ids.c) writes over b and
+     * takes its block; the hashed path cannot */
     const uint64_t span = (uint64_t)(s[nd - 1] - s[0]);
-    CU_ASSERT_EQUAL(cols[1].dense == (int32_t *)(void *)b, span < (uint64_t)(4 * n + 65536));
+    CU_ASSERT_EQUAL(cols[1].took, span < (uint64_t)(4 * n + 65536));
+    CU_ASSERT_FALSE(cols[0].took);
     CU_ASSERT_EQUAL_FATAL(rk_ids_count(m), nd);
     int ok = 1;
     for (int64_t k = 0; k < n; k++) {
@@ -268,10 +270,10 @@ static void check_over(int64_t n, uint64_t spread, int nthreads, unsigned long l
         ok &= idx >= 0 && idx < nd && s[idx] == orig[k];
     }
     CU_ASSERT_TRUE(ok);
-    if ((void *)cols[1].dense != (void *)b) free(cols[1].dense);
+    if (!cols[1].took) free(b);
+    free(cols[1].dense);
     rk_ids_free(m);
     free(a);
-    free(b);
     free(orig);
     free(s);
     free(da);
@@ -298,10 +300,11 @@ static void test_over(void)
         r.utag[k] = 1;
     }
     r.n = 3;
-    rk_idcol col = {r.u, r.utag, r.arena, 3, NULL, 1};
+    rk_idcol col = {r.u, r.utag, r.arena, 3, NULL, 1, 0};
     rk_idmap *m = NULL;
     CU_ASSERT_EQUAL_FATAL(rk_ids_build(&col, 1, 2, &m, NULL), RK_OK);
     CU_ASSERT_PTR_NOT_NULL_FATAL(col.dense);
+    CU_ASSERT_FALSE(col.took);
     CU_ASSERT_PTR_NOT_EQUAL(col.dense, (int32_t *)(void *)r.u);
     CU_ASSERT_EQUAL(col.dense[0], 1);
     CU_ASSERT_EQUAL(col.dense[1], 0);
@@ -395,7 +398,7 @@ static void test_id_limit(void)
                         tag[k] = 0;
                     }
                 }
-                rk_idcol col = {v, path == 2 ? tag : NULL, arena, 40, dense, 0};
+                rk_idcol col = {v, path == 2 ? tag : NULL, arena, 40, dense, 0, 0};
                 rk_idmap *m = NULL;
                 rk_error e = {0};
                 rk_status st = rk_ids_build(&col, 1, nt, &m, &e);
@@ -410,18 +413,23 @@ static void test_id_limit(void)
                     CU_ASSERT_PTR_NULL(m);
                 }
                 rk_ids_free(m);
-                /* the same ids in an over column: nothing given back on failure */
-                rk_idcol oc = {v, path == 2 ? tag : NULL, arena, 40, NULL, 1};
+                /* the same ids in an over column (a block of their own):
+                 * nothing given back or taken on failure */
+                int64_t *ov = malloc(sizeof v);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(ov);
+                memcpy(ov, v, sizeof v);
+                rk_idcol oc = {ov, path == 2 ? tag : NULL, arena, 40, NULL, 1, 0};
                 m = NULL;
                 st = rk_ids_build(&oc, 1, nt, &m, &e);
                 CU_ASSERT_EQUAL(st, nd <= 5 ? RK_OK : RK_E_RANGE);
+                CU_ASSERT_EQUAL(oc.took, st == RK_OK && path == 0);
                 if (st == RK_OK) {
-                    CU_ASSERT_EQUAL(oc.dense == (int32_t *)(void *)v, path == 0);
                     for (int k = 0; k < 40; k++) CU_ASSERT_EQUAL(oc.dense[k], (int32_t)((k * 11) % nd));
-                    if ((void *)oc.dense != (void *)v) free(oc.dense);
                 } else {
                     CU_ASSERT_PTR_NULL(oc.dense);
                 }
+                free(oc.dense);
+                if (!oc.took) free(ov);
                 rk_ids_free(m);
             }
     /* through the loader: the message says which map */
