@@ -496,6 +496,8 @@ static rk_status load_src(loader *L, rk_src *s, rk_error *err)
     L->pg->done += (double)skip_b;
     p += skip_b;
     n -= skip_b;
+    if (s->seekable && L->o->mem_limit == 0) /* a budget grows rows by its own rules */
+        rk_rows_presize(L->out, p, n, (double)s->fsize, f.want_time);
     for (;;) {
         size_t carry;
         RK_FORWARD(run_region(L, &f, p, n, last, &carry, err));
@@ -679,8 +681,7 @@ static rk_status finish(rk_rows *train, rk_rows *test, const rk_load_opts *o, rk
     int nt = o->threads > 0 ? o->threads : rk_omp_max_threads();
     rk_triples *tr[2] = {&out->train, &out->test};
     rk_rows *rw[2] = {train, test};
-    /* the indices go over the raw ids where the map allows (rk_idcol): the
-     * rows' id blocks become the triples' */
+    /* the indices go over the raw ids where the map allows: the rows' id blocks become the triples' */
     rk_idcol uc[2], ic[2];
     for (int w = 0; w < 2; w++) {
         uc[w] = (rk_idcol){rw[w]->u, rw[w]->utag, rw[w]->arena, rw[w]->n, NULL, 1, 0};
@@ -700,8 +701,7 @@ static rk_status finish(rk_rows *train, rk_rows *test, const rk_load_opts *o, rk
     }
     RK_FORWARD(st);
     for (int w = 0; w < 2; w++) {
-        int64_t n = rw[w]->n;
-        tr[w]->n = n;
+        const int64_t n = tr[w]->n = rw[w]->n;
         if (n == 0) continue;
         float *r = realloc(rw[w]->r, (size_t)n * sizeof *r);
         tr[w]->rating = r != NULL ? r : rw[w]->r;

@@ -291,6 +291,67 @@ static void test_memory_budget(void)
     free(a.s);
 }
 
+/* Rows sized from a file's first bytes (rk_rows_presize): an estimate that
+ * falls short (long lines first, then short ones) and one far too large
+ * (short, then long) load what the same bytes load from memory, where
+ * nothing is presized; a --test file is sized too. */
+static void test_presized_rows(void)
+{
+    char dir[] = "/tmp/rk_test_presize_XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    char path[600], tpath[600];
+    snprintf(path, sizeof path, "%s/r.csv", dir);
+    snprintf(tpath, sizeof tpath, "%s/t.csv", dir);
+    unsigned long long seed = 11;
+    for (int order = 0; order < 2; order++) {
+        sbuf a = {calloc(1, 64), 0, 64};
+        for (int part = 0; part < 2; part++) {
+            const int lng = part == order; /* the long lines: 45 bytes, well past the 4 MB sample */
+            for (int k = 0; k < (lng ? 120000 : 900000); k++) {
+                const int u = (int)(rk_test_rand(&seed) % 5000), i = (int)(rk_test_rand(&seed) % 3000);
+                if (lng) sb_printf(&a, "%d,%d,%d.5,1234567890123456\n", 100000000 + u, 100000000 + i, k % 5);
+                else sb_printf(&a, "%d,%d,%d,1\n", u, i, 1 + k % 5);
+            }
+        }
+        write_file(path, a.s);
+        write_file(tpath, "7,8,3\n9,10,4\n");
+        rk_load_opts o;
+        rk_dataset dm, df;
+        rk_error e;
+        rk_load_opts_default(&o);
+        rk_status st = rk_load_buffer("m", a.s, a.n, &o, &dm, &e);
+        if (st != RK_OK) fprintf(stderr, "\n%s\n", e.msg);
+        CU_ASSERT_EQUAL_FATAL(st, RK_OK);
+        char *want = render(&dm, &dm.train);
+        const char *p = path;
+        CU_ASSERT_EQUAL_FATAL(rk_load_dataset(&p, 1, tpath, &o, &df, &e), RK_OK);
+        char *got = render(&df, &df.train);
+        CU_ASSERT_STRING_EQUAL(got, want);
+        CU_ASSERT_EQUAL(df.train.n, 1020000);
+        CU_ASSERT_EQUAL(df.test.n, 2);
+        free(got);
+        free(want);
+        rk_dataset_free(&df);
+        rk_dataset_free(&dm);
+        free(a.s);
+    }
+    /* the estimate itself: a tenth over the sample's lines; nothing when rows
+     * are there already or the sample holds too few lines */
+    rk_rows r;
+    memset(&r, 0, sizeof r);
+    const char *sample = "1,2,3\n1,2,3\n1,2,3\n1,2,3\n1,2,3\n1,2,3\n1,2,3\n1,2,3\n"
+                         "1,2,3\n1,2,3\n1,2,3\n1,2,3\n1,2,3\n1,2,3\n1,2,3\n1,2,3\n";
+    CU_ASSERT_EQUAL(rk_rows_presize(&r, sample, 6 * 15, 6e6, 0), 0); /* 15 lines */
+    CU_ASSERT_EQUAL(rk_rows_presize(&r, sample, strlen(sample), 6e6, 1), 1);
+    CU_ASSERT(r.cap >= 1100000 && r.cap <= 1100000 + 1024);
+    CU_ASSERT_PTR_NOT_NULL(r.t);
+    CU_ASSERT_EQUAL(rk_rows_presize(&r, sample, strlen(sample), 6e9, 0), 0);
+    rk_rows_free(&r);
+    unlink(path);
+    unlink(tpath);
+    rmdir(dir);
+}
+
 /* ---- several files, directories, test files, stdin --------------------------------- */
 int main(void)
 {
@@ -301,6 +362,7 @@ int main(void)
         {"files in small blocks", test_blocks_from_files},
         {"a file in parallel pread pieces", test_big_file},
         {"a memory budget", test_memory_budget},
+        {"rows sized from the first bytes", test_presized_rows},
         {NULL, NULL},
     };
     return rk_test_main("load in pieces", cases);
