@@ -297,11 +297,8 @@ static void test_memory_budget(void)
  * nothing is presized; a --test file is sized too. */
 static void test_presized_rows(void)
 {
-    char dir[] = "/tmp/rk_test_presize_XXXXXX";
-    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
-    char path[600], tpath[600];
-    snprintf(path, sizeof path, "%s/r.csv", dir);
-    snprintf(tpath, sizeof tpath, "%s/t.csv", dir);
+    char dir[] = "/tmp/rk_test_presize_XXXXXX", path[600], tpath[600];
+    temp_pair(dir, "r.csv", path, "t.csv", tpath, sizeof path);
     unsigned long long seed = 11;
     for (int order = 0; order < 2; order++) {
         sbuf a = {calloc(1, 64), 0, 64};

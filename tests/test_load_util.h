@@ -130,6 +130,15 @@ static inline void write_file(const char *path, const char *text)
     fclose(fp);
 }
 
+/* A new directory from the mkdtemp template dir, and the paths of the files
+ * a and b in it (cap bytes each). */
+static inline void temp_pair(char *dir, const char *a, char *pa, const char *b, char *pb, size_t cap)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(pa, cap, "%s/%s", dir, a);
+    snprintf(pb, cap, "%s/%s", dir, b);
+}
+
 /* ---- formats from buffers ------------------------------------------------------ */
 
 #endif /* RK_TEST_LOAD_UTIL_H */
