@@ -77,6 +77,7 @@ typedef struct loader {
     double held_before;           /* the rows of the files loaded before (the training files' for --test) */
     double held_decoder;          /* the current file's decoder, at most */
     const rk_src *src;            /* the current source */
+    int presize;                  /* one regular file, no budget: its rows sized at once (rk_rows_presize) */
 } loader;
 
 /* Newlines in p[0..n).  The one pass the loader makes over the bytes besides
@@ -496,8 +497,7 @@ static rk_status load_src(loader *L, rk_src *s, rk_error *err)
     L->pg->done += (double)skip_b;
     p += skip_b;
     n -= skip_b;
-    if (s->seekable && L->o->mem_limit == 0) /* a budget grows rows by its own rules */
-        rk_rows_presize(L->out, p, n, (double)s->fsize, f.want_time);
+    if (L->presize && s->seekable) rk_rows_presize(L->out, p, n, (double)s->fsize, f.want_time);
     for (;;) {
         size_t carry;
         RK_FORWARD(run_region(L, &f, p, n, last, &carry, err));
@@ -623,13 +623,12 @@ static rk_status load_paths(const char *const *paths, int n_paths, const rk_load
     for (int k = 0; k < n_paths && st == RK_OK; k++) {
         struct stat sb;
         L.file_index = k;
-        if (paths[k] == NULL) {
-            st = rk_error_set(err, RK_E_ARG, "no file name given");
-        } else if (strcmp(paths[k], "-") != 0 && stat(paths[k], &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            st = load_dir(&L, paths[k], err);
-        } else {
-            st = load_path(&L, paths[k], err);
-        }
+        const int dir = paths[k] != NULL && strcmp(paths[k], "-") != 0 && stat(paths[k], &sb) == 0 &&
+                        S_ISDIR(sb.st_mode);
+        /* several files would grow rows sized for the first by moving huge pages; a budget has its own rules */
+        L.presize = n_paths == 1 && !dir && o->mem_limit == 0;
+        if (paths[k] == NULL) st = rk_error_set(err, RK_E_ARG, "no file name given");
+        else st = dir ? load_dir(&L, paths[k], err) : load_path(&L, paths[k], err);
     }
     loader_free(&L);
     return st;

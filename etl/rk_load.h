@@ -13,10 +13,11 @@
  * it yields exactly what libcsv would, and hands any other line to libcsv.
  * Files are read in blocks, split at line boundaries and parsed in parallel
  * (OpenMP), one parser per chunk, straight into the merged arrays, so memory
- * beyond the ratings themselves is bounded by the block size.  A regular
+ * beyond the ratings themselves is bounded by the block size.  A lone regular
  * file's arrays are reserved at once from its size (in huge pages; the tenth
- * reserved beyond the estimate is address space that is never touched), a
- * pipe's or a compressed file's grow as they fill.
+ * reserved beyond the estimate is address space that is never touched);
+ * several files', a directory's, a pipe's or a compressed file's, and any
+ * under mem_limit, grow as they fill.
  *
  * A malformed line (wrong field count, non-numeric or non-finite rating, a
  * rating beyond a float's range (|r| >= 2^128 - 2^103, which a float would
