@@ -119,6 +119,12 @@ typedef struct rk_split_draw {
 rk_status rk_split_holdout_plan(int64_t n, double frac, uint64_t seed,
                                rk_split_draw *h, rk_error *err);
 
+/*! rk_split_holdout_plan_bits() : rk_split_holdout_plan, and, when bits is
+ *  not NULL, what rk_split_holdout_bits writes, from the same two passes
+ *  (bits: (n + 63) / 64 words).  @return as rk_split_holdout_plan. */
+rk_status rk_split_holdout_plan_bits(int64_t n, double frac, uint64_t seed,
+                                    rk_split_draw *h, uint64_t *bits, rk_error *err);
+
 /*! rk_split_holdout_held() : 1 when rating t (0 <= t < h->n) is held out. */
 int rk_split_holdout_held(const rk_split_draw *h, int64_t t);
 
@@ -137,10 +143,11 @@ rk_status rk_split_holdout_apply(const rk_split_draw *h, const rk_triples *all,
  *  copy of the training ratings: *all keeps them, in order, in its own
  *  arrays (their capacity stays), and *test gets the held-out ones.  Where
  *  too large a fraction goes for the in-place moves, the copy is made and
- *  replaces *all's arrays.  @return RK_OK, RK_E_ARG (sizes differ),
- *  RK_E_NOMEM (then *all is unchanged and *test empty). */
-rk_status rk_split_holdout_apply_inplace(const rk_split_draw *h, rk_triples *all, rk_triples *test,
-                                        rk_error *err);
+ *  replaces *all's arrays.  bits: h's rk_split_holdout_bits, read instead of
+ *  drawing each rating again (NULL: drawn).  @return RK_OK, RK_E_ARG (sizes
+ *  differ), RK_E_NOMEM (then *all is unchanged and *test empty). */
+rk_status rk_split_holdout_apply_inplace(const rk_split_draw *h, const uint64_t *bits, rk_triples *all,
+                                        rk_triples *test, rk_error *err);
 
 /*! rk_split_holdout_csr() : drop the held-out ratings `test` (as
  *  rk_split_holdout_apply made them) from the matrix a of all the ratings

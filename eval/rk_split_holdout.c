@@ -178,6 +178,19 @@ void rk_split_holdout_bits(const rk_split_draw *h, uint64_t *bits)
 
 rk_status rk_split_holdout_plan(int64_t n, double frac, uint64_t seed, rk_split_draw *h, rk_error *err)
 {
+    return rk_split_holdout_plan_bits(n, frac, seed, h, NULL, err);
+}
+
+/* The bits of the rows the second pass could not decide: the first `take`
+ * rows of the bin, in (key, t) order. */
+static void set_edge_bits(uint64_t *bits, const rk_split_keyed *edge, int64_t take)
+{
+    for (int64_t q = 0; q < take; q++) bits[edge[q].t >> 6] |= (uint64_t)1 << (edge[q].t & 63);
+}
+
+rk_status rk_split_holdout_plan_bits(int64_t n, double frac, uint64_t seed, rk_split_draw *h, uint64_t *bits,
+                                     rk_error *err)
+{
     memset(h, 0, sizeof *h);
     if (!(frac > 0.0 && frac < 1.0))
         return rk_error_set(err, RK_E_ARG, "the holdout fraction must be in (0, 1), got %g", frac);
@@ -188,10 +201,17 @@ rk_status rk_split_holdout_plan(int64_t n, double frac, uint64_t seed, rk_split_
     h->seed_key = rk_split_seed_key(seed);
     h->n = n;
     h->want = want;
-    if (want == 0) return RK_OK;
+    const int64_t nw = (n + 63) / 64;
+    if (want == 0) {
+        if (bits != NULL && nw > 0) memset(bits, 0, (size_t)nw * sizeof *bits);
+        return RK_OK;
+    }
 
     /* as rk_split_holdout: the bin of the want-th key from a histogram of the
-     * top bits, then that bin's rows in (key, t) order */
+     * top bits, then that bin's rows in (key, t) order.  Both passes share
+     * the rows out by 64-row words, so that each thread meets its own rows
+     * again and writes whole words of bits: a row of a lower bin is held, a
+     * row of a higher one is not, the bin's own are decided after the sort. */
     const uint64_t sk = h->seed_key;
     const int nt = n > 65536 ? rk_omp_max_threads() : 1;
     int64_t *hist = calloc(((size_t)nt + 1) * RK_HOLD_BINS, sizeof *hist); /* per thread, then the sums */
@@ -205,7 +225,9 @@ rk_status rk_split_holdout_plan(int64_t n, double frac, uint64_t seed, rk_split_
         const int th = rk_omp_thread_num(), T = rk_omp_num_threads();
         int64_t *hh = hist + (size_t)th * RK_HOLD_BINS;
 #pragma omp for schedule(static)
-        for (int64_t t = 0; t < n; t++) hh[rk_split_row_key(sk, t) >> (64 - RK_HOLD_BITS)]++;
+        for (int64_t w = 0; w < nw; w++)
+            for (int64_t t = w * 64; t < w * 64 + 64 && t < n; t++)
+                hh[rk_split_row_key(sk, t) >> (64 - RK_HOLD_BITS)]++;
 #pragma omp single
         {
             int64_t below = 0, inbin = 0;
@@ -222,13 +244,18 @@ rk_status rk_split_holdout_plan(int64_t n, double frac, uint64_t seed, rk_split_
             edge = malloc((size_t)(inbin > 0 ? inbin : 1) * sizeof *edge);
             if (edge == NULL) oom = 1;
         }
-        /* the same static share of the same loop: each thread meets its own rows again */
         if (!oom) {
             int64_t m = at[th];
 #pragma omp for schedule(static)
-            for (int64_t t = 0; t < n; t++) {
-                uint64_t k = rk_split_row_key(sk, t);
-                if ((int)(k >> (64 - RK_HOLD_BITS)) == bin) edge[m++] = (rk_split_keyed){k, t};
+            for (int64_t w = 0; w < nw; w++) {
+                uint64_t x = 0;
+                for (int64_t t = w * 64; t < w * 64 + 64 && t < n; t++) {
+                    const uint64_t k = rk_split_row_key(sk, t);
+                    const int b = (int)(k >> (64 - RK_HOLD_BITS));
+                    if (b == bin) edge[m++] = (rk_split_keyed){k, t};
+                    x |= (uint64_t)(b < bin) << (t & 63);
+                }
+                if (bits != NULL) bits[w] = x;
             }
         }
     }
@@ -236,6 +263,7 @@ rk_status rk_split_holdout_plan(int64_t n, double frac, uint64_t seed, rk_split_
     qsort(edge, (size_t)nedge, sizeof *edge, rk_split_keyed_cmp);
     h->key = edge[take - 1].key;
     h->t = edge[take - 1].t;
+    if (bits != NULL) set_edge_bits(bits, edge, take);
 done:
     free(hist);
     free(at);
@@ -325,7 +353,8 @@ SPLIT_COLUMN_FN(split_colf, float)
 SPLIT_COLUMN_FN(split_col64, int64_t)
 #undef SPLIT_COLUMN_FN
 
-rk_status rk_split_holdout_apply_inplace(const rk_split_draw *h, rk_triples *all, rk_triples *test, rk_error *err)
+rk_status rk_split_holdout_apply_inplace(const rk_split_draw *h, const uint64_t *bits, rk_triples *all,
+                                        rk_triples *test, rk_error *err)
 {
     memset(test, 0, sizeof *test);
     if (all->n != h->n)
@@ -343,7 +372,11 @@ rk_status rk_split_holdout_apply_inplace(const rk_split_draw *h, rk_triples *all
 #pragma omp parallel for schedule(static, 1) num_threads(T)
     for (int b = 0; b < T; b++) {
         int64_t c = 0;
-        for (int64_t t = lo[b]; t < lo[b + 1]; t++) c += mark[t] = (uint8_t)held(h, t);
+        if (bits != NULL)
+            for (int64_t t = lo[b]; t < lo[b + 1]; t++)
+                c += mark[t] = (uint8_t)(bits[t >> 6] >> (t & 63) & 1);
+        else
+            for (int64_t t = lo[b]; t < lo[b + 1]; t++) c += mark[t] = (uint8_t)held(h, t);
         L[b] = lo[b + 1] - lo[b] - c;
         R[b + 1] = c; /* summed below */
     }

@@ -84,6 +84,7 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
 {
     rk_status s;
     rk_csr by_user;
+    uint64_t *held = NULL; /* the holdout's bits, kept for the split when the GPU sorts */
     double t0 = rk_omp_wtime();
     memset(d, 0, sizeof *d);
     memset(&by_user, 0, sizeof by_user);
@@ -118,17 +119,14 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     rk_split_draw h;
     s = RK_OK;
     if (!o->no_model && o->sort_csr != NULL) {
-        uint64_t *held = NULL;
         if (o->holdout > 0.0) {
-            s = rk_split_holdout_plan(d->ds.train.n, o->holdout, o->seed, &h, err);
+            held = malloc((size_t)((d->ds.train.n + 63) / 64 + 1) * sizeof *held);
+            s = rk_split_holdout_plan_bits(d->ds.train.n, o->holdout, o->seed, &h, held, err);
             if (s != RK_OK) goto fail;
-            held = malloc((size_t)((d->ds.train.n + 63) / 64) * sizeof *held);
-            if (held != NULL) rk_split_holdout_bits(&h, held);
             t_draw = rk_omp_wtime() - t_dd;
         }
         if (o->holdout <= 0.0 || held != NULL)
             d->sorted_elsewhere = sort_elsewhere(o, &d->ds.train, &d->ds, held, &by_user);
-        free(held);
     }
     if (!d->sorted_elsewhere)
         s = dedupe(o, &d->ds.train, &d->ds, o->n_inputs == 1 ? o->inputs[0] : "input",
@@ -150,7 +148,8 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
         d->train = d->ds.train;
         memset(&d->ds.train, 0, sizeof d->ds.train);
         d->own_split_ = 1;
-        if (s == RK_OK) s = rk_split_holdout_apply_inplace(&h, &d->train, &d->test, err);
+        if (s == RK_OK) /* the GPU's draw, over the same ratings, is not made again */
+            s = rk_split_holdout_apply_inplace(&h, d->sorted_elsewhere ? held : NULL, &d->train, &d->test, err);
         if (s == RK_OK && !d->sorted_elsewhere) s = rk_split_holdout_csr(&by_user, &d->test, err);
         if (s != RK_OK) goto fail;
     } else {
@@ -161,6 +160,8 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     RK_PROGRESS(o->progress, o->progress_ud, "CSR", 2 * n_all, 3 * n_all, "ratings");
     double t_model = rk_omp_wtime();
     d->t_split = t_model - t_split + t_draw;
+    free(held);
+    held = NULL;
     if (o->no_model) {
         s = rk_data_split(o, d, err);
         if (s != RK_OK) goto fail;
@@ -180,6 +181,7 @@ done:;
     d->t_total = t1 - t0;
     return RK_OK;
 fail:
+    free(held);
     rk_csr_free(&by_user);
     rk_data_free(d);
     return s;

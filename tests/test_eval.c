@@ -367,21 +367,39 @@ static rk_triples dup_copy(const rk_triples *a)
     return t;
 }
 
-/* rk_split_holdout_apply_inplace on a copy of all, with 1, 3 and 8 threads:
- * the parts of the copying apply (tr, te). */
-static void inplace_same(const rk_split_draw *h, const rk_triples *all, const rk_triples *tr, const rk_triples *te)
+/* rk_split_holdout_apply_inplace on a copy of all, with 1, 3 and 8 threads,
+ * drawing again and reading the draw's bits: the parts of the copying apply
+ * (tr, te).  rk_split_holdout_plan_bits on each thread count writes the bits
+ * of rk_split_holdout_bits and makes the same draw. */
+static void inplace_same(const rk_split_draw *h, const rk_triples *all, const rk_triples *tr, const rk_triples *te,
+                         double frac, uint64_t seed)
 {
     const int before = rk_omp_max_threads();
+    const size_t nw = (size_t)(all->n + 63) / 64 + 1;
+    uint64_t *want = calloc(nw, sizeof *want), *bits = malloc(nw * sizeof *bits);
+    rk_split_holdout_bits(h, want);
     for (int nt = 1; nt <= 8; nt += nt < 3 ? 2 : 5) {
         rk_omp_set_threads(nt);
-        rk_triples c = dup_copy(all), t;
-        CU_ASSERT_EQUAL_FATAL(rk_split_holdout_apply_inplace(h, &c, &t, NULL), RK_OK);
-        CU_ASSERT_TRUE(triples_same(&c, tr));
-        CU_ASSERT_TRUE(triples_same(&t, te));
-        rk_triples_free(&c);
-        rk_triples_free(&t);
+        rk_split_draw h2;
+        memset(bits, 0xA5, nw * sizeof *bits);
+        bits[nw - 1] = 0;
+        CU_ASSERT_EQUAL_FATAL(rk_split_holdout_plan_bits(all->n, frac, seed, &h2, bits, NULL), RK_OK);
+        CU_ASSERT_EQUAL(memcmp(bits, want, nw * sizeof *bits), 0);
+        CU_ASSERT_EQUAL(h2.key, h->key);
+        CU_ASSERT_EQUAL(h2.t, h->t);
+        CU_ASSERT_EQUAL(h2.want, h->want);
+        for (int with_bits = 0; with_bits < 2; with_bits++) {
+            rk_triples c = dup_copy(all), t;
+            CU_ASSERT_EQUAL_FATAL(rk_split_holdout_apply_inplace(h, with_bits ? bits : NULL, &c, &t, NULL), RK_OK);
+            CU_ASSERT_TRUE(triples_same(&c, tr));
+            CU_ASSERT_TRUE(triples_same(&t, te));
+            rk_triples_free(&c);
+            rk_triples_free(&t);
+        }
     }
     rk_omp_set_threads(before);
+    free(want);
+    free(bits);
 }
 
 /* plan + apply make rk_split_holdout's split; held() names exactly its test rows */
@@ -400,7 +418,7 @@ static void test_holdout_parts(void)
         CU_ASSERT_EQUAL_FATAL(rk_split_holdout_apply(&h, &all, &tr2, &te2, NULL), RK_OK);
         CU_ASSERT_TRUE(triples_same(&tr, &tr2));
         CU_ASSERT_TRUE(triples_same(&te, &te2));
-        inplace_same(&h, &all, &tr, &te);
+        inplace_same(&h, &all, &tr, &te, tab[q].frac, tab[q].seed);
         int64_t held = 0, agree = 1;
         for (int64_t k = 0, j = 0; k < all.n; k++) { /* row k is test row j when held */
             int hk = rk_split_holdout_held(&h, k);
@@ -424,7 +442,7 @@ static void test_holdout_parts(void)
     CU_ASSERT_EQUAL_FATAL(rk_split_holdout_plan(11, 0.5, 1, &h, NULL), RK_OK);
     CU_ASSERT_EQUAL(rk_split_holdout_apply(&h, &all, &tr, &te, NULL), RK_E_ARG); /* 10 ratings, not 11 */
     CU_ASSERT_PTR_NULL(tr.user);
-    CU_ASSERT_EQUAL(rk_split_holdout_apply_inplace(&h, &all, &te, NULL), RK_E_ARG);
+    CU_ASSERT_EQUAL(rk_split_holdout_apply_inplace(&h, NULL, &all, &te, NULL), RK_E_ARG);
     CU_ASSERT_EQUAL(all.n, 10);
     free_rows(&all);
 }
@@ -478,7 +496,7 @@ static void chain_case(int32_t nu, int32_t ni, int64_t n, int64_t pairs, double 
             CU_ASSERT_EQUAL_FATAL(rk_split_holdout(&a, frac, seed, &rtr, &rte, NULL), RK_OK);
             CU_ASSERT_EQUAL_FATAL(rk_split_holdout_plan(b.n, frac, seed, &h, NULL), RK_OK);
             CU_ASSERT_EQUAL_FATAL(rk_split_holdout_apply(&h, &b, &ntr, &nte, NULL), RK_OK);
-            inplace_same(&h, &b, &ntr, &nte); /* in place: the same two parts */
+            inplace_same(&h, &b, &ntr, &nte, frac, seed); /* in place: the same two parts */
             CU_ASSERT_EQUAL_FATAL(rk_split_holdout_csr(&by_user, &nte, NULL), RK_OK);
             CU_ASSERT(rte.n > 0 || a.n == 1); /* one rating left: it stays for training */
         } else {
