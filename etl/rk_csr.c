@@ -436,16 +436,7 @@ static int bitlen(uint64_t x)
     return b;
 }
 
-#define RK_TR_GROUPS 7 /* at least 2^7 groups of columns in the first scatter, more for many threads */
-
-/* The transpose is a stable counting sort of the entries by column.  With
- * many columns a direct scatter writes to one stream per column per thread
- * and misses the cache on nearly every entry; so the columns are grouped:
- * a first scatter sends (column's low bits, row) packed in 32 bits, with the
- * value, to its group's place in the output, a second pass sorts each group
- * (a few hundred columns) into place.  The groups' places are the output's
- * own: no scratch beyond one group per thread.  Fewer groups make a cheaper
- * first scatter, more balance the second pass over the threads. */
+/* Each thread counts the columns of its share of the rows; the counts summed in column order are aᵀ's offsets. */
 rk_status rk_csr_column_offsets(const rk_csr *a, int64_t *ptr, rk_error *err)
 {
     const int32_t nc = a->n_cols;
@@ -470,6 +461,16 @@ rk_status rk_csr_column_offsets(const rk_csr *a, int64_t *ptr, rk_error *err)
     return RK_OK;
 }
 
+#define RK_TR_GROUPS 7 /* at least 2^7 groups of columns in the first scatter, more for many threads */
+
+/* The transpose is a stable counting sort of the entries by column.  With
+ * many columns a direct scatter writes to one stream per column per thread
+ * and misses the cache on nearly every entry; so the columns are grouped:
+ * a first scatter sends (column's low bits, row) packed in 32 bits, with the
+ * value, to its group's place in the output, a second pass sorts each group
+ * (a few hundred columns) into place.  The groups' places are the output's
+ * own: no scratch beyond one group per thread.  Fewer groups make a cheaper
+ * first scatter, more balance the second pass over the threads. */
 rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err)
 {
     RK_FORWARD(csr_alloc(out, a->n_cols, a->n_rows, a->nnz, err));

@@ -120,7 +120,7 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     s = RK_OK;
     if (!o->no_model && o->sort_csr != NULL) {
         if (o->holdout > 0.0) {
-            held = malloc((size_t)((d->ds.train.n + 63) / 64 + 1) * sizeof *held);
+            held = malloc((size_t)((d->ds.train.n + 63) / 64 + 1) * sizeof *held); /* + 1: never malloc(0) */
             s = rk_split_holdout_plan_bits(d->ds.train.n, o->holdout, o->seed, &h, held, err);
             if (s != RK_OK) goto fail;
             t_draw = rk_omp_wtime() - t_dd;
