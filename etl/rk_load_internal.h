@@ -114,6 +114,11 @@ typedef struct rk_chunk {
 /*! rk_parse_chunk() : parse c->p[0..len) into c (c->home, base and room set).
  *  The fast path (rk_parse_fast.c) takes the plain lines when f->fast. */
 void rk_parse_chunk(const rk_fmt *f, rk_chunk *c);
+
+/*! rk_parse_chunk_pair() : rk_parse_chunk of c0 and of c1 (NULL: c0
+ *  alone), the same rows, with the two chunks' first plain lines taken in
+ *  one loop (rk_fast_lines2). */
+void rk_parse_chunk_pair(const rk_fmt *f, rk_chunk *c0, rk_chunk *c1);
 void rk_chunk_free(rk_chunk *c);
 /* Room for row c->n: spill to c->own when home's room is used up.  0 or -1. */
 int rk_chunk_grow(rk_chunk *c);
@@ -221,6 +226,15 @@ int rk_fast_layout(const rk_fmt *f);
  *  running out of memory c->status is set. */
 const char *rk_fast_lines(const rk_fmt *f, rk_chunk *c, const char *p, const char *end,
                           int64_t *line, int64_t movie);
+
+/*! rk_fast_lines2() : rk_fast_lines over two chunks at once (not netflix):
+ *  from p[k] up to end[k] (each just past a newline), each line's row into
+ *  c[k] and line[k] advanced, p[k] moved past the lines taken.  It stops at
+ *  the first line either chunk's fast path does not take, at either end, or
+ *  where either chunk's rows are full (c->cap; it never grows them): the
+ *  rest is rk_fast_lines' and libcsv's. */
+void rk_fast_lines2(const rk_fmt *f, rk_chunk *const c[2], const char *p[2], const char *const end[2],
+                    int64_t line[2]);
 
 /* A canonical integer: optional '-', digits, no leading zero (except "0"),
  * no "-0", fits int64.  @return 1 and the value, else 0. */

@@ -615,14 +615,14 @@ static int csv_line(struct csv_parser *p, pst *s, const char *q, size_t n)
     return 0;
 }
 
-void rk_parse_chunk(const rk_fmt *f, rk_chunk *c)
+/* c's bytes from q on, the `line` lines before q taken by the fast path
+ * (q = c->p, line = 0: the whole chunk). */
+static void parse_rest(const rk_fmt *f, rk_chunk *c, const char *q, int64_t line)
 {
     struct csv_parser p;
     pst s;
     unsigned char opts = CSV_REPALL_NL | CSV_APPEND_NULL | (f->collapse ? CSV_EMPTY_IS_NULL : 0);
 
-    chunk_reset(c);
-    if (c->len == 0) return;
     if (csv_init(&p, opts) != 0) {
         c->status = RK_E_NOMEM;
         return;
@@ -634,7 +634,7 @@ void rk_parse_chunk(const rk_fmt *f, rk_chunk *c)
     s.c = c;
     s.mv = RK_MV_NONE;
 
-    const char *q = c->p, *end = c->p + c->len;
+    const char *end = c->p + c->len;
     if (!f->fast && memchr(c->p, '"', c->len) == NULL) {
         /* every newline ends a row: libcsv in one call */
         if (csv_parse(&p, c->p, c->len, cb_field, cb_row, &s) != c->len) fail(&s, RK_E_NOMEM);
@@ -643,7 +643,7 @@ void rk_parse_chunk(const rk_fmt *f, rk_chunk *c)
          * end of the last newline; libcsv the rest */
         const char *whole = end, *row_q = q;
         while (whole > q && whole[-1] != '\n') whole--;
-        int64_t line = 0, row_line = 0;
+        int64_t row_line = 0;
         while (q < end && c->status == RK_OK && !s.stop) {
             const int open = quote_open(&p);
             /* netflix: only under a movie with an integer id; libcsv takes the
@@ -682,4 +682,36 @@ void rk_parse_chunk(const rk_fmt *f, rk_chunk *c)
     }
     if (csv_fini(&p, cb_field, cb_row, &s) != 0) fail(&s, RK_E_INTERNAL);
     csv_free(&p);
+}
+
+void rk_parse_chunk(const rk_fmt *f, rk_chunk *c)
+{
+    chunk_reset(c);
+    if (c->len > 0) parse_rest(f, c, c->p, 0);
+}
+
+/* The end of a chunk's last newline: its lines before are whole. */
+static const char *whole_end(const rk_chunk *c)
+{
+    const char *w = c->p + c->len;
+    while (w > c->p && w[-1] != '\n') w--;
+    return w;
+}
+
+void rk_parse_chunk_pair(const rk_fmt *f, rk_chunk *c0, rk_chunk *c1)
+{
+    if (c1 == NULL || !f->fast || f->netflix || c0->len == 0 || c1->len == 0) {
+        rk_parse_chunk(f, c0);
+        if (c1 != NULL) rk_parse_chunk(f, c1);
+        return;
+    }
+    chunk_reset(c0);
+    chunk_reset(c1);
+    rk_chunk *const c[2] = {c0, c1};
+    const char *p[2] = {c0->p, c1->p};
+    const char *const end[2] = {whole_end(c0), whole_end(c1)};
+    int64_t line[2] = {0, 0};
+    rk_fast_lines2(f, c, p, end, line);
+    parse_rest(f, c0, p[0], line[0]);
+    parse_rest(f, c1, p[1], line[1]);
 }

@@ -28,6 +28,14 @@
 
 #include <string.h>
 
+/* The line's functions are inlined where they are called: the two chunks'
+ * chains overlap only inside one loop body. */
+#if defined(__GNUC__)
+#define RK_FAST_INLINE static inline __attribute__((always_inline))
+#else
+#define RK_FAST_INLINE static inline
+#endif
+
 int rk_fast_layout(const rk_fmt *f)
 {
     unsigned char d = f->delim;
@@ -83,7 +91,7 @@ static inline uint64_t digits_value(uint64_t t, unsigned k)
  * delimiter.  @return the byte after the delimiter, or NULL.  The scan stops
  * at the line's newline at the latest, which is not a digit.  With 16 bytes
  * before `end` its first 16 digits are read 8 at a time. */
-static inline const char *fast_id(const char *p, const char *end, unsigned char delim, int64_t *out)
+RK_FAST_INLINE const char *fast_id(const char *p, const char *end, unsigned char delim, int64_t *out)
 {
     int neg = *p == '-';
     const char *s = p + neg;
@@ -122,70 +130,152 @@ static inline int plain_byte(unsigned char b)
     return (unsigned)(b - '0') <= 9 || b == '.' || b == '-';
 }
 
-const char *rk_fast_lines(const rk_fmt *f, rk_chunk *c, const char *p, const char *end,
-                          int64_t *line, int64_t movie)
-{
-    const unsigned char delim = f->delim;
-    const int dat = f->dat, netflix = f->netflix;
-    /* a last field after the rating: the time, or one not read */
-    const int four = f->nfields == 4 || dat || netflix, keep_time = f->want_time && f->ct >= 0;
-    const int scale = f->have_scale;
-    const double smin = f->smin, smax = f->smax;
-    int64_t n = c->n, cap = c->cap, ln = *line;
-    int64_t *U = c->u, *I = c->i, *T = c->t;
-    float *R = c->r;
+/* What every line of a chunk is read by. */
+typedef struct fast_rules {
+    unsigned char delim;
+    int dat, netflix, four, keep_time, scale;
+    double smin, smax;
+} fast_rules;
 
-    while (p < end) {
-        int64_t u, i, t = 0;
-        double r;
-        const char *q = fast_id(p, end, delim, &u);
-        if (q == NULL || (dat && *q++ != (char)delim)) break; /* dat: "::" */
-        if (netflix) {
-            i = movie;
-        } else if ((q = fast_id(q, end, delim, &i)) == NULL || (dat && *q++ != (char)delim)) {
-            break;
-        }
-        const char *s = q;
-        while (plain_byte((unsigned char)*q)) q++;
-        if (rk_parse_rating_plain(s, (size_t)(q - s), &r) != 0) break;
-        if (scale && !(r >= smin && r <= smax)) break;
-        if (four) {
-            if ((unsigned char)*q != delim || (dat && (unsigned char)*++q != delim)) break;
-            s = ++q;
+static fast_rules rules_of(const rk_fmt *f)
+{
+    fast_rules x;
+    x.delim = f->delim;
+    x.dat = f->dat;
+    x.netflix = f->netflix;
+    x.four = f->nfields == 4 || f->dat || f->netflix; /* a last field after the rating: the time, or one not read */
+    x.keep_time = f->want_time && f->ct >= 0;
+    x.scale = f->have_scale;
+    x.smin = f->smin;
+    x.smax = f->smax;
+    return x;
+}
+
+/* One plain line at p (p < end): its row in *u, *i, *r, *t.  @return the
+ * byte after its newline, or NULL where the fast path does not take it. */
+RK_FAST_INLINE const char *fast_line(const fast_rules *x, const char *p, const char *end, int64_t movie, int64_t *u,
+                                    int64_t *i, float *r, int64_t *t)
+{
+    const unsigned char delim = x->delim;
+    double rv;
+    *t = 0;
+    const char *q = fast_id(p, end, delim, u);
+    if (q == NULL || (x->dat && *q++ != (char)delim)) return NULL; /* dat: "::" */
+    if (x->netflix) {
+        *i = movie;
+    } else if ((q = fast_id(q, end, delim, i)) == NULL || (x->dat && *q++ != (char)delim)) {
+        return NULL;
+    }
+    const char *s = q;
+    while (plain_byte((unsigned char)*q)) q++;
+    if (rk_parse_rating_plain(s, (size_t)(q - s), &rv) != 0) return NULL;
+    if (x->scale && !(rv >= x->smin && rv <= x->smax)) return NULL;
+    if (x->four) {
+        if ((unsigned char)*q != delim || (x->dat && (unsigned char)*++q != delim)) return NULL;
+        s = ++q;
 #if RK_SWAR
-            while (end - q >= 8) { /* a time's digits 8 at a time */
-                uint64_t digits;
-                const unsigned k = lead_digits(q, &digits);
-                q += k;
-                if (k < 8) break;
-            }
-#endif
-            while ((unsigned)((unsigned char)*q - '0') <= 9 || *q == '-') q++;
-            /* the integer form first; a date ("2005-09-06") is no integer */
-            if (keep_time && rk_parse_time_int(s, (size_t)(q - s), &t) != 0 &&
-                rk_parse_time(s, (size_t)(q - s), &t) != 0)
-                break;
+        while (end - q >= 8) { /* a time's digits 8 at a time */
+            uint64_t digits;
+            const unsigned k = lead_digits(q, &digits);
+            q += k;
+            if (k < 8) break;
         }
-        q += *q == '\r'; /* CRLF: the newline must follow at once */
-        if (*q != '\n') break;
-        if (n == cap) {
-            c->n = n;
+#endif
+        while ((unsigned)((unsigned char)*q - '0') <= 9 || *q == '-') q++;
+        /* the integer form first; a date ("2005-09-06") is no integer */
+        if (x->keep_time && rk_parse_time_int(s, (size_t)(q - s), t) != 0 && rk_parse_time(s, (size_t)(q - s), t) != 0)
+            return NULL;
+    }
+    q += *q == '\r'; /* CRLF: the newline must follow at once */
+    if (*q != '\n') return NULL;
+    *r = (float)rv;
+    return q + 1;
+}
+
+/* A chunk's row arrays, held in locals while lines are taken: stores through
+ * int64_t pointers could otherwise alias c->n and reload it every row. */
+typedef struct row_out {
+    int64_t *u, *i, *t;
+    float *r;
+    int64_t n, cap;
+} row_out;
+
+static inline row_out out_of(const rk_chunk *c)
+{
+    row_out o = {c->u, c->i, c->t, c->r, c->n, c->cap};
+    return o;
+}
+
+static inline void put_row(row_out *o, int64_t u, int64_t i, float r, int64_t t)
+{
+    const int64_t n = o->n;
+    o->u[n] = u;
+    o->i[n] = i;
+    o->r[n] = r;
+    if (o->t != NULL) o->t[n] = t;
+    o->n = n + 1;
+}
+
+const char *rk_fast_lines(const rk_fmt *f, rk_chunk *c, const char *p, const char *end, int64_t *line,
+                          int64_t movie)
+{
+    const fast_rules x = rules_of(f);
+    row_out o = out_of(c);
+    int64_t ln = *line;
+    while (p < end) {
+        int64_t u, i, t;
+        float r;
+        const char *q = fast_line(&x, p, end, movie, &u, &i, &r, &t);
+        if (q == NULL) break;
+        if (o.n == o.cap) {
+            c->n = o.n;
             if (rk_chunk_grow(c) != 0) {
                 c->status = RK_E_NOMEM;
                 break;
             }
-            cap = c->cap;
-            U = c->u, I = c->i, R = c->r, T = c->t;
+            o = out_of(c);
         }
-        U[n] = u;
-        I[n] = i;
-        R[n] = (float)r;
-        if (T != NULL) T[n] = t;
-        n++;
+        put_row(&o, u, i, r, t);
         ln++;
-        p = q + 1;
+        p = q;
     }
-    c->n = n;
+    c->n = o.n;
     *line = ln;
     return p;
+}
+
+/* Two chunks' lines in one loop: each line's fields are a chain of loads
+ * that depend on the last field's end, so one chunk alone leaves the core
+ * waiting; the other chunk's chain fills the gaps.  It stops at the first
+ * line either does not take, or where either is full; not for netflix (its
+ * movie lines are libcsv's). */
+void rk_fast_lines2(const rk_fmt *f, rk_chunk *const c[2], const char *p[2], const char *const end[2],
+                    int64_t line[2])
+{
+    const fast_rules x = rules_of(f);
+    const char *p0 = p[0], *p1 = p[1];
+    const char *const e0 = end[0], *const e1 = end[1];
+    row_out o0 = out_of(c[0]), o1 = out_of(c[1]);
+    const int64_t from0 = o0.n, from1 = o1.n;
+    while (p0 < e0 && p1 < e1 && o0.n < o0.cap && o1.n < o1.cap) {
+        int64_t u0, i0, t0, u1, i1, t1;
+        float r0, r1;
+        const char *q0 = fast_line(&x, p0, e0, 0, &u0, &i0, &r0, &t0);
+        const char *q1 = fast_line(&x, p1, e1, 0, &u1, &i1, &r1, &t1);
+        if (q0 != NULL) {
+            put_row(&o0, u0, i0, r0, t0);
+            p0 = q0;
+        }
+        if (q1 != NULL) {
+            put_row(&o1, u1, i1, r1, t1);
+            p1 = q1;
+        }
+        if (q0 == NULL || q1 == NULL) break;
+    }
+    line[0] += o0.n - from0;
+    line[1] += o1.n - from1;
+    c[0]->n = o0.n;
+    c[1]->n = o1.n;
+    p[0] = p0;
+    p[1] = p1;
 }

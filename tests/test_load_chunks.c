@@ -349,6 +349,120 @@ static void test_presized_rows(void)
     rmdir(dir);
 }
 
+/* ---- two chunks in one loop --------------------------------------------------------- */
+
+/* A random line: mostly plain, else one the fast path leaves to libcsv
+ * (quotes, string ids, bad ratings, blank lines, a lone CR making two rows
+ * of one line, a row missing a field). */
+static void pair_line(sbuf *b, unsigned long long *seed, int plain_only)
+{
+    const unsigned what = plain_only ? 99 : (unsigned)(rk_test_rand(seed) % 40);
+    const unsigned u = (unsigned)(rk_test_rand(seed) % 100000), i = (unsigned)(rk_test_rand(seed) % 30000);
+    switch (what) {
+    case 0: sb_printf(b, "\"%u\",%u,3.5,1\n", u, i); break;
+    case 1: sb_printf(b, "u%u,%u,2,7\n", u, i); break;
+    case 2: sb_printf(b, "%u,%u,x,1\n", u, i); break;
+    case 3: sb_printf(b, "\n"); break;
+    case 4: sb_printf(b, "%u,%u,4,1\r%u,%u,5,2\n", u, i, i, u); break;
+    case 5: sb_printf(b, "%u,%u,1\n", u, i); break;
+    case 6: sb_printf(b, "%u,%u,4.5,1\r\n", u, i); break;
+    default: sb_printf(b, "%u,%u,%u.%u,%u\n", u, i, (unsigned)(rk_test_rand(seed) % 5),
+                       (unsigned)(rk_test_rand(seed) % 10), (unsigned)(rk_test_rand(seed) % 2000000000));
+    }
+}
+
+/* What parsing left in chunk c, as text (string ids by their arena offset). */
+static char *chunk_text(const rk_chunk *c)
+{
+    sbuf t = {calloc(1, 64), 0, 64};
+    sb_printf(&t, "n %lld spilled %d status %d bad %lld kept %d open %lld %lld reason %s\n", (long long)c->n,
+              c->spilled, (int)c->status, (long long)c->nbad, c->nbad_kept, (long long)c->open_at,
+              (long long)c->open_lines, c->reason);
+    for (int k = 0; k < c->nbad_kept; k++) sb_printf(&t, "bad %lld\n", (long long)c->bad[k]);
+    for (int64_t k = 0; k < c->n; k++)
+        sb_printf(&t, "%s%lld,%s%lld,%g,%lld\n", c->utag != NULL && c->utag[k] ? "s" : "", (long long)c->u[k],
+                  c->itag != NULL && c->itag[k] ? "s" : "", (long long)c->i[k], (double)c->r[k],
+                  c->t != NULL ? (long long)c->t[k] : -1LL);
+    if (c->own.alen > 0) sb_printf(&t, "arena %zu %.*s\n", c->own.alen, (int)c->own.alen, c->own.arena);
+    return t.s;
+}
+
+/* Two chunks of buf (split at `at`, a line's start) parsed alone or as a
+ * pair, as rk_load.c sets them up: rows in home's arrays from base, room
+ * for their lines. */
+static void parse_two(const rk_fmt *f, const char *buf, size_t len, size_t at, int pair, char *text[2])
+{
+    rk_rows home;
+    rk_chunk c[2];
+    memset(&home, 0, sizeof home);
+    memset(c, 0, sizeof c);
+    int64_t slots = 0;
+    for (int k = 0; k < 2; k++) {
+        c[k].p = buf + (k == 0 ? 0 : at);
+        c[k].len = k == 0 ? at : len - at;
+        c[k].lines = 0;
+        for (size_t j = 0; j < c[k].len; j++) c[k].lines += c[k].p[j] == '\n';
+        c[k].lines += c[k].len > 0 && c[k].p[c[k].len - 1] != '\n';
+        c[k].home = &home;
+        c[k].base = slots;
+        c[k].room = c[k].lines;
+        slots += c[k].lines;
+    }
+    CU_ASSERT_FATAL(rk_rows_reserve(&home, slots > 0 ? slots : 1, f->want_time) == 0);
+    if (pair) {
+        rk_parse_chunk_pair(f, &c[0], &c[1]);
+    } else {
+        rk_parse_chunk(f, &c[0]);
+        rk_parse_chunk(f, &c[1]);
+    }
+    for (int k = 0; k < 2; k++) {
+        text[k] = chunk_text(&c[k]);
+        rk_chunk_free(&c[k]);
+    }
+    rk_rows_free(&home);
+}
+
+/* rk_parse_chunk_pair gives each chunk what rk_parse_chunk gives it: both
+ * chunks plain, one stopping early (a line the fast path refuses, a lone CR
+ * filling its room), one empty, with and without the time, plain runs of
+ * unequal length so that either stream ends first. */
+static void test_chunk_pair(void)
+{
+    unsigned long long seed = 5;
+    int cases = 0, differ = 0;
+    for (int round = 0; round < 400; round++) {
+        rk_fmt f;
+        memset(&f, 0, sizeof f);
+        f.format = RK_FMT_MOVIELENS;
+        f.delim = ',';
+        f.nfields = 4;
+        f.cu = 0, f.ci = 1, f.cr = 2, f.ct = 3;
+        f.want_time = (int)(rk_test_rand(&seed) % 2);
+        f.fast = rk_fast_layout(&f);
+        CU_ASSERT_TRUE_FATAL(f.fast);
+        sbuf b = {calloc(1, 64), 0, 64};
+        const int n0 = (int)(rk_test_rand(&seed) % 60), n1 = (int)(rk_test_rand(&seed) % 60);
+        const int plain = round % 4 == 0; /* a quarter of the rounds: every line plain */
+        for (int k = 0; k < n0; k++) pair_line(&b, &seed, plain);
+        const size_t at = b.n;
+        for (int k = 0; k < n1; k++) pair_line(&b, &seed, plain);
+        if (round % 7 == 0 && b.n > at && b.s[b.n - 1] == '\n') b.n--; /* the file's last line without its newline */
+        char *alone[2], *paired[2];
+        parse_two(&f, b.s, b.n, at, 0, alone);
+        parse_two(&f, b.s, b.n, at, 1, paired);
+        for (int k = 0; k < 2; k++) {
+            cases++;
+            if (strcmp(alone[k], paired[k]) != 0 && differ++ < 3)
+                fprintf(stderr, "\nchunk %d of round %d:\nalone:\n%s\npaired:\n%s\n", k, round, alone[k], paired[k]);
+            free(alone[k]);
+            free(paired[k]);
+        }
+        free(b.s);
+    }
+    CU_ASSERT_EQUAL(differ, 0);
+    CU_ASSERT_EQUAL(cases, 800);
+}
+
 /* ---- several files, directories, test files, stdin --------------------------------- */
 int main(void)
 {
@@ -360,6 +474,7 @@ int main(void)
         {"a file in parallel pread pieces", test_big_file},
         {"a memory budget", test_memory_budget},
         {"rows sized from the first bytes", test_presized_rows},
+        {"two chunks in one loop: each as alone", test_chunk_pair},
         {NULL, NULL},
     };
     return rk_test_main("load in pieces", cases);
