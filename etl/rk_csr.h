@@ -122,6 +122,27 @@ rk_status rk_triples_dedupe_csr(rk_triples *t, int32_t n_users, int32_t n_items,
                                 rk_csr *by_user, int64_t **pos,
                                 rk_dup_report *rep, rk_error *err);
 
+/* What a sort made elsewhere (the GPU, rk_gpu_csr_build) found of repeated
+ * pairs, for rk_triples_resolve to apply to the triples it sorted: the
+ * ratings removed, and under RK_DUP_MEAN the means written where each
+ * pair's first rating was.  Arrays malloc'ed by that sort; free them with
+ * rk_dup_found_free. */
+typedef struct rk_dup_found {
+    uint64_t *drop;     /* bit k of drop[k / 64]: rating k removed; NULL when none */
+    int64_t removed;    /* bits set */
+    int64_t n_means;    /* RK_DUP_MEAN: the pairs rated more than once */
+    int64_t *mean_pos;  /* their first ratings' positions, any order */
+    float *mean_val;    /* and their means */
+} rk_dup_found;
+
+/*! rk_triples_resolve() : t as rk_triples_dedupe leaves it, from what a sort
+ *  elsewhere found: the means written, then the removed ratings taken out,
+ *  the others keeping file order (out of place, in parallel).  f->removed
+ *  must be the bits set in f->drop.  @return RK_OK, RK_E_ARG (a position
+ *  outside t), RK_E_NOMEM (t then unchanged but for the means). */
+rk_status rk_triples_resolve(rk_triples *t, const rk_dup_found *f, rk_error *err);
+void rk_dup_found_free(rk_dup_found *f);
+
 /*! rk_csr_transpose() : out = aᵀ (n_cols x n_rows), rows sorted.
  *  @return RK_OK or RK_E_NOMEM. */
 rk_status rk_csr_transpose(const rk_csr *a, rk_csr *out, rk_error *err);

@@ -27,6 +27,7 @@
 #include "rk_csr.h"
 #include "rk_mem.h"
 #include "rk_omp.h"
+#include "rk_sort_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -517,55 +518,6 @@ static int64_t offsets(sorter *S, int64_t *fb)
     return run;
 }
 
-/* Survivors before each 64-rating word of the drop bitmap. */
-static rk_status drop_prefix(const uint64_t *drop, int64_t nw, int64_t *before, int nt, rk_error *err)
-{
-    int64_t *part = calloc((size_t)nt + 1, sizeof *part);
-    if (part == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory counting duplicates");
-#pragma omp parallel num_threads(nt)
-    {
-        int c = rk_omp_thread_num(), T = rk_omp_num_threads();
-        int64_t lo = nw * c / T, hi = nw * (c + 1) / T, run = 0;
-        for (int64_t w = lo; w < hi; w++) run += 64 - __builtin_popcountll(drop[w]);
-        part[c + 1] = run;
-#pragma omp barrier
-#pragma omp single
-        for (int q = 0; q < T; q++) part[q + 1] += part[q];
-        run = part[c];
-        for (int64_t w = lo; w < hi; w++) {
-            before[w] = run;
-            run += 64 - __builtin_popcountll(drop[w]);
-        }
-    }
-    free(part);
-    return RK_OK;
-}
-
-/* Remove the dropped ratings from t, keeping file order (out of place, in
- * parallel: each word of the bitmap knows where its survivors go). */
-static rk_status compact_triples(rk_triples *t, const uint64_t *drop, const int64_t *before, int64_t kept, int nt,
-                                 rk_error *err)
-{
-    rk_triples o;
-    RK_FORWARD(rk_triples_alloc(&o, kept, t->time != NULL, err));
-    const int64_t n = t->n, nw = (n + 63) / 64;
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (int64_t w = 0; w < nw; w++) {
-        int64_t d = before[w], k1 = (w + 1) * 64 < n ? (w + 1) * 64 : n;
-        for (int64_t k = w * 64; k < k1; k++) {
-            if (drop[w] >> (k & 63) & 1) continue;
-            o.user[d] = t->user[k];
-            o.item[d] = t->item[k];
-            o.rating[d] = t->rating[k];
-            if (o.time != NULL) o.time[d] = t->time[k];
-            d++;
-        }
-    }
-    rk_triples_free(t);
-    *t = o;
-    return RK_OK;
-}
-
 /* Each bucket's rows were packed from its start; move them together. */
 static rk_status compact_rows(sorter *S, const int64_t *fb, int64_t nnz, rk_error *err)
 {
@@ -744,7 +696,7 @@ rk_status rk_triples_dedupe_csr(rk_triples *t, int32_t n_users, int32_t n_items,
     if (all.removed > 0) {
         int64_t *before = malloc((size_t)(nw + 1) * sizeof *before);
         if (before == NULL) goto nomem;
-        st = drop_prefix(S.drop, nw, before, S.nt, err);
+        st = rk_sort_drop_prefix(S.drop, nw, before, S.nt, err);
         if (st == RK_OK && by_user != NULL) st = compact_rows(&S, fb, kept, err);
         if (st == RK_OK && S.pos != NULL) {
 #pragma omp parallel for schedule(static) num_threads(S.nt)
@@ -754,7 +706,7 @@ rk_status rk_triples_dedupe_csr(rk_triples *t, int32_t n_users, int32_t n_items,
                 S.pos[p] = before[k >> 6] + (k & 63) - __builtin_popcountll(below);
             }
         }
-        if (st == RK_OK) st = compact_triples(t, S.drop, before, kept, S.nt, err);
+        if (st == RK_OK) st = rk_sort_compact(t, S.drop, before, kept, S.nt, err);
         free(before);
         if (st != RK_OK) goto out;
     }

@@ -143,18 +143,24 @@ rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, rk_error *e
 
 /*! rk_gpu_csr_build() : the user-major matrix of the ratings t (dense
  *  indices below n_users and n_items) sorted on the GPU (g->device; g may be
- *  NULL): rk_triples_dedupe_csr's matrix bit for bit when no (user, item)
- *  pair repeats, allocated here (free with rk_csr_free), *taken = 1.  With
- *  leave_out (NULL: none), the ratings whose bit is set (bit t of word
- *  t / 64) are not in the matrix: rk_split_holdout_csr's matrix of the rest.  It
- *  leaves the sort to the host (*taken = 0, *out empty, RK_OK) where the
- *  host's is as fast or the policy is the host's: a pair rated twice, an
- *  index out of range, ratings already grouped by user, 2^32 ratings or
- *  more, or more device memory than g's budget (about 36 bytes a rating).
- *  @return RK_OK, RK_E_GPU (a failing call: the host may sort instead, the
- *  same matrix), RK_E_NOMEM. */
+ *  NULL): rk_triples_dedupe_csr's matrix bit for bit under `policy`,
+ *  allocated here (free with rk_csr_free), *taken = 1.  Pairs rated more
+ *  than once are resolved on the GPU (RK_DUP_LAST, FIRST, MEAN) when found
+ *  is not NULL: *found then says what rk_triples_resolve must do to t to
+ *  make it rk_triples_dedupe_csr's (the caller frees it with
+ *  rk_dup_found_free, whatever the return).  With leave_out (NULL: none),
+ *  the ratings whose bit is set (bit t of word t / 64) are not in the
+ *  matrix: rk_split_holdout_csr's matrix of the rest.  It leaves the sort to
+ *  the host (*taken = 0, *out and *found empty, RK_OK) where the host's is
+ *  as fast or the work is the host's: a pair rated twice under
+ *  RK_DUP_ERROR, beside leave_out or without found, an index out of range,
+ *  ratings already grouped by user, 2^32 ratings or more, or more device
+ *  memory than g's budget (about 36 bytes a rating).  @return RK_OK,
+ *  RK_E_GPU (a failing call: the host may sort instead, the same matrix),
+ *  RK_E_NOMEM. */
 rk_status rk_gpu_csr_build(const rk_triples *t, int32_t n_users, int32_t n_items, const uint64_t *leave_out,
-                           const rk_gpu_opts *g, rk_csr *out, int *taken, rk_error *err);
+                           rk_dup_policy policy, rk_dup_found *found, const rk_gpu_opts *g, rk_csr *out, int *taken,
+                           rk_error *err);
 
 /*! rk_gpu_forget_csr() : free the matrix rk_gpu_csr_build kept on the device
  *  (g->keep_csr).  While it is kept, an engine call whose model's user-major

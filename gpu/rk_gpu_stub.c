@@ -2,6 +2,7 @@
 #include "rk_gpu.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int rk_gpu_available(char *buf, size_t cap)
 {
@@ -36,10 +37,12 @@ rk_status rk_gpu_topn(const rk_model *m, const rk_lists *l, const rk_topn_opts *
 }
 
 rk_status rk_gpu_csr_build(const rk_triples *t, int32_t n_users, int32_t n_items, const uint64_t *leave_out,
-                           const rk_gpu_opts *g, rk_csr *out, int *taken, rk_error *err)
+                           rk_dup_policy policy, rk_dup_found *found, const rk_gpu_opts *g, rk_csr *out, int *taken,
+                           rk_error *err)
 {
-    (void)t; (void)n_users; (void)n_items; (void)leave_out; (void)g;
+    (void)t; (void)n_users; (void)n_items; (void)leave_out; (void)policy; (void)g;
     *taken = 0;
+    if (found != NULL) memset(found, 0, sizeof *found);
     out->ptr = NULL;
     out->idx = NULL;
     out->val = NULL;

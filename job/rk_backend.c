@@ -185,14 +185,16 @@ int rk_backend_gpu_ready(rk_backend_seam *s)
 #define RK_GPU_SORT_MIN ((int64_t)1 << 20)
 
 rk_status rk_backend_sort_csr(void *ud, const rk_triples *t, int32_t n_users, int32_t n_items,
-                              const uint64_t *leave_out, rk_csr *out, int *taken, rk_error *err)
+                              const uint64_t *leave_out, rk_dup_policy policy, rk_dup_found *found, rk_csr *out,
+                              int *taken, rk_error *err)
 {
     rk_backend_seam *s = ud;
     *taken = 0;
+    if (found != NULL) memset(found, 0, sizeof *found);
     if (t->n < RK_GPU_SORT_MIN || !rk_backend_gpu_ready(s)) return RK_OK;
     rk_gpu_opts g = rk_backend_call_opts(s);
     g.keep_csr = 1; /* the engine calls copy it on the device: one copy crosses PCIe */
-    return rk_gpu_csr_build(t, n_users, n_items, leave_out, &g, out, taken, err);
+    return rk_gpu_csr_build(t, n_users, n_items, leave_out, policy, found, &g, out, taken, err);
 }
 
 const rk_backend *rk_backend_current(const rk_backend_seam *s)

@@ -129,7 +129,8 @@ int rk_backend_gpu_ready(rk_backend_seam *s);
  *  for the engine calls (the caller forgets it: rk_gpu_forget_csr); else
  *  *taken = 0 and the host sorts. */
 rk_status rk_backend_sort_csr(void *ud, const rk_triples *t, int32_t n_users, int32_t n_items,
-                              const uint64_t *leave_out, rk_csr *out, int *taken, rk_error *err);
+                              const uint64_t *leave_out, rk_dup_policy policy, rk_dup_found *found, rk_csr *out,
+                              int *taken, rk_error *err);
 
 /*! rk_backend_current() : the backend that runs now: the chosen one, or
  *  the CPU after a fallback. */

@@ -23,22 +23,32 @@ void rk_data_free(rk_data *d)
 }
 
 /* The training matrix from o->sort_csr, without the ratings of leave_out
- * (NULL: none): 1 when it took the sort (no pair repeated), 0 when the
- * host sorts (a failure noted). */
-static int sort_elsewhere(const rk_data_opts *o, const rk_triples *t, const rk_dataset *ds, const uint64_t *leave_out,
-                          rk_csr *by_user)
+ * (NULL: none), and t's repeated pairs resolved as the host's sort resolves
+ * them: *taken = 1 when it took the sort, 0 when the host sorts (a failure
+ * noted).  @return RK_OK, or what resolving t failed with. */
+static rk_status sort_elsewhere(const rk_data_opts *o, rk_triples *t, const rk_dataset *ds, const uint64_t *leave_out,
+                                rk_csr *by_user, int *taken, int64_t *removed, rk_error *err)
 {
-    int taken = 0;
+    *taken = 0;
     rk_error e;
+    rk_dup_found found;
+    memset(&found, 0, sizeof found); /* a hook that takes nothing may leave it */
     rk_error_clear(&e);
-    rk_status s = o->sort_csr(o->sort_ud, t, rk_ids_count(ds->users), rk_ids_count(ds->items), leave_out, by_user,
-                              &taken, &e);
+    rk_status s = o->sort_csr(o->sort_ud, t, rk_ids_count(ds->users), rk_ids_count(ds->items), leave_out,
+                              o->duplicates, &found, by_user, taken, &e);
     if (s != RK_OK) {
+        rk_dup_found_free(&found);
+        *taken = 0;
         rk_note(o->load.note, o->load.note_ud, "the GPU's sort of the ratings failed (%s): sorting on the host",
                 e.msg);
-        return 0;
+        return RK_OK;
     }
-    return taken;
+    if (*taken) {
+        s = rk_triples_resolve(t, &found, err);
+        if (s == RK_OK) *removed += found.removed;
+    }
+    rk_dup_found_free(&found);
+    return s;
 }
 
 /* Duplicates resolved (CONTRACT.md §1) and, for the training ratings, the user-major
@@ -112,10 +122,11 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
     const int64_t n_all = d->ds.train.n + d->ds.test.n;
     RK_PROGRESS(o->progress, o->progress_ud, "CSR", 0, 3 * n_all, "ratings");
     double t_dd = rk_omp_wtime(), t_draw = 0.0;
-    /* the sort elsewhere (the GPU) takes the ratings only when no pair
-     * repeats: they stay as they are, so a holdout's draw over them is the
-     * one the host's path makes after its sort, and its ratings are left out
-     * of the matrix there (no pass over the matrix to drop them) */
+    /* the sort elsewhere (the GPU) resolves repeated pairs as the host's
+     * does, but beside a holdout it takes the ratings only when no pair
+     * repeats: they stay as they are, so the draw over them is the one the
+     * host's path makes after its sort, and its ratings are left out of the
+     * matrix there (no pass over the matrix to drop them) */
     rk_split_draw h;
     s = RK_OK;
     if (!o->no_model && o->sort_csr != NULL) {
@@ -126,7 +137,9 @@ rk_status rk_data_load(const rk_data_opts *o, rk_data *d, rk_error *err)
             t_draw = rk_omp_wtime() - t_dd;
         }
         if (o->holdout <= 0.0 || held != NULL)
-            d->sorted_elsewhere = sort_elsewhere(o, &d->ds.train, &d->ds, held, &by_user);
+            s = sort_elsewhere(o, &d->ds.train, &d->ds, held, &by_user, &d->sorted_elsewhere, &d->duplicates_removed,
+                               err);
+        if (s != RK_OK) goto fail;
     }
     if (!d->sorted_elsewhere)
         s = dedupe(o, &d->ds.train, &d->ds, o->n_inputs == 1 ? o->inputs[0] : "input",

@@ -42,12 +42,14 @@ typedef struct rk_data_opts {
                                    (rk_model_from_csr_deferred; ignored with baselines) */
     /* The training ratings' user-major matrix sorted elsewhere (the GPU,
      * rk_gpu_csr_build): *taken = 1 with the matrix rk_triples_dedupe_csr
-     * would make, without the ratings whose bit is set in leave_out (a
-     * holdout's; NULL: none), or 0 to leave the sort to the host.  A failure
+     * would make under `policy`, without the ratings whose bit is set in
+     * leave_out (a holdout's; NULL: none), and in *found (zeroed by the
+     * data stage) what that sort would have done to t (the data stage
+     * applies it: rk_triples_resolve), or 0 to leave the sort to the host.  A failure
      * leaves it to the host too, with a note (load.note).  NULL: the host
      * sorts. */
     rk_status (*sort_csr)(void *ud, const rk_triples *t, int32_t n_users, int32_t n_items, const uint64_t *leave_out,
-                          rk_csr *out, int *taken, rk_error *err);
+                          rk_dup_policy policy, rk_dup_found *found, rk_csr *out, int *taken, rk_error *err);
     void *sort_ud;
     rk_progress_fn progress;    /* may be NULL */
     void *progress_ud;

@@ -148,7 +148,7 @@ static void test_sort_hook(void)
         rk_backend_free(&s); /* joins the warm-up: whether a GPU is ready is known */
         rk_csr out;
         int taken = -1;
-        CU_ASSERT_EQUAL(rk_backend_sort_csr(&s, &t, 4096, 256, NULL, &out, &taken, &err), RK_OK);
+        CU_ASSERT_EQUAL(rk_backend_sort_csr(&s, &t, 4096, 256, NULL, RK_DUP_LAST, NULL, &out, &taken, &err), RK_OK);
         CU_ASSERT_EQUAL(taken, d == 1 && rk_backend_gpu_ready(&s));
         if (taken) {
             CU_ASSERT_EQUAL(out.nnz, n);
@@ -158,7 +158,7 @@ static void test_sort_hook(void)
         rk_triples small = t;
         small.n = n - 1;
         taken = -1;
-        CU_ASSERT_EQUAL(rk_backend_sort_csr(&s, &small, 4096, 256, NULL, &out, &taken, &err), RK_OK);
+        CU_ASSERT_EQUAL(rk_backend_sort_csr(&s, &small, 4096, 256, NULL, RK_DUP_LAST, NULL, &out, &taken, &err), RK_OK);
         CU_ASSERT_EQUAL(taken, 0);
         rk_gpu_forget_csr();
         rk_backend_free(&s);

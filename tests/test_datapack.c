@@ -474,14 +474,20 @@ typedef struct hook_state {
 } hook_state;
 
 static rk_status sort_hook(void *ud, const rk_triples *t, int32_t n_users, int32_t n_items, const uint64_t *leave_out,
-                           rk_csr *out, int *taken, rk_error *err)
+                           rk_dup_policy policy, rk_dup_found *found, rk_csr *out, int *taken, rk_error *err)
 {
     hook_state *h = ud;
     h->calls++;
+    CU_ASSERT_EQUAL(policy, RK_DUP_LAST);
+    /* the data stage zeroes what the hook may find: one that takes nothing
+     * leaves it alone */
+    CU_ASSERT_PTR_NULL(found->drop);
+    CU_ASSERT_EQUAL(found->removed, 0);
     *taken = 0;
     h->left_out = 0;
     if (h->mode == 2) return rk_error_set(err, RK_E_GPU, "a failure of the test's sort");
     if (h->mode == 0) return RK_OK;
+    memset(found, 0, sizeof *found); /* the sample file repeats no pair */
     rk_triples c; /* the host's matrix of the ratings not left out, from a copy */
     CU_ASSERT_EQUAL_FATAL(rk_triples_alloc(&c, t->n, 0, err), RK_OK);
     c.n = 0;

@@ -2,9 +2,11 @@
  * CPU twin rk_triples_dedupe_csr, bit for bit, on shuffled ratings of
  * random shapes (one user, one item, users and items without ratings at the
  * start, in the middle and at the end) and on one large enough for many
- * pinned pieces each way; and what it leaves to the host (a pair rated
- * twice, ratings grouped by user, an index out of range, a budget too
- * small) or fails on (a device that is not there).  Exits 77 (skipped)
+ * pinned pieces each way; pairs rated more than once under every policy the
+ * GPU resolves; and what it leaves to the host (a pair rated twice without
+ * a place for what it found, under "error" or beside a holdout, ratings
+ * grouped by user, an index out of range, a budget too small) or fails on
+ * (a device that is not there).  Exits 77 (skipped)
  * when no GPU is usable. */
 #include "rk_gpu.h"
 #include "rk_csr.h"
@@ -82,7 +84,7 @@ static void compare(int32_t nu, int32_t ni, double p, unsigned long long seed)
     rk_error err;
     int taken = -1;
     host_csr(&t, nu, ni, &h);
-    rk_status s = rk_gpu_csr_build(&t, nu, ni, NULL, NULL, &d, &taken, &err);
+    rk_status s = rk_gpu_csr_build(&t, nu, ni, NULL, RK_DUP_LAST, NULL, NULL, &d, &taken, &err);
     if (s != RK_OK) fprintf(stderr, "rk_gpu_csr_build: %s\n", err.msg);
     CU_ASSERT_FATAL(s == RK_OK);
     /* a shuffle of two or more ratings of one user may still come out grouped */
@@ -131,26 +133,26 @@ static void test_left_to_host(void)
     t.user[5] = t.user[50];
     t.item[5] = t.item[50];
     taken = -1;
-    CU_ASSERT_EQUAL(rk_gpu_csr_build(&t, 500, 300, NULL, NULL, &d, &taken, &err), RK_OK);
+    CU_ASSERT_EQUAL(rk_gpu_csr_build(&t, 500, 300, NULL, RK_DUP_LAST, NULL, NULL, &d, &taken, &err), RK_OK);
     CU_ASSERT_EQUAL(taken, 0);
     CU_ASSERT_PTR_NULL(d.ptr);
     t.user[5] = keep_u;
     t.item[5] = keep_i;
     /* an index out of range: the host's sort reports it */
     t.item[7] = 300;
-    CU_ASSERT_EQUAL(rk_gpu_csr_build(&t, 500, 300, NULL, NULL, &d, &taken, &err), RK_OK);
+    CU_ASSERT_EQUAL(rk_gpu_csr_build(&t, 500, 300, NULL, RK_DUP_LAST, NULL, NULL, &d, &taken, &err), RK_OK);
     CU_ASSERT_EQUAL(taken, 0);
     t.item[7] = 3;
     /* a budget below what the sort needs */
     rk_gpu_opts g = {0};
     g.memory_cap = 4096;
-    CU_ASSERT_EQUAL(rk_gpu_csr_build(&t, 500, 300, NULL, &g, &d, &taken, &err), RK_OK);
+    CU_ASSERT_EQUAL(rk_gpu_csr_build(&t, 500, 300, NULL, RK_DUP_LAST, NULL, &g, &d, &taken, &err), RK_OK);
     CU_ASSERT_EQUAL(taken, 0);
     /* a device that is not there: RK_E_GPU naming the call, nothing kept */
     g.memory_cap = 0;
     g.device = 4096;
     taken = -1;
-    CU_ASSERT_EQUAL(rk_gpu_csr_build(&t, 500, 300, NULL, &g, &d, &taken, &err), RK_E_GPU);
+    CU_ASSERT_EQUAL(rk_gpu_csr_build(&t, 500, 300, NULL, RK_DUP_LAST, NULL, &g, &d, &taken, &err), RK_E_GPU);
     CU_ASSERT_EQUAL(taken, 0);
     CU_ASSERT_PTR_NULL(d.ptr);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cudaSetDevice"));
@@ -166,11 +168,117 @@ static void test_left_to_host(void)
             sorted.item[p] = h.idx[p];
             sorted.rating[p] = h.val[p];
         }
-    CU_ASSERT_EQUAL(rk_gpu_csr_build(&sorted, 500, 300, NULL, NULL, &d, &taken, &err), RK_OK);
+    CU_ASSERT_EQUAL(rk_gpu_csr_build(&sorted, 500, 300, NULL, RK_DUP_LAST, NULL, NULL, &d, &taken, &err), RK_OK);
     CU_ASSERT_EQUAL(taken, 0);
     rk_triples_free(&sorted);
     rk_csr_free(&h);
     rk_triples_free(&t);
+}
+
+/* t with about a third more ratings, each a pair already there with a
+ * rating of its own (any float: means must be summed in the same order),
+ * some pairs several times over, then shuffled. */
+static void add_repeats(rk_triples *t, unsigned long long seed)
+{
+    unsigned long long s = seed;
+    const int64_t n = t->n, m = n / 3 + 1;
+    rk_triples r;
+    CU_ASSERT_FATAL(rk_triples_alloc(&r, n + m, 0, NULL) == RK_OK);
+    memcpy(r.user, t->user, (size_t)n * sizeof *r.user);
+    memcpy(r.item, t->item, (size_t)n * sizeof *r.item);
+    for (int64_t k = 0; k < n; k++) r.rating[k] = (float)(rk_test_uniform(&s) * 4.5 + 0.5);
+    for (int64_t k = n; k < n + m; k++) {
+        const int64_t j = (int64_t)(rk_test_rand(&s) % (unsigned long long)(k % 5 == 0 ? 3 : n)); /* a few pairs often */
+        r.user[k] = r.user[j];
+        r.item[k] = r.item[j];
+        r.rating[k] = (float)(rk_test_uniform(&s) * 4.5 + 0.5);
+    }
+    for (int64_t a = n + m - 1; a > 0; a--) {
+        const int64_t b = (int64_t)(rk_test_rand(&s) % (unsigned long long)(a + 1));
+        int32_t x = r.user[a]; r.user[a] = r.user[b]; r.user[b] = x;
+        x = r.item[a]; r.item[a] = r.item[b]; r.item[b] = x;
+        float v = r.rating[a]; r.rating[a] = r.rating[b]; r.rating[b] = v;
+    }
+    rk_triples_free(t);
+    *t = r;
+}
+
+static rk_triples copy_of(const rk_triples *t)
+{
+    rk_triples c;
+    CU_ASSERT_FATAL(rk_triples_alloc(&c, t->n > 0 ? t->n : 1, 0, NULL) == RK_OK);
+    c.n = t->n;
+    memcpy(c.user, t->user, (size_t)t->n * sizeof *c.user);
+    memcpy(c.item, t->item, (size_t)t->n * sizeof *c.item);
+    memcpy(c.rating, t->rating, (size_t)t->n * sizeof *c.rating);
+    return c;
+}
+
+/* Pairs rated more than once, resolved on the GPU under last, first and
+ * mean: the host's matrix bit for bit, and the host's triples once
+ * rk_triples_resolve has applied what the GPU found; "error", a holdout
+ * beside them, or no place for what it found leave them to the host. */
+static void test_repeats(void)
+{
+    static const rk_dup_policy pols[] = {RK_DUP_LAST, RK_DUP_FIRST, RK_DUP_MEAN};
+    unsigned long long s = 21;
+    int compared = 0;
+    for (int rep = 0; rep < 12; rep++) {
+        const rk_dup_policy pol = pols[rep % 3];
+        const int32_t nu = 2 + (int32_t)(rk_test_rand(&s) % (rep == 11 ? 60000 : 3000));
+        const int32_t ni = 2 + (int32_t)(rk_test_rand(&s) % 2000);
+        rk_triples t;
+        make(&t, nu, ni, rep == 11 ? 0.02 : 0.01 + 0.1 * rk_test_uniform(&s), 500 + (unsigned long long)rep);
+        if (t.n < 4) {
+            rk_triples_free(&t);
+            continue;
+        }
+        add_repeats(&t, 600 + (unsigned long long)rep);
+        rk_triples want = copy_of(&t), got = copy_of(&t);
+        rk_csr h, d;
+        rk_dup_report hr;
+        rk_dup_found f;
+        rk_error err;
+        int taken = -1;
+        CU_ASSERT_FATAL(rk_triples_dedupe_csr(&want, nu, ni, pol, NULL, &h, NULL, &hr, NULL) == RK_OK);
+        CU_ASSERT(hr.n_removed > 0);
+        rk_status st = rk_gpu_csr_build(&t, nu, ni, NULL, pol, &f, NULL, &d, &taken, &err);
+        if (st != RK_OK) fprintf(stderr, "rk_gpu_csr_build: %s\n", err.msg);
+        CU_ASSERT_FATAL(st == RK_OK);
+        CU_ASSERT_EQUAL(taken, 1);
+        if (taken) {
+            same_csr(&d, &h);
+            CU_ASSERT_EQUAL(f.removed, hr.n_removed);
+            CU_ASSERT_EQUAL(f.n_means > 0, pol == RK_DUP_MEAN);
+            CU_ASSERT_FATAL(rk_triples_resolve(&got, &f, NULL) == RK_OK);
+            CU_ASSERT_EQUAL_FATAL(got.n, want.n);
+            CU_ASSERT_EQUAL(memcmp(got.user, want.user, (size_t)want.n * sizeof *want.user), 0);
+            CU_ASSERT_EQUAL(memcmp(got.item, want.item, (size_t)want.n * sizeof *want.item), 0);
+            CU_ASSERT_EQUAL(memcmp(got.rating, want.rating, (size_t)want.n * sizeof *want.rating), 0);
+            compared++;
+        }
+        rk_dup_found_free(&f);
+        rk_csr_free(&d);
+        /* what stays with the host: nothing found, nothing made */
+        uint64_t *bits = calloc((size_t)(t.n + 63) / 64, sizeof *bits);
+        bits[0] = 1;
+        const struct { rk_dup_policy pol; const uint64_t *out; rk_dup_found *found; } host[] = {
+            {RK_DUP_ERROR, NULL, &f}, {pol, bits, &f}, {pol, NULL, NULL}};
+        for (int k = 0; k < 3; k++) {
+            taken = -1;
+            CU_ASSERT(rk_gpu_csr_build(&t, nu, ni, host[k].out, host[k].pol, host[k].found, NULL, &d, &taken, &err) ==
+                      RK_OK);
+            CU_ASSERT_EQUAL(taken, 0);
+            CU_ASSERT_PTR_NULL(d.ptr);
+            CU_ASSERT_PTR_NULL(f.drop);
+        }
+        free(bits);
+        rk_csr_free(&h);
+        rk_triples_free(&want);
+        rk_triples_free(&got);
+        rk_triples_free(&t);
+    }
+    CU_ASSERT(compared >= 10);
 }
 
 /* Ratings left out (a holdout's): the host's matrix of the others; a pair
@@ -202,7 +310,7 @@ static void test_leave_out(void)
         rk_error err;
         int taken = -1;
         host_csr(&k, nu, ni, &h);
-        CU_ASSERT_FATAL(rk_gpu_csr_build(&t, nu, ni, bits, NULL, &d, &taken, &err) == RK_OK);
+        CU_ASSERT_FATAL(rk_gpu_csr_build(&t, nu, ni, bits, RK_DUP_LAST, NULL, NULL, &d, &taken, &err) == RK_OK);
         if (taken) {
             same_csr(&d, &h);
             compared++;
@@ -219,7 +327,7 @@ static void test_leave_out(void)
             t.user[a] = t.user[b];
             t.item[a] = t.item[b];
             taken = -1;
-            CU_ASSERT(rk_gpu_csr_build(&t, nu, ni, bits, NULL, &d, &taken, &err) == RK_OK);
+            CU_ASSERT(rk_gpu_csr_build(&t, nu, ni, bits, RK_DUP_LAST, NULL, NULL, &d, &taken, &err) == RK_OK);
             CU_ASSERT_EQUAL(taken, 0);
             rk_csr_free(&d);
         }
@@ -273,7 +381,7 @@ static void test_kept(void)
     make(&t, nu, ni, 0.05, 77);
     rk_gpu_opts g = {0};
     g.keep_csr = 1;
-    CU_ASSERT_FATAL(rk_gpu_csr_build(&t, nu, ni, NULL, &g, &d, &taken, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_gpu_csr_build(&t, nu, ni, NULL, RK_DUP_LAST, NULL, &g, &d, &taken, &err) == RK_OK);
     CU_ASSERT_FATAL(taken == 1);
     host_csr(&t, nu, ni, &h);
     rk_model a, b;
@@ -317,6 +425,7 @@ int main(void)
         {"6M ratings, many pinned pieces", test_large},
         {"ratings left out (a holdout)", test_leave_out},
         {"left to the host, and a failing device", test_left_to_host},
+        {"repeated pairs resolved on the GPU", test_repeats},
         {"the matrix kept for the engine", test_kept},
         {NULL, NULL},
     };
@@ -324,6 +433,7 @@ int main(void)
         {"random shapes against the host's sort", test_random_shapes},
         {"ratings left out (a holdout)", test_leave_out},
         {"left to the host, and a failing device", test_left_to_host},
+        {"repeated pairs resolved on the GPU", test_repeats},
         {"the matrix kept for the engine", test_kept},
         {NULL, NULL},
     };

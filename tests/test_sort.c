@@ -342,6 +342,73 @@ static void test_dedupe_only(void)
     }
 }
 
+/* rk_triples_resolve: what a sort elsewhere finds (here the test's own walk
+ * over a stable sort: each pair's ratings in file order, the policy's
+ * survivor kept, the others' bits set, under MEAN the mean in file order at
+ * the first one) applied to t gives rk_triples_dedupe's t; means out of
+ * range are refused. */
+static void test_resolve(void)
+{
+    static const rk_dup_policy pols[] = {RK_DUP_LAST, RK_DUP_FIRST, RK_DUP_MEAN};
+    unsigned long long seed = 17;
+    for (int c = 0; c < 24; c++) {
+        const int64_t n = c == 0 ? 0 : 1 + (int64_t)(rk_test_rand(&seed) % 5000);
+        const int64_t pairs = 1 + (int64_t)(rk_test_rand(&seed) % (uint64_t)(c % 3 == 0 ? 10 : n + 1));
+        const rk_dup_policy pol = pols[c % 3];
+        rk_triples t = make_case(300, 200, n, c % 4 == 3 ? n + 1 : pairs, 1, ORD_RANDOM, seed + (unsigned)c);
+        int64_t *perm = malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
+        uint64_t *key = malloc((size_t)(n > 0 ? n : 1) * sizeof *key);
+        for (int64_t k = 0; k < n; k++) {
+            perm[k] = k;
+            key[k] = (uint64_t)t.user[k] << 32 | (uint64_t)t.item[k];
+        }
+        stable_sort(perm, n, key);
+        rk_dup_found f;
+        memset(&f, 0, sizeof f);
+        f.drop = calloc((size_t)(n + 63) / 64 + 1, sizeof *f.drop);
+        f.mean_pos = malloc((size_t)(n > 0 ? n : 1) * sizeof *f.mean_pos);
+        f.mean_val = malloc((size_t)(n > 0 ? n : 1) * sizeof *f.mean_val);
+        for (int64_t q = 0; q < n;) {
+            int64_t r = q + 1;
+            while (r < n && key[perm[r]] == key[perm[q]]) r++;
+            if (r - q > 1) {
+                const int64_t keep = pol == RK_DUP_LAST ? r - 1 : q;
+                if (pol == RK_DUP_MEAN) {
+                    double sum = t.rating[perm[q]];
+                    for (int64_t j = q + 1; j < r; j++) sum += t.rating[perm[j]];
+                    f.mean_pos[f.n_means] = perm[q];
+                    f.mean_val[f.n_means++] = (float)(sum / (double)(r - q));
+                }
+                for (int64_t j = q; j < r; j++)
+                    if (j != keep) {
+                        f.drop[perm[j] >> 6] |= (uint64_t)1 << (perm[j] & 63);
+                        f.removed++;
+                    }
+            }
+            q = r;
+        }
+        rk_triples want = copy_triples(&t), got = copy_triples(&t);
+        rk_dup_report rep;
+        CU_ASSERT_EQUAL_FATAL(rk_triples_dedupe(&want, 300, 200, pol, &rep, NULL), RK_OK);
+        CU_ASSERT_EQUAL(rep.n_removed, f.removed);
+        CU_ASSERT_EQUAL_FATAL(rk_triples_resolve(&got, &f, NULL), RK_OK);
+        CU_ASSERT_TRUE(triples_equal(&want, &got));
+        if (c == 5 && n > 0) { /* a mean outside t: refused, t untouched */
+            rk_error e;
+            f.n_means = 1;
+            f.mean_pos[0] = got.n + 3;
+            CU_ASSERT_EQUAL(rk_triples_resolve(&got, &f, &e), RK_E_ARG);
+        }
+        rk_dup_found_free(&f);
+        CU_ASSERT_PTR_NULL(f.drop);
+        rk_triples_free(&want);
+        rk_triples_free(&got);
+        rk_triples_free(&t);
+        free(perm);
+        free(key);
+    }
+}
+
 int main(void)
 {
     static const rk_test_case cases[] = {
@@ -352,6 +419,7 @@ int main(void)
         {"n = 0, n = 1, one pair repeated", test_edges},
         {"errors: range, policy, arguments, duplicates", test_errors},
         {"duplicates without a matrix", test_dedupe_only},
+        {"what a sort elsewhere found, applied", test_resolve},
         {NULL, NULL},
     };
     return rk_test_main("sort", cases);
