@@ -311,7 +311,114 @@ rk_status rk_split_holdout_apply(const rk_split_draw *h, const rk_triples *all, 
     return RK_OK;
 }
 
-/* Dropping the marked rows of one column in place, in parallel: the rows
+/* Dropping the held rows of one column in place, in parallel, in one pass:
+ * the rows are cut into T blocks of whole 64-row words (block b: rows
+ * [lo[b], lo[b+1]), R[b] held before it).  Block b's kept rows go to
+ * lo[b] - R[b] on, over the last R[b] rows of block b - 1, so those are
+ * first saved in tmp at TO[b]; then each block packs its kept rows down
+ * (reading its own last R[b+1] rows from tmp) and sends its held rows to
+ * tcol at R[b] (unless tcol is NULL).  A block writes only rows it has read
+ * or the saved tail before it, so this needs R[b] <= lo[b] - lo[b-1].  No
+ * new array is faulted in.  Typed, so that the packing loop moves values,
+ * not memcpy calls. */
+#define SPLIT_COLUMN_FN(name, type)                                                                          \
+    static void name(type *col, type *tcol, const uint64_t *bits, const int64_t *lo, const int64_t *R,       \
+                     const int64_t *TO, type *tmp, int T)                                                    \
+    {                                                                                                        \
+        _Pragma("omp parallel num_threads(T)")                                                              \
+        {                                                                                                    \
+            _Pragma("omp for schedule(static, 1)")                                                          \
+            for (int b = 1; b < T; b++) memcpy(tmp + TO[b], col + lo[b] - R[b], (size_t)R[b] * sizeof *col); \
+            _Pragma("omp for schedule(static, 1)")                                                          \
+            for (int b = 0; b < T; b++) {                                                                    \
+                const int64_t cut = b + 1 < T ? lo[b + 1] - R[b + 1] : lo[b + 1];                            \
+                const type *saved = b + 1 < T ? tmp + TO[b + 1] : NULL;                                      \
+                int64_t d = lo[b] - R[b], te = R[b];                                                         \
+                for (int64_t t = lo[b]; t < lo[b + 1]; t++) {                                                \
+                    const type v = t < cut ? col[t] : saved[t - cut];                                        \
+                    if (!(bits[t >> 6] >> (t & 63) & 1)) col[d++] = v;                                       \
+                    else if (tcol != NULL) tcol[te++] = v;                                                   \
+                }                                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+SPLIT_COLUMN_FN(split_col32, int32_t)
+SPLIT_COLUMN_FN(split_colf, float)
+SPLIT_COLUMN_FN(split_col64, int64_t)
+#undef SPLIT_COLUMN_FN
+
+rk_status rk_split_holdout_apply_inplace(const rk_split_draw *h, const uint64_t *bits, rk_triples *all,
+                                        rk_triples *test, rk_error *err)
+{
+    memset(test, 0, sizeof *test);
+    if (all->n != h->n)
+        return rk_error_set(err, RK_E_ARG, "a holdout of %lld ratings applied to %lld", (long long)h->n,
+                            (long long)all->n);
+    const int64_t n = all->n, nw = (n + 63) / 64;
+    const int T = n > 65536 ? rk_omp_max_threads() : 1;
+    int64_t *lo = malloc(((size_t)T + 1) * sizeof *lo), *R = calloc((size_t)T + 1, sizeof *R);
+    int64_t *TO = calloc((size_t)T + 1, sizeof *TO);
+    uint64_t *own = bits == NULL ? malloc((size_t)(nw > 0 ? nw : 1) * sizeof *own) : NULL; /* drawn here */
+    void *tmp = NULL;
+    rk_status st = RK_OK;
+    if (lo == NULL || R == NULL || TO == NULL || (bits == NULL && own == NULL)) goto nomem;
+    for (int b = 0; b < T; b++) lo[b] = nw * b / T * 64; /* whole words: a word's bits are one block's */
+    lo[T] = n;
+#pragma omp parallel for schedule(static, 1) num_threads(T)
+    for (int b = 0; b < T; b++) {
+        int64_t c = 0;
+        if (bits != NULL) {
+            for (int64_t w = lo[b] / 64; w < (lo[b + 1] + 63) / 64; w++) c += __builtin_popcountll(bits[w]);
+        } else {
+            for (int64_t t = lo[b]; t < lo[b + 1]; t++) {
+                if ((t & 63) == 0) own[t >> 6] = 0;
+                const uint64_t x = (uint64_t)held(h, t);
+                own[t >> 6] |= x << (t & 63);
+                c += (int64_t)x;
+            }
+        }
+        R[b + 1] = c; /* summed below */
+    }
+    const uint64_t *hb = bits != NULL ? bits : own;
+    int in_place = 1;
+    for (int b = 0; b < T; b++) {
+        R[b + 1] += R[b];
+        in_place &= b == 0 || R[b] <= lo[b] - lo[b - 1];
+        TO[b + 1] = TO[b] + R[b];
+    }
+    if (!in_place || R[T] != h->want) { /* too much goes for the scheme: the copy of rk_split_holdout_apply */
+        rk_triples train;
+        st = rk_split_holdout_apply(h, all, &train, test, err);
+        if (st == RK_OK) {
+            rk_triples_free(all);
+            *all = train;
+        }
+        goto out;
+    }
+    const size_t es_max = all->time != NULL ? sizeof *all->time : sizeof *all->user;
+    tmp = malloc((size_t)(TO[T] > 0 ? TO[T] : 1) * es_max);
+    if (tmp == NULL) goto nomem;
+    st = rk_triples_alloc(test, h->want, all->time != NULL, err);
+    if (st != RK_OK) goto out;
+    split_col32(all->user, test->user, hb, lo, R, TO, tmp, T);
+    split_col32(all->item, test->item, hb, lo, R, TO, tmp, T);
+    split_colf(all->rating, test->rating, hb, lo, R, TO, tmp, T);
+    if (all->time != NULL) split_col64(all->time, test->time, hb, lo, R, TO, tmp, T);
+    all->n = n - h->want;
+    goto out;
+nomem:
+    st = rk_error_set(err, RK_E_NOMEM, "out of memory splitting %lld ratings", (long long)n);
+out:
+    free(lo);
+    free(R);
+    free(TO);
+    free(own);
+    free(tmp);
+    return st;
+}
+
+/* Dropping the marked entries of one column in place, in parallel, for
+ * rk_split_holdout_csr (blocks of whole rows, marks a byte each): the rows
  * are cut into T blocks (block b: rows [lo[b], lo[b+1]), R[b] marked before
  * it, L[b] kept in it).  (1) Each block packs its kept rows at its own start
  * (and sends its marked rows to tcol at R[b], unless tcol is NULL); (2) the
@@ -322,7 +429,7 @@ rk_status rk_split_holdout_apply(const rk_split_draw *h, const rk_triples *all, 
  * so this needs R[b] <= L[b] for every block.  No new array is faulted in:
  * the extra pass costs less than their faults.  Typed, so that the packing
  * loop moves values, not memcpy calls. */
-#define SPLIT_COLUMN_FN(name, type)                                                                          \
+#define DROP_COLUMN_FN(name, type)                                                                          \
     static void name(type *col, type *tcol, const uint8_t *mark, const int64_t *lo, const int64_t *R,        \
                      const int64_t *L, const int64_t *TO, type *tmp, int T)                                  \
     {                                                                                                        \
@@ -348,75 +455,9 @@ rk_status rk_split_holdout_apply(const rk_split_draw *h, const rk_triples *all, 
             }                                                                                                \
         }                                                                                                    \
     }
-SPLIT_COLUMN_FN(split_col32, int32_t)
-SPLIT_COLUMN_FN(split_colf, float)
-SPLIT_COLUMN_FN(split_col64, int64_t)
-#undef SPLIT_COLUMN_FN
-
-rk_status rk_split_holdout_apply_inplace(const rk_split_draw *h, const uint64_t *bits, rk_triples *all,
-                                        rk_triples *test, rk_error *err)
-{
-    memset(test, 0, sizeof *test);
-    if (all->n != h->n)
-        return rk_error_set(err, RK_E_ARG, "a holdout of %lld ratings applied to %lld", (long long)h->n,
-                            (long long)all->n);
-    const int64_t n = all->n;
-    const int T = n > 65536 ? rk_omp_max_threads() : 1;
-    int64_t *lo = malloc(((size_t)T + 1) * sizeof *lo), *R = calloc((size_t)T + 1, sizeof *R);
-    int64_t *L = calloc((size_t)T + 1, sizeof *L), *TO = calloc((size_t)T + 1, sizeof *TO);
-    uint8_t *mark = malloc((size_t)(n > 0 ? n : 1));
-    void *tmp = NULL;
-    rk_status st = RK_OK;
-    if (lo == NULL || R == NULL || L == NULL || TO == NULL || mark == NULL) goto nomem;
-    for (int b = 0; b <= T; b++) lo[b] = n * b / T;
-#pragma omp parallel for schedule(static, 1) num_threads(T)
-    for (int b = 0; b < T; b++) {
-        int64_t c = 0;
-        if (bits != NULL)
-            for (int64_t t = lo[b]; t < lo[b + 1]; t++)
-                c += mark[t] = (uint8_t)(bits[t >> 6] >> (t & 63) & 1);
-        else
-            for (int64_t t = lo[b]; t < lo[b + 1]; t++) c += mark[t] = (uint8_t)held(h, t);
-        L[b] = lo[b + 1] - lo[b] - c;
-        R[b + 1] = c; /* summed below */
-    }
-    int in_place = 1;
-    for (int b = 0; b < T; b++) {
-        R[b + 1] += R[b];
-        in_place &= R[b] <= L[b];
-        TO[b + 1] = TO[b] + R[b];
-    }
-    if (!in_place) { /* too much goes for the scheme: the copy of rk_split_holdout_apply */
-        rk_triples train;
-        st = rk_split_holdout_apply(h, all, &train, test, err);
-        if (st == RK_OK) {
-            rk_triples_free(all);
-            *all = train;
-        }
-        goto out;
-    }
-    const size_t es_max = all->time != NULL ? sizeof *all->time : sizeof *all->user;
-    tmp = malloc((size_t)(TO[T] > 0 ? TO[T] : 1) * es_max);
-    if (tmp == NULL) goto nomem;
-    st = rk_triples_alloc(test, h->want, all->time != NULL, err);
-    if (st != RK_OK) goto out;
-    split_col32(all->user, test->user, mark, lo, R, L, TO, tmp, T);
-    split_col32(all->item, test->item, mark, lo, R, L, TO, tmp, T);
-    split_colf(all->rating, test->rating, mark, lo, R, L, TO, tmp, T);
-    if (all->time != NULL) split_col64(all->time, test->time, mark, lo, R, L, TO, tmp, T);
-    all->n = n - h->want;
-    goto out;
-nomem:
-    st = rk_error_set(err, RK_E_NOMEM, "out of memory splitting %lld ratings", (long long)n);
-out:
-    free(lo);
-    free(R);
-    free(L);
-    free(TO);
-    free(mark);
-    free(tmp);
-    return st;
-}
+DROP_COLUMN_FN(drop_col32, int32_t)
+DROP_COLUMN_FN(drop_colf, float)
+#undef DROP_COLUMN_FN
 
 /* The first row of a whose entries start at or after `want`. */
 static int32_t row_at(const rk_csr *a, int64_t want)
@@ -518,8 +559,8 @@ rk_status rk_split_holdout_csr(rk_csr *a, const rk_triples *test, rk_error *err)
     ptr[nr] = F[T];
     if (in_place) in_place = (tmp = malloc((size_t)(TO[T] > 0 ? TO[T] : 1) * sizeof *a->idx)) != NULL;
     if (in_place) {
-        split_col32(a->idx, NULL, drop, S, R, L, TO, tmp, T);
-        split_colf(a->val, NULL, drop, S, R, L, TO, tmp, T);
+        drop_col32(a->idx, NULL, drop, S, R, L, TO, tmp, T);
+        drop_colf(a->val, NULL, drop, S, R, L, TO, tmp, T);
     } else { /* too much goes, or no room for the saved tails: new arrays */
         idx = malloc((size_t)(F[T] > 0 ? F[T] : 1) * sizeof *idx);
         val = malloc((size_t)(F[T] > 0 ? F[T] : 1) * sizeof *val);
