@@ -164,23 +164,19 @@ static int contains(const int32_t *a, int64_t len, int32_t item)
     return lo < len && a[lo] == item;
 }
 
-void rk_rank_add(rk_rank *r, int32_t user, const int32_t *items, int32_t len)
-{
-    if (r == NULL || user < 0 || user >= r->n_users) return;
-    if (len < 0 || items == NULL) len = 0;
-    if (len > r->n) len = r->n; /* never more than N places */
-    r->lists++;
-    r->rows += len;
-    for (int32_t x = 0; x < len; x++) {
-        const int32_t i = items[x];
-        if (i < 0 || i >= r->n_items) continue;
-        if (r->count[i]++ == 0) r->items_recommended++;
-    }
+/* A list's hits as each cutoff closes: what rk_rank_add sums, computed
+ * apart so that many lists can be read in parallel and summed in order. */
+typedef struct list_eval {
+    int64_t n_rel;  /* the user's relevant items (0: nothing to sum) */
+    int64_t hits[RK_RANK_MAX_CUTOFFS], first[RK_RANK_MAX_CUTOFFS];
+    double dcg[RK_RANK_MAX_CUTOFFS], ap[RK_RANK_MAX_CUTOFFS];
+} list_eval;
 
-    const int64_t n_rel = r->ptr[user + 1] - r->ptr[user];
-    if (n_rel == 0 || r->seen[user]) return;
-    r->seen[user] = 1;
-    r->fed_users++;
+/* The list of `user` against the user's relevant items (r is only read). */
+static void list_hits(const rk_rank *r, int32_t user, const int32_t *items, int32_t len, list_eval *v)
+{
+    v->n_rel = user >= 0 && user < r->n_users ? r->ptr[user + 1] - r->ptr[user] : 0;
+    if (v->n_rel == 0) return;
     const int32_t *rel = r->rel + r->ptr[user];
     int64_t hits = 0, first = 0;
     double dcg = 0.0, ap = 0.0;
@@ -188,20 +184,14 @@ void rk_rank_add(rk_rank *r, int32_t user, const int32_t *items, int32_t len)
     for (int32_t x = 0; x <= len && c < r->n_cut; x++) {
         /* close every cutoff that ends before place x + 1 (a short list closes the rest at its end) */
         while (c < r->n_cut && (x == len || r->cut[c] <= x)) {
-            const int32_t cn = r->cut[c];
-            if (hits > 0) {
-                const int32_t k = (int32_t)(n_rel < cn ? n_rel : cn);
-                r->sum[c][S_P] += (double)hits / (double)cn;
-                r->sum[c][S_R] += (double)hits / (double)n_rel;
-                r->sum[c][S_NDCG] += dcg / r->ideal[k];
-                r->sum[c][S_AP] += ap / (double)k;
-                r->sum[c][S_RR] += 1.0 / (double)first;
-                r->sum[c][S_HIT] += 1.0;
-            }
+            v->hits[c] = hits;
+            v->first[c] = first;
+            v->dcg[c] = dcg;
+            v->ap[c] = ap;
             c++;
         }
         if (x == len || c == r->n_cut) break;
-        if (!contains(rel, n_rel, items[x])) continue;
+        if (!contains(rel, v->n_rel, items[x])) continue;
         int repeat = 0; /* an item listed twice is one hit (hits are few: a short scan) */
         for (int32_t y = 0; y < x && !repeat; y++) repeat = items[y] == items[x];
         if (repeat) continue;
@@ -210,17 +200,57 @@ void rk_rank_add(rk_rank *r, int32_t user, const int32_t *items, int32_t len)
         ap += (double)hits / (double)(x + 1);
         if (first == 0) first = x + 1;
     }
-    if (r->per_user != NULL) {
+}
+
+/* The counts and sums of one list, in the order the lists come. */
+static void list_sum(rk_rank *r, int32_t user, const int32_t *items, int32_t len, const list_eval *v)
+{
+    r->lists++;
+    r->rows += len;
+    for (int32_t x = 0; x < len; x++) {
+        const int32_t i = items[x];
+        if (i < 0 || i >= r->n_items) continue;
+        if (r->count[i]++ == 0) r->items_recommended++;
+    }
+    const int64_t n_rel = v->n_rel;
+    if (n_rel == 0 || r->seen[user]) return;
+    r->seen[user] = 1;
+    r->fed_users++;
+    for (int c = 0; c < r->n_cut; c++) {
+        const int32_t cn = r->cut[c];
+        const int64_t hits = v->hits[c];
+        if (hits == 0) continue;
+        const int32_t k = (int32_t)(n_rel < cn ? n_rel : cn);
+        r->sum[c][S_P] += (double)hits / (double)cn;
+        r->sum[c][S_R] += (double)hits / (double)n_rel;
+        r->sum[c][S_NDCG] += v->dcg[c] / r->ideal[k];
+        r->sum[c][S_AP] += v->ap[c] / (double)k;
+        r->sum[c][S_RR] += 1.0 / (double)v->first[c];
+        r->sum[c][S_HIT] += 1.0;
+    }
+    if (r->per_user != NULL) { /* the whole list: N is the last cutoff */
+        const int c = r->n_cut - 1;
+        const int64_t hits = v->hits[c];
         rk_rank_user_row *u = &r->per_user[user];
         const int32_t k = (int32_t)(n_rel < r->n ? n_rel : r->n);
         u->listed = 1;
         u->hits = (int32_t)hits;
         u->precision = (double)hits / (double)r->n;
         u->recall = (double)hits / (double)n_rel;
-        u->ndcg = hits > 0 ? dcg / r->ideal[k] : 0.0;
-        u->ap = hits > 0 ? ap / (double)k : 0.0;
-        u->rr = first > 0 ? 1.0 / (double)first : 0.0;
+        u->ndcg = hits > 0 ? v->dcg[c] / r->ideal[k] : 0.0;
+        u->ap = hits > 0 ? v->ap[c] / (double)k : 0.0;
+        u->rr = v->first[c] > 0 ? 1.0 / (double)v->first[c] : 0.0;
     }
+}
+
+void rk_rank_add(rk_rank *r, int32_t user, const int32_t *items, int32_t len)
+{
+    if (r == NULL || user < 0 || user >= r->n_users) return;
+    if (len < 0 || items == NULL) len = 0;
+    if (len > r->n) len = r->n; /* never more than N places */
+    list_eval v;
+    list_hits(r, user, items, len, &v);
+    list_sum(r, user, items, len, &v);
 }
 
 rk_status rk_rank_set_cutoffs(rk_rank *r, const int32_t *cut, int n_cut, rk_error *err)
@@ -274,11 +304,31 @@ void rk_rank_user(const rk_rank *r, int32_t u, rk_rank_user_row *out)
 
 int32_t rk_rank_users(const rk_rank *r) { return r != NULL ? r->n_users : 0; }
 
+#define RK_RANK_PAR_MIN 4096 /* lists a batch from which they are read in parallel */
+
+/* A batch's lists read on every core, then summed in their order on one:
+ * the same doubles as rk_rank_add list by list. */
 rk_status rk_rank_sink(void *ud, const rk_topn_batch *b, rk_error *err)
 {
-    (void)err;
     rk_rank *r = ud;
-    for (int64_t x = 0; x < b->count; x++) rk_rank_add(r, b->user[x], b->item + x * b->n, b->len[x]);
+    if (r == NULL || b->count < RK_RANK_PAR_MIN) {
+        for (int64_t x = 0; x < b->count; x++) rk_rank_add(r, b->user[x], b->item + x * b->n, b->len[x]);
+        return RK_OK;
+    }
+    list_eval *v = malloc((size_t)b->count * sizeof *v);
+    if (v == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory ranking %lld lists", (long long)b->count);
+#pragma omp parallel for schedule(dynamic, 256)
+    for (int64_t x = 0; x < b->count; x++) {
+        const int32_t len = b->len[x] < 0 ? 0 : b->len[x] > r->n ? r->n : b->len[x];
+        list_hits(r, b->user[x], b->item + x * b->n, len, &v[x]);
+    }
+    for (int64_t x = 0; x < b->count; x++) {
+        const int32_t user = b->user[x];
+        if (user < 0 || user >= r->n_users) continue;
+        const int32_t len = b->len[x] < 0 ? 0 : b->len[x] > r->n ? r->n : b->len[x];
+        list_sum(r, user, b->item + x * b->n, len, &v[x]);
+    }
+    free(v);
     return RK_OK;
 }
 

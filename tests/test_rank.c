@@ -376,6 +376,88 @@ static void test_random(void)
     }
 }
 
+/* Batches big enough to be read on every core (rk_rank_sink): the same
+ * doubles, counts and per-user rows as the lists added one by one in the
+ * same order, with cutoffs, repeated and out-of-range items, short and
+ * empty lists, users listed twice and users out of range. */
+static void test_big_batches(void)
+{
+    unsigned long long s = 4242;
+    const int32_t nu = 30000, ni = 700, n = 10;
+    rk_triples t;
+    rk_error err;
+    CU_ASSERT_FATAL(rk_triples_alloc(&t, (int64_t)nu * 6, 0, &err) == RK_OK);
+    t.n = 0;
+    for (int32_t u = 0; u < nu; u++)
+        for (int k = (int)(rk_test_rand(&s) % 7); k > 0; k--) {
+            t.user[t.n] = u;
+            t.item[t.n] = (int32_t)(rk_test_rand(&s) % (uint64_t)(u % 3 == 0 ? 20 : ni)); /* some users hit often */
+            t.rating[t.n] = (float)(1 + rk_test_rand(&s) % 5);
+            t.n++;
+        }
+    const int64_t m = nu + 3000; /* every user once, 2997 of them twice, three out of range */
+    int32_t *bu = malloc((size_t)m * sizeof *bu), *bl = malloc((size_t)m * sizeof *bl);
+    int32_t *bi = malloc((size_t)m * (size_t)n * sizeof *bi);
+    uint64_t *bs = calloc((size_t)m * (size_t)n, sizeof *bs);
+    for (int64_t x = 0; x < m; x++) {
+        bu[x] = x < nu ? (int32_t)x : x < m - 3 ? (int32_t)(rk_test_rand(&s) % (uint64_t)nu) : x == m - 1 ? -1 : nu;
+        bl[x] = (int32_t)(rk_test_rand(&s) % (uint64_t)(n + 1));
+        if (x % 97 == 0) bl[x] = n + 5; /* longer than N: cut to N */
+        for (int32_t y = 0; y < n; y++) {
+            const uint64_t w = rk_test_rand(&s) % 100;
+            bi[x * n + y] = w == 0 ? ni + 3 : w == 1 && y > 0 ? bi[x * n + y - 1] : (int32_t)(rk_test_rand(&s) % 25);
+        }
+    }
+    static const int32_t cut[] = {1, 5, 10};
+    const int64_t batches[] = {m, 5000, 4096, 4095};
+    rk_rank *ra;
+    CU_ASSERT_FATAL(rk_rank_new(&ra, &t, nu, ni, n, 4.0, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_rank_set_cutoffs(ra, cut, 3, &err) == RK_OK);
+    CU_ASSERT_FATAL(rk_rank_keep_users(ra, &err) == RK_OK);
+    for (int64_t x = 0; x < m; x++) rk_rank_add(ra, bu[x], bi + x * n, bl[x] > n ? n : bl[x]);
+    rk_rank_result a;
+    rk_rank_finish(ra, &a);
+    CU_ASSERT(a.users > 10000 && a.precision > 0.0);
+    for (size_t q = 0; q < sizeof batches / sizeof batches[0]; q++) {
+        rk_rank *rb;
+        CU_ASSERT_FATAL(rk_rank_new(&rb, &t, nu, ni, n, 4.0, &err) == RK_OK);
+        CU_ASSERT_FATAL(rk_rank_set_cutoffs(rb, cut, 3, &err) == RK_OK);
+        CU_ASSERT_FATAL(rk_rank_keep_users(rb, &err) == RK_OK);
+        for (int64_t first = 0; first < m; first += batches[q]) {
+            const int64_t cnt = m - first < batches[q] ? m - first : batches[q];
+            rk_topn_batch b = {first, cnt, bu + first, n, bl + first, bi + first * n, bs + first * n};
+            CU_ASSERT_EQUAL(rk_rank_sink(rb, &b, &err), RK_OK);
+        }
+        rk_rank_result b;
+        rk_rank_finish(rb, &b);
+        CU_ASSERT_EQUAL(b.users, a.users);
+        CU_ASSERT_EQUAL(b.users_without_list, a.users_without_list);
+        CU_ASSERT_EQUAL(b.lists, a.lists);
+        CU_ASSERT_EQUAL(b.rows, a.rows);
+        CU_ASSERT_EQUAL(b.items_recommended, a.items_recommended);
+        CU_ASSERT_EQUAL(b.n_cutoffs, a.n_cutoffs);
+        for (int c = 0; c < a.n_cutoffs; c++) /* bit for bit */
+            CU_ASSERT(memcmp(&b.at[c], &a.at[c], sizeof a.at[c]) == 0);
+        CU_ASSERT(b.gini == a.gini && b.coverage == a.coverage);
+        int rows_same = 1;
+        for (int32_t u = 0; u < nu; u++) {
+            rk_rank_user_row x, y;
+            rk_rank_user(ra, u, &x);
+            rk_rank_user(rb, u, &y);
+            rows_same &= x.listed == y.listed && x.hits == y.hits && x.precision == y.precision &&
+                         x.recall == y.recall && x.ndcg == y.ndcg && x.ap == y.ap && x.rr == y.rr;
+        }
+        CU_ASSERT_TRUE(rows_same);
+        rk_rank_free(rb);
+    }
+    rk_rank_free(ra);
+    free(bu);
+    free(bl);
+    free(bi);
+    free(bs);
+    rk_triples_free(&t);
+}
+
 /* ---- odd input: nothing read out of bounds, bad test data refused ------------------------- */
 
 static void test_odd_lists(void)
@@ -528,6 +610,7 @@ int main(void)
         {"perfect lists, #relevant above N, the threshold", test_ideal},
         {"Gini and coverage on hand cases", test_gini},
         {"random lists against a naive evaluator; the sink path", test_random},
+        {"big batches read in parallel: the same doubles", test_big_batches},
         {"odd lists: users and items out of range, long lists, repeats", test_odd_lists},
         {"cutoffs, MAP and per-user rows on a hand case", test_cutoffs_map_users},
         {"errors", test_errors},
