@@ -533,12 +533,11 @@ static rk_status fold_engine_run(const rk_job_opts *o, const rk_knn_opts *ko, jo
                       : cpu->topn(j->m, &j->lists, &e->to, NULL, &e->ts, err);
 }
 
-/* The fold's measures: the popularity baseline (the floor of every ranking
- * number), the ranking metrics and the rating metrics. */
-static rk_status fold_measure(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_job_report *rep,
-                              rk_job_fold *fr, fold_engine *e, rk_error *err)
+/* The fold's measures: the popularity baseline's (the floor of every ranking
+ * number, made beside the engine stage), the ranking metrics and the rating
+ * metrics. */
+static void fold_measure(const rk_job_opts *o, const rk_knn_opts *ko, job_state *j, rk_job_fold *fr)
 {
-    const rk_dataset *ds = &j->data.ds;
     const rk_triples *test = j->te;
     /* --by user, means: a pair whose item has no training rating gets μ, as
      * Surprise's KNNWithMeans answers any unknown pair (the swapped roles would
@@ -546,19 +545,9 @@ static rk_status fold_measure(const rk_job_opts *o, const rk_knn_opts *ko, job_s
     if (o->by_user && ko->mode == RK_PREDICT_MEANS)
         for (int64_t t = 0; t < test->n; t++)
             if (!rk_model_item_known(j->m, test->item[t])) j->pred[t] = rk_predict_clip(j->m, j->m->mu);
-    if (e->want_topn && test->n > 0 && o->baseline_popular) {
-        double t0 = rk_omp_wtime();
-        RK_FORWARD(rk_rank_new(&j->base, test, rk_ids_count(ds->users), rk_ids_count(ds->items), rep->top_n,
-                               o->relevance, err));
-        RK_FORWARD(rk_rank_set_cutoffs(j->base, o->cutoffs, o->n_cutoffs, err));
-        rk_topn_opts to = e->to;
-        to.sink = rk_rank_sink;
-        to.sink_ud = j->base;
-        to.progress = NULL;
-        RK_FORWARD(rk_popular_topn(j->m, &to, NULL, err));
+    if (j->base != NULL) {
         rk_rank_finish(j->base, &fr->base);
         fr->have_base = 1;
-        fr->t_baseline = rk_omp_wtime() - t0;
     }
     if (j->rank != NULL) {
         rk_rank_finish(j->rank, &fr->rank);
@@ -568,7 +557,6 @@ static rk_status fold_measure(const rk_job_opts *o, const rk_knn_opts *ko, job_s
         rk_eval_ratings(j->m, test->n, test->user, test->item, test->rating, j->pred, j->used, &fr->eval);
         fr->have_eval = 1;
     }
-    return RK_OK;
 }
 
 /* user_metrics.csv: every measured user's row, in index order. */
@@ -635,19 +623,32 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     fold_engine e;
     memset(&e, 0, sizeof e);
     RK_FORWARD(fold_engine_setup(o, ko, j, rep, write, file_fold, &e, err));
+    /* most-popular's top-N, beside the engine stage when the GPU runs it */
+    const int root = rk_dist_rank(o->dist) == 0, base = e.want_topn && j->te->n > 0 && o->baseline_popular && root;
+    rk_job_base bj = {.m = j->m, .test = j->te, .n_users = rk_ids_count(j->data.ds.users),
+                      .n_items = rk_ids_count(j->data.ds.items), .top_n = rep->top_n, .relevance = o->relevance,
+                      .cutoffs = o->cutoffs, .n_cutoffs = o->n_cutoffs, .to = e.to};
+    if (base) rk_job_base_start(&bj, rk_backend_current(&j->seam)->gpu);
     double t0 = rk_omp_wtime();
-    RK_FORWARD(fold_engine_run(o, ko, j, rep, f, &e, st, err));
+    rk_status s = fold_engine_run(o, ko, j, rep, f, &e, st, err);
     fr->t_engine = rk_omp_wtime() - t0;
+    if (base) { /* the wait after the engine (all of it when the baseline ran nowhere yet) */
+        rk_status sb = rk_job_base_finish(&bj, s == RK_OK ? err : NULL);
+        j->base = bj.rank;
+        fr->t_baseline = rk_omp_wtime() - t0 - fr->t_engine;
+        if (s == RK_OK) s = sb;
+    }
+    RK_FORWARD(s);
     if (last) rep->topn = e.ts;
     fr->t_similarity = st->sim_s;
     fr->t_select = st->select_s;
     fr->t_predict = st->predict_s;
     fr->t_recommend = e.ts.wall_s;
-    if (rk_dist_rank(o->dist) != 0) return RK_OK; /* the rest is rank 0's: metrics and files */
-    RK_FORWARD(fold_measure(o, ko, j, rep, fr, &e, err));
+    if (!root) return RK_OK; /* the rest is rank 0's: metrics and files */
+    fold_measure(o, ko, j, fr);
     if (!write) return RK_OK;
     double t1 = rk_omp_wtime();
-    rk_status s = fold_write(o, j, rep, last, file_fold, err);
+    s = fold_write(o, j, rep, last, file_fold, err);
     fr->t_write = rk_omp_wtime() - t1;
     return s;
 }

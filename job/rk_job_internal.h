@@ -2,6 +2,7 @@
 #ifndef RK_JOB_INTERNAL_H
 #define RK_JOB_INTERNAL_H
 
+#include <pthread.h>
 #include <stdio.h>
 #include "rk_job.h"
 #include "rk_data.h"
@@ -70,6 +71,29 @@ rk_status rk_job_approx_lists(const rk_job_opts *o, const rk_knn_opts *ko, const
 /*! rk_job_approx_json() : the "approx" member of metrics.json: null
  *  without --approx.  @return a new jansson reference, NULL when out of memory. */
 struct json_t *rk_job_approx_json(const rk_job_opts *o, const rk_job_report *r);
+
+/* The most-popular baseline of a fold (rk_job_base.c): set the inputs,
+ * start it (beside: in a thread of its own, on a few cores, when the
+ * engine stage that follows runs on the GPU), then finish it after the
+ * engine stage (where it ran nowhere yet, it runs then).  The model, the
+ * test ratings and to's users are only read, and must stay while it runs. */
+typedef struct rk_job_base {
+    const rk_model *m;
+    const rk_triples *test;
+    int32_t n_users, n_items, top_n;
+    double relevance;
+    const int32_t *cutoffs;
+    int n_cutoffs;
+    rk_topn_opts to;     /* top-N's request (its sink and progress are replaced) */
+    rk_rank *rank;       /* out: the baseline's ranking metrics (the caller frees it) */
+    rk_status status;
+    rk_error err;
+    int threads, started;
+    pthread_t th;
+} rk_job_base;
+
+void rk_job_base_start(rk_job_base *b, int beside);
+rk_status rk_job_base_finish(rk_job_base *b, rk_error *err);
 
 /*! rk_job_rank_topn() : top-N from the ranking model cfg (o->rank, or --tune's choice)
  *  (rk_job_rank.c): the transformed matrix of lm (m, or m without the
