@@ -116,6 +116,47 @@ rk_status rk_outset_write(rk_outset *set, rk_outset_content c, int fold, const v
     return RK_OK;
 }
 
+struct rk_outset_later {
+    rk_outset_content c;
+    int n;
+    stream_file f[];
+};
+
+rk_status rk_outset_later_open(rk_outset *set, rk_outset_content c, int fold, rk_outset_later **lp, rk_error *err)
+{
+    *lp = NULL;
+    if (streamed(c)) return rk_error_set(err, RK_E_ARG, "output content %d is streamed, not written whole", (int)c);
+    int n = 0;
+    for (int i = 0; i < set->n_rows; i++) n += set->rows[i].content == c;
+    rk_outset_later *l = calloc(1, sizeof *l + (size_t)n * sizeof l->f[0]);
+    RK_CHECK_ALLOC(l, err);
+    l->c = c;
+    rk_status s = RK_OK;
+    for (int i = 0; i < set->n_rows && s == RK_OK; i++) {
+        if (set->rows[i].content != c) continue;
+        l->f[l->n].row = &set->rows[i];
+        s = open_file(set, &set->rows[i], fold, &l->f[l->n].fp, err);
+        if (s == RK_OK) l->n++;
+    }
+    if (s != RK_OK) { /* the files stay with the set, which the failure aborts */
+        free(l);
+        return s;
+    }
+    *lp = l;
+    return RK_OK;
+}
+
+rk_status rk_outset_later_write(rk_outset_later *l, const void *in, rk_error *err)
+{
+    for (int i = 0; i < l->n; i++) RK_FORWARD(l->f[i].row->write(l->f[i].fp, in, err));
+    return RK_OK;
+}
+
+void rk_outset_later_free(rk_outset_later *l)
+{
+    free(l);
+}
+
 rk_status rk_outset_stream_open(rk_outset *set, rk_outset_content c, int fold, const rk_outset_ids *ids,
                                 rk_outset_stream **stp, rk_error *err)
 {

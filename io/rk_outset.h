@@ -131,6 +131,17 @@ rk_status rk_outset_put(void *st, const rk_topn_batch *b, rk_error *err);
  *  RK_E_IO ("cannot start NAME over in DIR"), or a writer's status. */
 rk_status rk_outset_restart(rk_outset_stream *st, rk_error *err);
 
+/*! rk_outset_later_open() : the files of the whole content c (fold as for
+ *  rk_outset_write) created now, in the set's order, and written later by
+ *  rk_outset_later_write, which touches only those files: it may run in
+ *  another thread while the set opens others.  Free with
+ *  rk_outset_later_free (the files stay with the set).  @return RK_OK,
+ *  RK_E_ARG (c is streamed), RK_E_IO, RK_E_NOMEM. */
+typedef struct rk_outset_later rk_outset_later;
+rk_status rk_outset_later_open(rk_outset *set, rk_outset_content c, int fold, rk_outset_later **lp, rk_error *err);
+rk_status rk_outset_later_write(rk_outset_later *l, const void *in, rk_error *err);
+void rk_outset_later_free(rk_outset_later *l);
+
 /*! rk_outset_stream_free() : free the writers (NULL is fine); the files stay,
  *  for the commit.  Before rk_outset_free of its set. */
 void rk_outset_stream_free(rk_outset_stream *st);

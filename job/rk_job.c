@@ -155,7 +155,6 @@ static rk_status start_device(const rk_job_opts *o, const rk_knn_opts *ko, job_s
     return rk_backend_start(&j->seam, &bo, ko, err);
 }
 
-
 /* Rates of the engines on the H100 machine (BENCHMARKS.md, sparse catalogues
  * and ML-20M): the GPU writes and scans a dense row of n_items cells for every
  * item (about 1e11 cells/s) besides its pair updates (about 2e11/s); a CPU
@@ -406,6 +405,7 @@ typedef struct fold_engine {
     tee_sink tee;        /* the file being written and the ranking metrics */
     int want_topn;       /* top-N is computed when it is written or measured */
     rk_topn_stats ts;
+    rk_job_early *early;  /* the lists' and predictions' files, written beside the ranking stage (NULL: after) */
 } fold_engine;
 
 /* The fold's top-N request, its sinks (the recommendations' file when the
@@ -514,6 +514,7 @@ static rk_status fold_engine_run(const rk_job_opts *o, const rk_knn_opts *ko, jo
          * the others wait for its status, so that a failure anywhere stops
          * every rank before rank 0 writes */
         rk_status s = rk_dist_fault(o->dist, "topn", err);
+        if (s == RK_OK && e->early != NULL) s = rk_job_early_start(e->early, j->out, err);
         if (s == RK_OK && rk_dist_rank(o->dist) == 0) {
             rk_rankw_opts cfg = o->rank;
             const rk_model *lm = j->m;
@@ -559,48 +560,37 @@ static void fold_measure(const rk_job_opts *o, const rk_knn_opts *ko, job_state 
     }
 }
 
-/* user_metrics.csv: every measured user's row, in index order. */
-static rk_status write_user_metrics(job_state *j, int file_fold, rk_error *err)
-{
-    const int32_t nu = rk_rank_users(j->rank);
-    rk_outset_user_row *rows = malloc((size_t)(nu > 0 ? nu : 1) * sizeof *rows);
-    RK_CHECK_ALLOC(rows, err);
-    int64_t n = 0;
-    for (int32_t u = 0; u < nu; u++) {
-        rk_rank_user_row r;
-        rk_rank_user(j->rank, u, &r);
-        if (r.relevant == 0) continue;
-        rows[n++] = (rk_outset_user_row){u, r.listed, r.hits, r.relevant, r.precision, r.recall, r.ndcg, r.ap, r.rr};
-    }
-    const rk_outset_users pu = {n, rows, j->data.ds.users};
-    rk_status s = rk_outset_write(j->out, RK_OUTSET_USER_METRICS, file_fold, &pu, err);
-    free(rows);
-    return s;
-}
-
-/* The fold's other files (progress in rows, a file at a time). */
-static rk_status fold_write(const rk_job_opts *o, job_state *j, rk_job_report *rep, int last, int file_fold,
-                            rk_error *err)
+/* What the fold's neighbour lists and predictions files are written from. */
+static void fold_payloads(const rk_job_opts *o, const job_state *j, rk_job_early *w)
 {
     const rk_dataset *ds = &j->data.ds;
+    rk_job_early_payloads(w, o->write_neighbors, &j->lists, o->by_user ? ds->users : ds->items, j->te, j->pred,
+                          j->used, ds->users, ds->items);
+}
+
+/* The fold's other files (progress in rows, a file at a time; the lists
+ * and predictions unless they were written early). */
+static rk_status fold_write(const rk_job_opts *o, job_state *j, rk_job_report *rep, int last, int file_fold,
+                            int early, rk_error *err)
+{
     const rk_triples *test = j->te;
     int64_t entries = 0;
     for (int32_t i = 0; i < j->lists.n_items; i++) entries += j->lists.len[i];
     if (last) rep->list_entries = entries;
     const int64_t w_rows = (o->write_neighbors ? entries : 0) + test->n;
+    rk_job_early w;
+    fold_payloads(o, j, &w);
     RK_PROGRESS(o->progress, o->ud, "write", 0, w_rows, "rows");
-    if (o->write_neighbors) {
-        const rk_outset_lists nl = {&j->lists, o->by_user ? ds->users : ds->items};
-        RK_FORWARD(rk_outset_write(j->out, RK_OUTSET_NEIGHBORS, file_fold, &nl, err));
+    if (w.neighbors && !early) {
+        RK_FORWARD(rk_outset_write(j->out, RK_OUTSET_NEIGHBORS, file_fold, &w.nl, err));
         RK_PROGRESS(o->progress, o->ud, "write", entries, w_rows, "rows");
     }
-    if (test->n > 0) {
-        const rk_outset_preds pr = {test->n, test->user, test->item, test->rating, j->pred, j->used,
-                                    ds->users, ds->items, NULL, NULL};
-        RK_FORWARD(rk_outset_write(j->out, RK_OUTSET_PREDICTIONS, file_fold, &pr, err));
+    if (w.predictions && !early) {
+        RK_FORWARD(rk_outset_write(j->out, RK_OUTSET_PREDICTIONS, file_fold, &w.pr, err));
         RK_PROGRESS(o->progress, o->ud, "write", w_rows, w_rows, "rows");
     }
-    if (o->user_metrics && test->n > 0 && j->rank != NULL) RK_FORWARD(write_user_metrics(j, file_fold, err));
+    if (o->user_metrics && test->n > 0 && j->rank != NULL)
+        RK_FORWARD(rk_job_user_metrics(j->out, file_fold, j->rank, j->data.ds.users, err));
     return RK_OK;
 }
 
@@ -623,12 +613,19 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     fold_engine e;
     memset(&e, 0, sizeof e);
     RK_FORWARD(fold_engine_setup(o, ko, j, rep, write, file_fold, &e, err));
-    /* most-popular's top-N, beside the engine stage when the GPU runs it */
+    /* most-popular's top-N beside the engine stage, and the lists' and
+     * predictions' files beside its ranking stage, when the GPU runs them */
     const int root = rk_dist_rank(o->dist) == 0, base = e.want_topn && j->te->n > 0 && o->baseline_popular && root;
+    const int gpu = rk_backend_current(&j->seam)->gpu;
+    rk_job_early early;
+    fold_payloads(o, j, &early);
+    early.fold = file_fold;
+    if (write && root && gpu && !(o->by_user && ko->mode == RK_PREDICT_MEANS) && (early.neighbors || early.predictions))
+        e.early = &early;
     rk_job_base bj = {.m = j->m, .test = j->te, .n_users = rk_ids_count(j->data.ds.users),
                       .n_items = rk_ids_count(j->data.ds.items), .top_n = rep->top_n, .relevance = o->relevance,
                       .cutoffs = o->cutoffs, .n_cutoffs = o->n_cutoffs, .to = e.to};
-    if (base) rk_job_base_start(&bj, rk_backend_current(&j->seam)->gpu);
+    if (base) rk_job_base_start(&bj, gpu);
     double t0 = rk_omp_wtime();
     rk_status s = fold_engine_run(o, ko, j, rep, f, &e, st, err);
     fr->t_engine = rk_omp_wtime() - t0;
@@ -637,6 +634,10 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
         j->base = bj.rank;
         fr->t_baseline = rk_omp_wtime() - t0 - fr->t_engine;
         if (s == RK_OK) s = sb;
+    }
+    if (early.started) {
+        const rk_status sw = rk_job_early_finish(&early, s == RK_OK ? err : NULL);
+        if (s == RK_OK) s = sw;
     }
     RK_FORWARD(s);
     if (last) rep->topn = e.ts;
@@ -648,7 +649,7 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     fold_measure(o, ko, j, fr);
     if (!write) return RK_OK;
     double t1 = rk_omp_wtime();
-    s = fold_write(o, j, rep, last, file_fold, err);
+    s = fold_write(o, j, rep, last, file_fold, early.started != 0, err);
     fr->t_write = rk_omp_wtime() - t1;
     return s;
 }

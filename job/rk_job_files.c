@@ -118,6 +118,85 @@ static rk_status report_html(FILE *fp, const void *in, rk_error *err)
 }
 
 /* Every file a run writes, in the order a content's files are made. */
+/* ---- a fold's files ----------------------------------------------------------- */
+
+rk_status rk_job_user_metrics(rk_outset *out, int file_fold, const rk_rank *rank, const rk_idmap *users,
+                              rk_error *err)
+{
+    const int32_t nu = rk_rank_users(rank);
+    rk_outset_user_row *rows = malloc((size_t)(nu > 0 ? nu : 1) * sizeof *rows);
+    RK_CHECK_ALLOC(rows, err);
+    int64_t n = 0;
+    for (int32_t u = 0; u < nu; u++) {
+        rk_rank_user_row r;
+        rk_rank_user(rank, u, &r);
+        if (r.relevant == 0) continue;
+        rows[n++] = (rk_outset_user_row){u, r.listed, r.hits, r.relevant, r.precision, r.recall, r.ndcg, r.ap, r.rr};
+    }
+    const rk_outset_users pu = {n, rows, users};
+    rk_status s = rk_outset_write(out, RK_OUTSET_USER_METRICS, file_fold, &pu, err);
+    free(rows);
+    return s;
+}
+
+void rk_job_early_payloads(rk_job_early *w, int neighbors, const rk_lists *lists, const rk_idmap *list_ids,
+                           const rk_triples *test, const double *pred, const int32_t *used, const rk_idmap *users,
+                           const rk_idmap *items)
+{
+    memset(w, 0, sizeof *w);
+    w->neighbors = neighbors;
+    w->nl = (rk_outset_lists){lists, list_ids};
+    w->predictions = test->n > 0;
+    w->pr = (rk_outset_preds){test->n, test->user, test->item, test->rating, pred, used, users, items, NULL, NULL};
+}
+
+#define RK_EARLY_THREADS 4 /* cores the early files take beside the ranking stage */
+
+static void early_write(rk_job_early *w)
+{
+    w->status = RK_OK;
+    if (w->nb_files != NULL) w->status = rk_outset_later_write(w->nb_files, &w->nl, &w->err);
+    if (w->status == RK_OK && w->pr_files != NULL) w->status = rk_outset_later_write(w->pr_files, &w->pr, &w->err);
+}
+
+static void *early_thread(void *arg)
+{
+    rk_job_early *w = arg;
+    rk_omp_set_threads(RK_EARLY_THREADS); /* this thread's parallel regions only */
+    early_write(w);
+    return NULL;
+}
+
+rk_status rk_job_early_start(rk_job_early *w, rk_outset *out, rk_error *err)
+{
+    rk_error_clear(&w->err);
+    w->status = RK_OK;
+    w->started = 0;
+    w->nb_files = w->pr_files = NULL;
+    rk_status s = RK_OK;
+    if (w->neighbors) s = rk_outset_later_open(out, RK_OUTSET_NEIGHBORS, w->fold, &w->nb_files, err);
+    if (s == RK_OK && w->predictions) s = rk_outset_later_open(out, RK_OUTSET_PREDICTIONS, w->fold, &w->pr_files, err);
+    if (s != RK_OK) {
+        rk_outset_later_free(w->nb_files);
+        w->nb_files = NULL;
+        return s;
+    }
+    w->started = pthread_create(&w->th, NULL, early_thread, w) == 0 ? 1 : 2;
+    if (w->started == 2) early_write(w);
+    return RK_OK;
+}
+
+rk_status rk_job_early_finish(rk_job_early *w, rk_error *err)
+{
+    if (w->started == 1) pthread_join(w->th, NULL);
+    w->started = w->started ? 2 : 0;
+    rk_outset_later_free(w->nb_files);
+    rk_outset_later_free(w->pr_files);
+    w->nb_files = w->pr_files = NULL;
+    if (w->status != RK_OK && err != NULL) *err = w->err;
+    return w->status;
+}
+
 static const rk_outset_row job_files[] = {
     {RK_OUTSET_RECOMMENDATIONS, "recommendations.csv", NULL, rk_outset_recs_csv_open, rk_outset_recs_csv_put,
      rk_outset_recs_csv_close},

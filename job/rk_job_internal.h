@@ -95,6 +95,42 @@ typedef struct rk_job_base {
 void rk_job_base_start(rk_job_base *b, int beside);
 rk_status rk_job_base_finish(rk_job_base *b, rk_error *err);
 
+/* A fold's neighbour lists and predictions written early (rk_job_files.c):
+ * once the engine's lists and predictions are made, their files are
+ * created (in the set's order) and written by a thread on a few cores while
+ * the ranking stage runs on the GPU.  The payloads' arrays must stay as
+ * they are until rk_job_early_finish. */
+typedef struct rk_job_early {
+    int neighbors, predictions; /* which of the two are written */
+    rk_outset_lists nl;
+    rk_outset_preds pr;
+    int fold;                   /* the files' fold (rk_outset_write's) */
+    rk_outset_later *nb_files, *pr_files;
+    rk_status status;
+    rk_error err;
+    int started;                /* 1: the thread runs; 2: written already */
+    pthread_t th;
+} rk_job_early;
+
+/*! rk_job_early_payloads() : *w (nothing started) for the lists (when
+ *  neighbors) and the test ratings' predictions (when there are any). */
+void rk_job_early_payloads(rk_job_early *w, int neighbors, const rk_lists *lists, const rk_idmap *list_ids,
+                           const rk_triples *test, const double *pred, const int32_t *used, const rk_idmap *users,
+                           const rk_idmap *items);
+
+/*! rk_job_early_start() : create the files, then write them in a thread
+ *  (where none starts, at once).  @return RK_OK, or the files' creation's
+ *  failure. */
+rk_status rk_job_early_start(rk_job_early *w, rk_outset *out, rk_error *err);
+
+/*! rk_job_early_finish() : wait for the thread.  @return its status. */
+rk_status rk_job_early_finish(rk_job_early *w, rk_error *err);
+
+/*! rk_job_user_metrics() : user_metrics.csv of fold file_fold: every user
+ *  with a relevant test rating, in index order. */
+rk_status rk_job_user_metrics(rk_outset *out, int file_fold, const rk_rank *rank, const rk_idmap *users,
+                              rk_error *err);
+
 /*! rk_job_rank_topn() : top-N from the ranking model cfg (o->rank, or --tune's choice)
  *  (rk_job_rank.c): the transformed matrix of lm (m, or m without the
  *  held-out users of --split users), top-N from the ratings of m, its lists on the seam's

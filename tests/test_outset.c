@@ -7,6 +7,8 @@
 #include "rk_outset.h"
 #include "rk_job_internal.h"
 
+#include <pthread.h>
+
 /* ---- writers for the tables of the tests ------------------------------------------ */
 
 /* A whole content: in is the text to write. */
@@ -218,6 +220,52 @@ static void test_written_and_committed_together(void)
     free(root);
 }
 
+/* A content's files created now and written later, in another thread,
+ * while the set creates and writes others; committed with them; a later
+ * write that fails aborts the whole set like any other. */
+typedef struct later_job {
+    rk_outset_later *l;
+    const char *text;
+    rk_status st;
+    rk_error err;
+} later_job;
+
+static void *later_thread(void *arg)
+{
+    later_job *w = arg;
+    w->st = rk_outset_later_write(w->l, w->text, &w->err);
+    return NULL;
+}
+
+static void test_written_later(void)
+{
+    char *root = make_tmpdir();
+    char *dir = path_in(root, "out");
+    rk_outset *set;
+    rk_error err;
+    CU_ASSERT_EQUAL_FATAL(rk_outset_open(&set, dir, two_formats, 3, &err), RK_OK);
+    later_job w = {NULL, "lists later\n", RK_E_INTERNAL, {0}};
+    CU_ASSERT_EQUAL_FATAL(rk_outset_later_open(set, RK_OUTSET_NEIGHBORS, 2, &w.l, &err), RK_OK);
+    CU_ASSERT_EQUAL(count_entries(dir), 2); /* both rows' files, created at once */
+    rk_outset_later *none = NULL;
+    CU_ASSERT_NOT_EQUAL(rk_outset_later_open(set, RK_OUTSET_RECOMMENDATIONS, 0, &none, &err), RK_OK); /* streamed */
+    CU_ASSERT_PTR_NULL(none);
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, later_thread, &w), 0);
+    CU_ASSERT_EQUAL(rk_outset_write(set, RK_OUTSET_METRICS, 0, "{}\n", &err), RK_OK);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(w.st, RK_OK);
+    rk_outset_later_free(w.l);
+    CU_ASSERT_EQUAL_FATAL(rk_outset_commit(set, &err), RK_OK);
+    rk_outset_free(set);
+    expect_file(dir, "lists.fold2.csv", "lists later\n");
+    expect_file(dir, "lists.fold2.jsonl", "B:lists later\n");
+    expect_file(dir, "metrics.json", "{}\n");
+    free(dir);
+    rm_rf(root);
+    free(root);
+}
+
 static void test_failing_writer_leaves_nothing(void)
 {
     char *root = make_tmpdir();
@@ -417,6 +465,7 @@ int main(void)
         {"the job's table", test_job_table},
         {"every row of a content, committed together", test_written_and_committed_together},
         {"a failing writer leaves nothing, earlier files intact", test_failing_writer_leaves_nothing},
+        {"a content's files created now, written later in a thread", test_written_later},
         {"fold names", test_fold_names},
         {"streams: every row, started over, freed", test_stream},
         {"CSV rows: rk_output's bytes, --queries answers", test_csv_rows},
