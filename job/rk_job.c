@@ -620,8 +620,8 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     rk_job_early early;
     fold_payloads(o, j, &early);
     early.fold = file_fold;
-    if (write && root && gpu && !(o->by_user && ko->mode == RK_PREDICT_MEANS) && (early.neighbors || early.predictions))
-        e.early = &early;
+    if (write && root && gpu && early.predictions && !(o->by_user && ko->mode == RK_PREDICT_MEANS))
+        e.early = &early; /* the lists alone are too few rows to pay for the cores taken from the ranking stage */
     rk_job_base bj = {.m = j->m, .test = j->te, .n_users = rk_ids_count(j->data.ds.users),
                       .n_items = rk_ids_count(j->data.ds.items), .top_n = rep->top_n, .relevance = o->relevance,
                       .cutoffs = o->cutoffs, .n_cutoffs = o->n_cutoffs, .to = e.to};

@@ -1,7 +1,7 @@
 /* rk_job_base.c — the most-popular baseline of a fold (rk_job_internal.h):
  * its top-N ranked against the fold's test ratings, the floor every ranking
  * number is read against.  Beside a GPU engine it runs in a thread of its
- * own on a few cores while the engine stage runs (the GPU's calls leave
+ * own on two cores while the engine stage runs (the GPU's calls leave
  * the host's cores mostly idle), so that the job waits only for what is
  * left of it; beside the CPU engine it runs after it, on every core. */
 #include "rk_job_internal.h"
@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#define RK_BASE_BESIDE_THREADS 4 /* cores the baseline takes beside the engine */
+#define RK_BASE_BESIDE_THREADS 2 /* cores the baseline takes beside the engine */
 
 static rk_status base_run(rk_job_base *b)
 {

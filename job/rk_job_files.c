@@ -150,7 +150,7 @@ void rk_job_early_payloads(rk_job_early *w, int neighbors, const rk_lists *lists
     w->pr = (rk_outset_preds){test->n, test->user, test->item, test->rating, pred, used, users, items, NULL, NULL};
 }
 
-#define RK_EARLY_THREADS 4 /* cores the early files take beside the ranking stage */
+#define RK_EARLY_THREADS 2 /* cores the early files take beside the ranking stage */
 
 static void early_write(rk_job_early *w)
 {

@@ -97,8 +97,9 @@ rk_status rk_job_base_finish(rk_job_base *b, rk_error *err);
 
 /* A fold's neighbour lists and predictions written early (rk_job_files.c):
  * once the engine's lists and predictions are made, their files are
- * created (in the set's order) and written by a thread on a few cores while
- * the ranking stage runs on the GPU.  The payloads' arrays must stay as
+ * created (in the set's order) and written by a thread on two cores while
+ * the ranking stage runs on the GPU (only where there are predictions: the
+ * lists alone are too few rows to pay for the cores the thread takes).  The payloads' arrays must stay as
  * they are until rk_job_early_finish. */
 typedef struct rk_job_early {
     int neighbors, predictions; /* which of the two are written */
