@@ -45,8 +45,8 @@ static void make(rk_triples *t, int32_t nu, int32_t ni, double p, unsigned long 
     }
 }
 
-/* The host's matrix of a copy of t (the sort leaves t alone when no pair repeats). */
-static void host_csr(const rk_triples *t, int32_t nu, int32_t ni, rk_csr *out)
+/* A copy of t's ratings (no time). */
+static rk_triples copy_of(const rk_triples *t)
 {
     rk_triples c;
     CU_ASSERT_FATAL(rk_triples_alloc(&c, t->n > 0 ? t->n : 1, 0, NULL) == RK_OK);
@@ -54,6 +54,13 @@ static void host_csr(const rk_triples *t, int32_t nu, int32_t ni, rk_csr *out)
     memcpy(c.user, t->user, (size_t)t->n * sizeof *c.user);
     memcpy(c.item, t->item, (size_t)t->n * sizeof *c.item);
     memcpy(c.rating, t->rating, (size_t)t->n * sizeof *c.rating);
+    return c;
+}
+
+/* The host's matrix of a copy of t (the sort leaves t alone when no pair repeats). */
+static void host_csr(const rk_triples *t, int32_t nu, int32_t ni, rk_csr *out)
+{
+    rk_triples c = copy_of(t);
     rk_dup_report rep;
     CU_ASSERT_FATAL(rk_triples_dedupe_csr(&c, nu, ni, RK_DUP_LAST, NULL, out, NULL, &rep, NULL) == RK_OK);
     rk_triples_free(&c);
@@ -201,17 +208,6 @@ static void add_repeats(rk_triples *t, unsigned long long seed)
     }
     rk_triples_free(t);
     *t = r;
-}
-
-static rk_triples copy_of(const rk_triples *t)
-{
-    rk_triples c;
-    CU_ASSERT_FATAL(rk_triples_alloc(&c, t->n > 0 ? t->n : 1, 0, NULL) == RK_OK);
-    c.n = t->n;
-    memcpy(c.user, t->user, (size_t)t->n * sizeof *c.user);
-    memcpy(c.item, t->item, (size_t)t->n * sizeof *c.item);
-    memcpy(c.rating, t->rating, (size_t)t->n * sizeof *c.rating);
-    return c;
 }
 
 /* Pairs rated more than once, resolved on the GPU under last, first and
