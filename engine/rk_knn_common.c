@@ -103,6 +103,23 @@ void rk_lists_free(rk_lists *l)
  * libm's nearbyint was a call per value), and the blocks stop once one of
  * them found a value that is not (ratings in half stars fail the grid of 1
  * at once, instead of after a whole pass). */
+/* on_grid of a model whose values are per user (rk_model.row_val): the
+ * values of the users with entries. */
+static int rows_on_grid(const rk_csr *U, const float *rv, double s, double *qmax)
+{
+    int ok = 1;
+    double qm = 0.0;
+#pragma omp parallel for schedule(static) reduction(&& : ok) reduction(max : qm)
+    for (int32_t u = 0; u < U->n_rows; u++) {
+        if (U->ptr[u + 1] == U->ptr[u]) continue;
+        const double q = (double)rv[u] * s, a = fabs(q);
+        ok = ok && (a >= 4503599627370496.0 || (double)(int64_t)q == q);
+        if (a > qm) qm = a;
+    }
+    *qmax = qm;
+    return ok;
+}
+
 static int on_grid(const rk_csr *U, double s, double *qmax)
 {
     const int64_t B = 65536, nb = (U->nnz + B - 1) / B;
@@ -132,7 +149,9 @@ double rk_knn_grid(const rk_model *m, double *qmax_out, int *wide)
     if (wide != NULL) *wide = 0;
     for (size_t t = 0; t < sizeof scales / sizeof scales[0]; t++) {
         double qmax = 0.0;
-        if (!on_grid(&m->by_user, scales[t], &qmax)) continue;
+        if (!(m->row_val != NULL ? rows_on_grid(&m->by_user, m->row_val, scales[t], &qmax)
+                                 : on_grid(&m->by_user, scales[t], &qmax)))
+            continue;
         if (qmax_out != NULL) *qmax_out = qmax;
         /* integers (the grid of 1) whose products sum below 2^53 */
         if (wide != NULL && t == 0)

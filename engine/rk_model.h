@@ -29,6 +29,10 @@ typedef struct rk_model {
     double *bu;        /* n_users: user baselines (0 for unknown users) */
     double *bi;        /* n_items: item baselines (0 for unknown items) */
     int have_baselines; /* 0: bu and bi are all zero, not yet computed */
+    const float *row_val; /* NULL, or every entry of user u's row has the value
+                             row_val[u] and by_user.val and by_item.val are NULL:
+                             the GPU engine expands them on the device, a host
+                             engine needs them filled first (rk_rankw_expand) */
 } rk_model;
 
 #define RK_BASELINE_EPOCHS 10

@@ -157,7 +157,9 @@ static double quantum_of(double vmax, int64_t most)
     return qn;
 }
 
-rk_status rk_rankw_build(const rk_model *m, const rk_rankw_opts *o, rk_rankw_model *out, rk_error *err)
+/* rk_rankw_build, or with rows (rk_rankw_build_rows) the values of a model
+ * whose values are per user left per user. */
+static rk_status build(const rk_model *m, const rk_rankw_opts *o, int rows, rk_rankw_model *out, rk_error *err)
 {
     memset(out, 0, sizeof *out);
     if (!rk_rankw_on(o)) return rk_error_set(err, RK_E_ARG, "no ranking similarity to build");
@@ -171,19 +173,20 @@ rk_status rk_rankw_build(const rk_model *m, const rk_rankw_opts *o, rk_rankw_mod
     const rk_csr *U = &m->by_user, *I = &m->by_item;
     /* a deferred item-major matrix stays deferred: the GPU transposes the
      * user-major values, a CPU engine builds it for its call */
-    const int items_too = rk_model_item_major_ready(m);
-    float *vu = rk_mem_alloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *vu);
-    float *vi = items_too ? rk_mem_alloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *vi) : NULL;
+    const int per_user = o->sim == RK_METRIC_RP3BETA;
+    const int items_too = rk_model_item_major_ready(m), full = !(rows && per_user);
+    float *vu = full ? rk_mem_alloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *vu) : NULL;
+    float *vi = full && items_too ? rk_mem_alloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *vi) : NULL;
     t->by_user.val = vu;
     t->by_item.val = vi;
-    if (vu == NULL || (items_too && vi == NULL)) {
+    if (full && (vu == NULL || (items_too && vi == NULL))) {
         s = rk_error_set(err, RK_E_NOMEM, "out of memory for the ranking model's values");
         goto done;
     }
     /* the largest value, then each entry's value once more (the same
      * function of (u, i, r): the same double), rounded to the quantum;
-     * rp3beta's value is the user's alone: per user, then copied */
-    const int per_user = o->sim == RK_METRIC_RP3BETA;
+     * rp3beta's value is the user's alone: per user, then copied (or left
+     * per user: rk_rankw_build_rows) */
     double vmax = 0.0;
 #pragma omp parallel for schedule(dynamic, 1024) reduction(max : vmax)
     for (int32_t u = 0; u < U->n_rows; u++)
@@ -202,6 +205,13 @@ rk_status rk_rankw_build(const rk_model *m, const rk_rankw_opts *o, rk_rankw_mod
 #pragma omp parallel for schedule(static)
         for (int32_t u = 0; u < U->n_rows; u++) qu[u] = (float)nearbyint(c.uf[u] * qn);
     }
+    out->quantum = qn;
+    out->value_max = vmax;
+    if (!full) { /* the values stay per user: rk_rankw_expand */
+        out->row_val = qu;
+        t->row_val = qu;
+        goto done;
+    }
 #pragma omp parallel for schedule(dynamic, 1024)
     for (int32_t u = 0; u < U->n_rows; u++)
         for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++)
@@ -214,12 +224,48 @@ rk_status rk_rankw_build(const rk_model *m, const rk_rankw_opts *o, rk_rankw_mod
                 vi[p] = per_user ? qu[I->idx[p]] : (float)nearbyint(wvalue(&c, I->idx[p], i, I->val[p]) * qn);
     }
     free(qu);
-    out->quantum = qn;
-    out->value_max = vmax;
 done:
     wctx_free(&c);
     if (s != RK_OK) rk_rankw_free(out);
     return s;
+}
+
+rk_status rk_rankw_build(const rk_model *m, const rk_rankw_opts *o, rk_rankw_model *out, rk_error *err)
+{
+    return build(m, o, 0, out, err);
+}
+
+rk_status rk_rankw_build_rows(const rk_model *m, const rk_rankw_opts *o, rk_rankw_model *out, rk_error *err)
+{
+    return build(m, o, 1, out, err);
+}
+
+rk_status rk_rankw_expand(rk_rankw_model *t, rk_error *err)
+{
+    rk_model *m = &t->model;
+    if (t->row_val == NULL || m->by_user.val != NULL) return RK_OK;
+    const rk_csr *U = &m->by_user, *I = &m->by_item;
+    const int items_too = rk_model_item_major_ready(m);
+    float *vu = rk_mem_alloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *vu);
+    float *vi = items_too ? rk_mem_alloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *vi) : NULL;
+    if (vu == NULL || (items_too && vi == NULL)) {
+        free(vu);
+        free(vi);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for the ranking model's values");
+    }
+    const float *qu = t->row_val;
+#pragma omp parallel for schedule(dynamic, 1024)
+    for (int32_t u = 0; u < U->n_rows; u++)
+        for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++) vu[p] = qu[u];
+    if (items_too) {
+#pragma omp parallel for schedule(dynamic, 1024)
+        for (int32_t i = 0; i < I->n_rows; i++)
+            for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) vi[p] = qu[I->idx[p]];
+    }
+    m->by_user.val = vu;
+    m->by_item.val = vi;
+    m->row_val = NULL; /* the values are there now: the engines read them as any model's */
+    return RK_OK;
 }
 
 void rk_rankw_knn_opts(const rk_rankw_opts *o, const rk_rankw_model *t, const rk_knn_opts *base, rk_knn_opts *out)
@@ -265,6 +311,7 @@ void rk_rankw_free(rk_rankw_model *t)
     if (t == NULL) return;
     free(t->model.by_user.val);
     free(t->model.by_item.val);
+    free(t->row_val);
     memset(t, 0, sizeof *t);
 }
 

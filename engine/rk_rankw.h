@@ -81,11 +81,25 @@ typedef struct rk_rankw_model {
     rk_model model;       /* the engines' input */
     double quantum;       /* 2^e: x_q = round(x · quantum) */
     double value_max;     /* the largest transformed value before rounding */
+    float *row_val;       /* rk_rankw_build_rows: each user's value (model.row_val) */
 } rk_rankw_model;
 
 /*! rk_rankw_build() : the transformed copy of m's training matrix for o.
  *  @return RK_OK, RK_E_ARG (o not a ranking model), RK_E_NOMEM. */
 rk_status rk_rankw_build(const rk_model *m, const rk_rankw_opts *o, rk_rankw_model *out, rk_error *err);
+
+/*! rk_rankw_build_rows() : rk_rankw_build, but where every value is its
+ *  user's (rp3beta) the values stay one a user: out->model.row_val, and its
+ *  by_user.val and by_item.val NULL.  The GPU engine expands them on the
+ *  device (400 MB neither built nor uploaded at Netflix size); a host
+ *  engine needs rk_rankw_expand first.  Other models are rk_rankw_build's.
+ *  @return as rk_rankw_build. */
+rk_status rk_rankw_build_rows(const rk_model *m, const rk_rankw_opts *o, rk_rankw_model *out, rk_error *err);
+
+/*! rk_rankw_expand() : the values of an rk_rankw_build_rows model filled as
+ *  rk_rankw_build fills them (the same floats; row_val then no longer set
+ *  in the model).  Nothing to do: RK_OK.  @return RK_OK or RK_E_NOMEM. */
+rk_status rk_rankw_expand(rk_rankw_model *t, rk_error *err);
 
 /*! rk_rankw_knn_opts() : the engine options of the ranking lists: metric,
  *  k, α, β, λ and the unit of Σxy in the transformed model's units; every

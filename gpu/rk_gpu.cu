@@ -81,18 +81,6 @@ rk_status acc_values(rk_dev_csr *c, const float *d_ratings, double scale, const 
     return RK_OK;
 }
 
-rk_status upload_csr(const rk_csr *h, rk_dev_csr *d, dev_mem &mem, stager &sg, cudaStream_t st, rk_error *err)
-{
-    memset(d, 0, sizeof *d);
-    d->n_rows = h->n_rows;
-    d->n_cols = h->n_cols;
-    d->nnz = h->nnz;
-    RK_FORWARD(upload(&d->ptr, h->ptr, (size_t)h->n_rows + 1, mem, sg, st, err));
-    RK_FORWARD(upload(&d->idx, h->idx, (size_t)h->nnz, mem, sg, st, err));
-    RK_FORWARD(upload(&d->v, h->val, (size_t)h->nnz, mem, sg, st, err));
-    return RK_OK;
-}
-
 // The co-rating sums of metric m, from the metric table (RK_SUMS_NONE for a
 // row without them, which the engine refuses before any work).
 static int sums_kind(rk_metric m)
@@ -148,6 +136,7 @@ struct knn_call {
     double scale = 0.0;
     bool dev_transpose = false;
     double *d_mean = NULL, *d_bu = NULL, *d_bi = NULL, *d_ncnt = NULL, *d_nsq = NULL;
+    float *d_rowval = NULL; // the model's values a row (rk_model.row_val), when it has them so
     rk_dev_csr by_user, by_item;
     const float *ratings_by_user = NULL; // real ratings for the predictions
     // the rows and the tiles
@@ -233,7 +222,12 @@ rk_status knn_call::upload_user_major(rk_error *err)
     kept = copied;
     if (!(copied & 1)) RK_FORWARD(sg.copy(by_user.ptr, h->ptr, ((size_t)h->n_rows + 1) * sizeof *h->ptr, s, err));
     if (!(copied & 2)) RK_FORWARD(sg.copy(by_user.idx, h->idx, (size_t)h->nnz * sizeof *h->idx, s, err));
-    if (!(copied & 4)) RK_FORWARD(sg.copy(by_user.v, h->val, (size_t)h->nnz * sizeof *h->val, s, err));
+    if (!(copied & 4) && h->val == NULL && m->row_val != NULL) { // a value a row: expanded here
+        RK_FORWARD(upload(&d_rowval, m->row_val, (size_t)h->n_rows, mem, sg, s, err));
+        RK_FORWARD(rk_gpu_row_values(&by_user, d_rowval, 0, s, err));
+    } else if (!(copied & 4)) {
+        RK_FORWARD(sg.copy(by_user.v, h->val, (size_t)h->nnz * sizeof *h->val, s, err));
+    }
     return RK_OK;
 }
 
@@ -268,7 +262,8 @@ rk_status knn_call::upload_model(rk_error *err)
     if (dev_transpose) {
         RK_FORWARD(rk_gpu_transpose(sph.h, &by_user, &by_item, mem, s, err));
     } else {
-        RK_FORWARD(upload_csr(&m->by_item, &by_item, mem, sg, s, err));
+        RK_FORWARD(rk_gpu_upload_csr(&m->by_item, &by_item, mem, sg, s, err));
+        if (m->by_item.val == NULL && d_rowval != NULL) RK_FORWARD(rk_gpu_row_values(&by_item, d_rowval, 1, s, err));
     }
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     t_tr = rk_omp_wtime();

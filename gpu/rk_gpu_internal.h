@@ -363,6 +363,15 @@ rk_status rk_gpu_predict_launch(const rk_predict_args *a, cudaStream_t st, rk_er
 // 2^31 (rk_gpu_transpose_fits), else the caller uploads the host's matrix.
 // Allocations go to mem and live as long as it.
 int rk_gpu_transpose_fits(int64_t nnz);
+
+// A host CSR uploaded into *d (v only allocated when h has no values: they
+// are then filled on the device, rk_gpu_row_values); q and d left NULL.
+rk_status rk_gpu_upload_csr(const rk_csr *h, rk_dev_csr *d, dev_mem &mem, stager &sg, cudaStream_t st, rk_error *err);
+
+// a->v (allocated) filled from values given per row (rk_model.row_val, on
+// the device in d_rv): v[p] = d_rv[row of p], or with by_idx d_rv[a->idx[p]]
+// (the item-major matrix, whose column indices are users).
+rk_status rk_gpu_row_values(const rk_dev_csr *a, const float *d_rv, int by_idx, cudaStream_t st, rk_error *err);
 rk_status rk_gpu_transpose(cusparseHandle_t h, const rk_dev_csr *by_user, rk_dev_csr *by_item, dev_mem &mem,
                            cudaStream_t st, rk_error *err);
 

@@ -234,3 +234,56 @@ extern "C" rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, 
     if (s != RK_OK) rk_csr_free(out);
     return s;
 }
+
+// ---- values given per row (rk_model.row_val) -------------------------------------
+
+namespace {
+
+// v[p] = rv[u] for every entry p of row u: a warp a row.
+__global__ void k_rows_values(const int64_t *ptr, int32_t n_rows, const float *rv, float *v)
+{
+    const int lane = threadIdx.x & 31;
+    const int64_t w0 = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5;
+    const int64_t nw = ((int64_t)gridDim.x * blockDim.x) >> 5;
+    for (int64_t u = w0; u < n_rows; u += nw) {
+        const float x = rv[u];
+        for (int64_t p = ptr[u] + lane; p < ptr[u + 1]; p += 32) v[p] = x;
+    }
+}
+
+// v[p] = rv[idx[p]]: the item-major matrix, whose column indices are the rows of rv.
+__global__ void k_idx_values(const int32_t *idx, int64_t nnz, const float *rv, float *v)
+{
+    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < nnz; p += (int64_t)gridDim.x * blockDim.x)
+        v[p] = rv[idx[p]];
+}
+
+} // namespace
+
+rk_status rk_gpu_row_values(const rk_dev_csr *a, const float *d_rv, int by_idx, cudaStream_t st, rk_error *err)
+{
+    if (a->nnz == 0) return RK_OK;
+    if (by_idx) {
+        const int64_t blocks = std::min<int64_t>((a->nnz + 255) / 256, 65535 * 8);
+        k_idx_values<<<(unsigned)blocks, 256, 0, st>>>(a->idx, a->nnz, d_rv, a->v);
+        RK_LAUNCH_CHECK(err, "k_idx_values");
+    } else {
+        const int64_t blocks = std::min<int64_t>(((int64_t)a->n_rows * 32 + 255) / 256, 65535 * 8);
+        k_rows_values<<<(unsigned)std::max<int64_t>(blocks, 1), 256, 0, st>>>(a->ptr, a->n_rows, d_rv, a->v);
+        RK_LAUNCH_CHECK(err, "k_rows_values");
+    }
+    return RK_OK;
+}
+
+rk_status rk_gpu_upload_csr(const rk_csr *h, rk_dev_csr *d, dev_mem &mem, stager &sg, cudaStream_t st, rk_error *err)
+{
+    memset(d, 0, sizeof *d);
+    d->n_rows = h->n_rows;
+    d->n_cols = h->n_cols;
+    d->nnz = h->nnz;
+    RK_FORWARD(upload(&d->ptr, h->ptr, (size_t)h->n_rows + 1, mem, sg, st, err));
+    RK_FORWARD(upload(&d->idx, h->idx, (size_t)h->nnz, mem, sg, st, err));
+    if (h->val == NULL) return mem.alloc(&d->v, (size_t)h->nnz, err); // values filled on the device
+    RK_FORWARD(upload(&d->v, h->val, (size_t)h->nnz, mem, sg, st, err));
+    return RK_OK;
+}

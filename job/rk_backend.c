@@ -249,6 +249,20 @@ rk_status rk_backend_lists(rk_backend_seam *s, const rk_model *m, const rk_knn_o
     return r;
 }
 
+rk_status rk_backend_rank_lists(rk_backend_seam *s, rk_rankw_model *t, const rk_knn_opts *ko, rk_lists *lists,
+                                rk_knn_stats *st, const char *what, rk_error *err)
+{
+    const rk_backend *be = rk_backend_current(s);
+    const rk_gpu_opts g = rk_backend_call_opts(s);
+    if (!be->gpu) RK_FORWARD(rk_rankw_expand(t, err)); /* a host engine reads every entry's value */
+    rk_status r = be->knn(&t->model, ko, &g, lists, NULL, NULL, NULL, st, err);
+    if (be->gpu && rk_backend_fall_back(s, r, what, err)) {
+        RK_FORWARD(rk_rankw_expand(t, err));
+        r = backends[RK_BACKEND_CPU].knn(&t->model, ko, &g, lists, NULL, NULL, NULL, st, err);
+    }
+    return r;
+}
+
 rk_status rk_backend_topn(rk_backend_seam *s, const rk_model *m, const rk_lists *l, const rk_topn_opts *to,
                           rk_status (*restart)(void *ud, rk_error *err), void *ud, rk_topn_stats *ts,
                           const char *what, rk_error *err)

@@ -19,6 +19,7 @@
 #include "rk_status.h"
 #include "rk_note.h"
 #include "rk_knn.h"
+#include "rk_rankw.h"
 #include "rk_topn.h"
 #include "rk_rbc.h"
 #include "rk_gpu.h"
@@ -161,6 +162,13 @@ rk_status rk_backend_rbc(rk_backend_seam *s, const rk_model *m, const rk_knn_opt
  *  auto (the note names `what`).  @return the engine's status. */
 rk_status rk_backend_lists(rk_backend_seam *s, const rk_model *m, const rk_knn_opts *ko, rk_lists *lists,
                            rk_knn_stats *st, const char *what, rk_error *err);
+
+/*! rk_backend_rank_lists() : rk_backend_lists of a ranking model, which may
+ *  hold its values a row (rk_rankw_build_rows): the GPU expands them on the
+ *  device; a host engine (the CPU's, or the CPU after a GPU failure) gets
+ *  them expanded first (rk_rankw_expand). */
+rk_status rk_backend_rank_lists(rk_backend_seam *s, rk_rankw_model *t, const rk_knn_opts *ko, rk_lists *lists,
+                                rk_knn_stats *st, const char *what, rk_error *err);
 
 /*! rk_backend_topn() : item top-N from lists l on the current backend when
  *  it takes this N, else on the CPU; after a GPU failure under auto,

@@ -13,14 +13,15 @@ rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_ba
 {
     const double t0 = rk_omp_wtime();
     rk_rankw_model tm;
-    RK_FORWARD(rk_rankw_build(lm, cfg, &tm, err));
+    /* rp3beta's values stay one a user until an engine expands them */
+    RK_FORWARD(rk_rankw_build_rows(lm, cfg, &tm, err));
     rk_knn_opts ko;
     rk_rankw_knn_opts(cfg, &tm, &o->knn, &ko);
     ko.progress = o->progress;
     ko.progress_ud = o->ud;
     rk_status s = rk_lists_alloc(rl, lm->by_item.n_rows, ko.k, err);
     if (s == RK_OK)
-        s = rk_backend_lists(seam, &tm.model, &ko, rl, &rep->rank_lists, "the GPU engine (ranking lists)", err);
+        s = rk_backend_rank_lists(seam, &tm, &ko, rl, &rep->rank_lists, "the GPU engine (ranking lists)", err);
     rep->rank_quantum = tm.quantum;
     rk_rankw_free(&tm);
     RK_FORWARD(s);

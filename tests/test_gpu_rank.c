@@ -1,8 +1,9 @@
 /* The ranking model's lists (CONTRACT.md §5b) on the GPU against the CPU
  * engine: the transformed values are integers whose sums are exact, so the
  * lists must be the same bit for bit on both GPU similarity routes (k_sims
- * and SpGEMM, whole and cut tiles; the kernel sums them in 64-bit integers), and
- * so must top-N from the shaped lists.
+ * and SpGEMM, whole and cut tiles; the kernel sums them in 64-bit integers),
+ * also from values left one a user and expanded on the device (both
+ * transpositions), and so must top-N from the shaped lists.
  * Exits 77 (skipped) when no GPU is usable. */
 #include "rk_gpu.h"
 #include "rk_knn.h"
@@ -93,6 +94,23 @@ static void check(int nu, int ni, double dens, int ones, int every, int hole, co
         if (!same) fprintf(stderr, "%s: route %d lists differ (seed %llu)\n", rk_metric_name(o->sim), r, seed);
         g_same += same;
     }
+    /* values a user (rk_rankw_build_rows): expanded on the device, with the
+     * device's transposition and with the host's item-major upload */
+    rk_rankw_model tr;
+    CU_ASSERT_FATAL(rk_rankw_build_rows(&m, o, &tr, &err) == RK_OK);
+    CU_ASSERT_EQUAL(tr.row_val != NULL, o->sim == RK_METRIC_RP3BETA);
+    for (int h = 0; h < 2; h++) {
+        rk_gpu_opts go;
+        memset(&go, 0, sizeof go);
+        go.host_transpose = h;
+        rk_knn_stats st;
+        const rk_status s = rk_gpu_knn(&tr.model, &ko, &go, &g, NULL, NULL, NULL, &st, &err);
+        if (s != RK_OK) fprintf(stderr, "%s\n", err.msg);
+        const int same = s == RK_OK && same_lists(&c, &g);
+        CU_ASSERT(same);
+        g_same += same;
+    }
+    rk_rankw_free(&tr);
     rk_rankw_shape(o, &c);
     flat fc = {5, malloc(sizeof(int32_t) * (size_t)nu * 5), malloc(sizeof(uint64_t) * (size_t)nu * 5)};
     flat fg = {5, malloc(sizeof(int32_t) * (size_t)nu * 5), malloc(sizeof(uint64_t) * (size_t)nu * 5)};

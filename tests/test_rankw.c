@@ -229,6 +229,57 @@ static void test_restrict(void)
     rk_triples_free(&kept);
 }
 
+/* Values left a user (rk_rankw_build_rows): rp3beta's stay one a user, with
+ * the grid of the full values; expanded (rk_rankw_expand), they are
+ * rk_rankw_build's bit for bit, item-major too; other models are built
+ * whole.  Users without ratings (whose value would be infinite) take no
+ * part. */
+static void test_rows(void)
+{
+    rk_rankw_opts cf[64];
+    const int n = rkt_configs(cf, 64);
+    int rows = 0;
+    for (int c = 0; c < n; c++) {
+        rk_triples t;
+        rk_model m;
+        rk_rankw_model full, lazy;
+        rk_knn_opts ko;
+        rk_error err;
+        const unsigned long long seed = 900 + (unsigned long long)c;
+        if (!rkt_setup(150, 80, 0.1, c % 2, 0, 1, &cf[c], seed, &t, &m, &full, &ko)) continue;
+        CU_ASSERT_FATAL(rk_rankw_build_rows(&m, &cf[c], &lazy, &err) == RK_OK);
+        const int per_user = cf[c].sim == RK_METRIC_RP3BETA;
+        CU_ASSERT_EQUAL(lazy.row_val != NULL, per_user);
+        CU_ASSERT_EQUAL(lazy.model.row_val == lazy.row_val, 1);
+        CU_ASSERT_EQUAL(lazy.quantum, full.quantum);
+        if (per_user) {
+            rows++;
+            CU_ASSERT_PTR_NULL(lazy.model.by_user.val);
+            CU_ASSERT_PTR_NULL(lazy.model.by_item.val);
+            int wide_full, wide_rows;
+            double qf, qr;
+            CU_ASSERT_EQUAL(rk_knn_grid_scale(&lazy.model, &qr), rk_knn_grid_scale(&full.model, &qf));
+            CU_ASSERT_EQUAL(qr, qf);
+            wide_full = rk_knn_wide_grid(&full.model);
+            wide_rows = rk_knn_wide_grid(&lazy.model);
+            CU_ASSERT_EQUAL(wide_rows, wide_full);
+        }
+        CU_ASSERT_EQUAL_FATAL(rk_rankw_expand(&lazy, &err), RK_OK);
+        CU_ASSERT_PTR_NULL(lazy.model.row_val);
+        const rk_csr *a = &full.model.by_user, *b = &lazy.model.by_user;
+        CU_ASSERT(memcmp(a->val, b->val, (size_t)a->nnz * sizeof *a->val) == 0);
+        const rk_csr *ai = &full.model.by_item, *bi = &lazy.model.by_item;
+        CU_ASSERT((ai->val == NULL) == (bi->val == NULL));
+        if (ai->val != NULL) CU_ASSERT(memcmp(ai->val, bi->val, (size_t)ai->nnz * sizeof *ai->val) == 0);
+        CU_ASSERT_EQUAL(rk_rankw_expand(&lazy, &err), RK_OK); /* twice: nothing to do */
+        rk_rankw_free(&lazy);
+        rk_rankw_free(&full);
+        rk_model_free(&m);
+        rk_triples_free(&t);
+    }
+    CU_ASSERT(rows >= 4);
+}
+
 static void test_options(void)
 {
     rk_rankw_opts o;
@@ -268,6 +319,7 @@ int main(void)
         {"every similarity, weighting and shaping against the float64 brute force", test_configs},
         {"one item, all ties, zero idf, k above the items", test_edges},
         {"option names and ranges", test_options},
+        {"values a user, then expanded: rk_rankw_build's", test_rows},
         {"a model without some users' rows", test_restrict},
         {NULL, NULL},
     };
