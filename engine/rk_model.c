@@ -242,14 +242,14 @@ typedef struct term_flags {
 } term_flags;
 
 /* One thread's sums over users [u0, u1) into part. */
-static void sums_share(const rk_csr *U, rk_item_term term, double scale, int32_t u0, int32_t u1, double *part,
-                       term_flags *f)
+static void sums_share(const rk_csr *U, const float *rv, rk_item_term term, double scale, int32_t u0, int32_t u1,
+                       double *part, term_flags *f)
 {
     int all_int = 1, all_q = 1, neg = 0;
     double tot = 0.0;
     for (int32_t u = u0; u < u1; u++)
         for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++) {
-            const double x = item_term(term, scale, U, u, U->val[p]);
+            const double x = item_term(term, scale, U, u, U->val != NULL ? U->val[p] : rv != NULL ? rv[u] : 0.0f);
             const double ax = fabs(x), y = ax * 65536.0;
             all_int &= ax < 4503599627370496.0 && (double)(int64_t)ax == ax;
             all_q &= y < 4503599627370496.0 && (double)(int64_t)y == y;
@@ -264,11 +264,11 @@ static void sums_share(const rk_csr *U, rk_item_term term, double scale, int32_t
 }
 
 /* The walk's order by one thread: each item's terms in ascending user order. */
-static void sums_walk(const rk_csr *U, rk_item_term term, double scale, int32_t n, double *out)
+static void sums_walk(const rk_csr *U, const float *rv, rk_item_term term, double scale, int32_t n, double *out)
 {
     term_flags f;
     for (int32_t i = 0; i < n; i++) out[i] = 0.0;
-    sums_share(U, term, scale, 0, U->n_rows, out, &f);
+    sums_share(U, rv, term, scale, 0, U->n_rows, out, &f);
 }
 
 /* The raters' row lengths per item: integers, in 64-bit partial sums. */
@@ -315,7 +315,7 @@ static int sums_parallel(const rk_model *m, rk_item_term term, double scale, dou
     const int32_t n = m->by_item.n_rows;
     const int nt = partial_threads(U);
     if (nt < 2) { /* one thread: the walk's order itself */
-        sums_walk(U, term, scale, n, out);
+        sums_walk(U, m->row_val, term, scale, n, out);
         return 1;
     }
     if (term == RK_ITEM_RATER_ROWS) return rater_rows_parallel(U, n, nt, out);
@@ -329,7 +329,7 @@ static int sums_parallel(const rk_model *m, rk_item_term term, double scale, dou
         int32_t u0, u1;
         term_flags f;
         rk_csr_row_share(U, th, T, &u0, &u1);
-        sums_share(U, term, scale, u0, u1, part + (size_t)th * ((size_t)n + 1), &f);
+        sums_share(U, m->row_val, term, scale, u0, u1, part + (size_t)th * ((size_t)n + 1), &f);
         all_int = f.ints;
         all_q = f.q16;
         neg = f.neg;
@@ -361,12 +361,16 @@ rk_status rk_model_item_sums(const rk_model *m, rk_item_term term, double scale,
 #pragma omp parallel for schedule(dynamic, 256)
         for (int32_t i = 0; i < n; i++) {
             double t = 0.0;
-            for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) t += item_term(term, scale, U, I->idx[p], I->val[p]);
+            for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++) {
+                const int32_t u = I->idx[p]; /* a value a user (row_val): the entry's is its user's */
+                const float v = I->val != NULL ? I->val[p] : m->row_val != NULL ? m->row_val[u] : 0.0f;
+                t += item_term(term, scale, U, u, v);
+            }
             out[i] = t;
         }
         return RK_OK;
     }
-    if (!sums_parallel(m, term, scale, out)) sums_walk(U, term, scale, n, out);
+    if (!sums_parallel(m, term, scale, out)) sums_walk(U, m->row_val, term, scale, n, out);
     return RK_OK;
 }
 

@@ -264,6 +264,24 @@ static void test_rows(void)
             wide_rows = rk_knn_wide_grid(&lazy.model);
             CU_ASSERT_EQUAL(wide_rows, wide_full);
         }
+        /* the host's sums over the items read a user's value where there
+         * are no entries' values: the same doubles, item-major ready or
+         * deferred (from the user-major rows) */
+        double *sf = malloc(80 * sizeof *sf), *sl = malloc(80 * sizeof *sl);
+        static const rk_item_term terms[] = {RK_ITEM_VALUE, RK_ITEM_SQUARE, RK_ITEM_RATER_ROWS};
+        for (int d = 0; d < 2; d++)
+            for (int q = 0; q < 3; q++) {
+                rk_model fm = full.model, lm = lazy.model;
+                if (d) { /* as if the item-major entries were deferred */
+                    fm.by_item.idx = lm.by_item.idx = NULL;
+                    fm.by_item.val = lm.by_item.val = NULL;
+                }
+                CU_ASSERT_EQUAL(rk_model_item_sums(&fm, terms[q], 0.5, sf, NULL), RK_OK);
+                CU_ASSERT_EQUAL(rk_model_item_sums(&lm, terms[q], 0.5, sl, NULL), RK_OK);
+                CU_ASSERT(memcmp(sf, sl, 80 * sizeof *sf) == 0);
+            }
+        free(sf);
+        free(sl);
         CU_ASSERT_EQUAL_FATAL(rk_rankw_expand(&lazy, &err), RK_OK);
         CU_ASSERT_PTR_NULL(lazy.model.row_val);
         const rk_csr *a = &full.model.by_user, *b = &lazy.model.by_user;
