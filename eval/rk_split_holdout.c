@@ -312,17 +312,19 @@ rk_status rk_split_holdout_apply(const rk_split_draw *h, const rk_triples *all, 
 }
 
 /* Dropping the held rows of one column in place, in parallel, in one pass:
- * the rows are cut into T blocks of whole 64-row words (block b: rows
- * [lo[b], lo[b+1]), R[b] held before it).  Block b's kept rows go to
- * lo[b] - R[b] on, over the last R[b] rows of block b - 1, so those are
- * first saved in tmp at TO[b]; then each block packs its kept rows down
- * (reading its own last R[b+1] rows from tmp) and sends its held rows to
- * tcol at R[b] (unless tcol is NULL).  A block writes only rows it has read
- * or the saved tail before it, so this needs R[b] <= lo[b] - lo[b-1].  No
- * new array is faulted in.  Typed, so that the packing loop moves values,
- * not memcpy calls. */
-#define SPLIT_COLUMN_FN(name, type)                                                                          \
-    static void name(type *col, type *tcol, const uint64_t *bits, const int64_t *lo, const int64_t *R,       \
+ * the rows are cut into T blocks (block b: rows [lo[b], lo[b+1]), R[b]
+ * held before it).  Block b's kept rows go to lo[b] - R[b] on, over the
+ * last R[b] rows of block b - 1, so those are first saved in tmp at TO[b];
+ * then each block packs its kept rows down (reading its own last R[b+1]
+ * rows from tmp) and sends its held rows to tcol at R[b] (unless tcol is
+ * NULL).  A block writes only rows it has read or the saved tail before it,
+ * so this needs R[b] <= lo[b] - lo[b-1].  No new array is faulted in.
+ * Typed, so that the packing loop moves values, not memcpy calls; the held
+ * rows are bits (the holdout's) or bytes (rk_split_holdout_csr's marks). */
+#define HELD_BIT(m, t) ((m)[(t) >> 6] >> ((t) & 63) & 1)
+#define HELD_BYTE(m, t) ((m)[t])
+#define SPLIT_COLUMN_FN(name, type, mtype, HELD)                                                             \
+    static void name(type *col, type *tcol, const mtype *held, const int64_t *lo, const int64_t *R,          \
                      const int64_t *TO, type *tmp, int T)                                                    \
     {                                                                                                        \
         _Pragma("omp parallel num_threads(T)")                                                              \
@@ -336,16 +338,20 @@ rk_status rk_split_holdout_apply(const rk_split_draw *h, const rk_triples *all, 
                 int64_t d = lo[b] - R[b], te = R[b];                                                         \
                 for (int64_t t = lo[b]; t < lo[b + 1]; t++) {                                                \
                     const type v = t < cut ? col[t] : saved[t - cut];                                        \
-                    if (!(bits[t >> 6] >> (t & 63) & 1)) col[d++] = v;                                       \
+                    if (!HELD(held, t)) col[d++] = v;                                                        \
                     else if (tcol != NULL) tcol[te++] = v;                                                   \
                 }                                                                                            \
             }                                                                                                \
         }                                                                                                    \
     }
-SPLIT_COLUMN_FN(split_col32, int32_t)
-SPLIT_COLUMN_FN(split_colf, float)
-SPLIT_COLUMN_FN(split_col64, int64_t)
+SPLIT_COLUMN_FN(split_col32, int32_t, uint64_t, HELD_BIT)
+SPLIT_COLUMN_FN(split_colf, float, uint64_t, HELD_BIT)
+SPLIT_COLUMN_FN(split_col64, int64_t, uint64_t, HELD_BIT)
+SPLIT_COLUMN_FN(drop_col32, int32_t, uint8_t, HELD_BYTE)
+SPLIT_COLUMN_FN(drop_colf, float, uint8_t, HELD_BYTE)
 #undef SPLIT_COLUMN_FN
+#undef HELD_BIT
+#undef HELD_BYTE
 
 rk_status rk_split_holdout_apply_inplace(const rk_split_draw *h, const uint64_t *bits, rk_triples *all,
                                         rk_triples *test, rk_error *err)
@@ -417,48 +423,6 @@ out:
     return st;
 }
 
-/* Dropping the marked entries of one column in place, in parallel, for
- * rk_split_holdout_csr (blocks of whole rows, marks a byte each): the rows
- * are cut into T blocks (block b: rows [lo[b], lo[b+1]), R[b] marked before
- * it, L[b] kept in it).  (1) Each block packs its kept rows at its own start
- * (and sends its marked rows to tcol at R[b], unless tcol is NULL); (2) the
- * last R[b] kept rows of each block, which the next block's move
- * overwrites, are saved in tmp at TO[b]; (3) each block moves down by R[b]:
- * its rows but those last R[b] by memmove, then those from tmp.  A block's
- * move writes only its own rows and the saved tail of the block before it,
- * so this needs R[b] <= L[b] for every block.  No new array is faulted in:
- * the extra pass costs less than their faults.  Typed, so that the packing
- * loop moves values, not memcpy calls. */
-#define DROP_COLUMN_FN(name, type)                                                                          \
-    static void name(type *col, type *tcol, const uint8_t *mark, const int64_t *lo, const int64_t *R,        \
-                     const int64_t *L, const int64_t *TO, type *tmp, int T)                                  \
-    {                                                                                                        \
-        _Pragma("omp parallel num_threads(T)")                                                              \
-        {                                                                                                    \
-            _Pragma("omp for schedule(static, 1)")                                                          \
-            for (int b = 0; b < T; b++) {                                                                    \
-                int64_t d = lo[b], te = R[b];                                                                \
-                for (int64_t t = lo[b]; t < lo[b + 1]; t++) {                                                \
-                    if (!mark[t]) col[d++] = col[t];                                                         \
-                    else if (tcol != NULL) tcol[te++] = col[t];                                              \
-                }                                                                                            \
-            }                                                                                                \
-            _Pragma("omp for schedule(static, 1)")                                                          \
-            for (int b = 0; b < T; b++)                                                                      \
-                memcpy(tmp + TO[b], col + lo[b] + L[b] - R[b], (size_t)R[b] * sizeof *col);                  \
-            _Pragma("omp for schedule(static, 1)")                                                          \
-            for (int b = 0; b < T; b++) {                                                                    \
-                if (R[b] == 0) continue;                                                                     \
-                const int64_t f = lo[b] - R[b], keep = L[b] - R[b];                                          \
-                memmove(col + f, col + lo[b], (size_t)keep * sizeof *col);                                   \
-                memcpy(col + f + keep, tmp + TO[b], (size_t)R[b] * sizeof *col);                             \
-            }                                                                                                \
-        }                                                                                                    \
-    }
-DROP_COLUMN_FN(drop_col32, int32_t)
-DROP_COLUMN_FN(drop_colf, float)
-#undef DROP_COLUMN_FN
-
 /* The first row of a whose entries start at or after `want`. */
 static int32_t row_at(const rk_csr *a, int64_t want)
 {
@@ -499,9 +463,9 @@ static int64_t mark_test(const rk_csr *a, const rk_triples *test, uint8_t *drop)
     return missing;
 }
 
-/* The held-out entries dropped in place as SPLIT_COLUMN_FN drops rows, in blocks of
- * whole rows (block b: entries S[b] to S[b+1]); where a block keeps fewer
- * entries than were dropped before it, into new arrays. */
+/* The held-out entries dropped in place as SPLIT_COLUMN_FN drops rows, in
+ * blocks of whole rows (block b: entries S[b] to S[b+1]); where more were
+ * dropped before a block than the block before it holds, into new arrays. */
 rk_status rk_split_holdout_csr(rk_csr *a, const rk_triples *test, rk_error *err)
 {
     if (test->n == 0 || a->nnz == 0) return RK_OK;
@@ -544,7 +508,7 @@ rk_status rk_split_holdout_csr(rk_csr *a, const rk_triples *test, rk_error *err)
         R[b] = (S[b] = a->ptr[r0[b]]) - F[b]; /* dropped before block b */
         F[b + 1] = F[b] + L[b];
         TO[b + 1] = TO[b] + R[b];
-        in_place &= R[b] <= L[b];
+        in_place &= b == 0 || R[b] <= S[b] - S[b - 1];
     }
     S[T] = a->nnz;
     /* the new row offsets */
@@ -559,8 +523,8 @@ rk_status rk_split_holdout_csr(rk_csr *a, const rk_triples *test, rk_error *err)
     ptr[nr] = F[T];
     if (in_place) in_place = (tmp = malloc((size_t)(TO[T] > 0 ? TO[T] : 1) * sizeof *a->idx)) != NULL;
     if (in_place) {
-        drop_col32(a->idx, NULL, drop, S, R, L, TO, tmp, T);
-        drop_colf(a->val, NULL, drop, S, R, L, TO, tmp, T);
+        drop_col32(a->idx, NULL, drop, S, R, TO, tmp, T);
+        drop_colf(a->val, NULL, drop, S, R, TO, tmp, T);
     } else { /* too much goes, or no room for the saved tails: new arrays */
         idx = malloc((size_t)(F[T] > 0 ? F[T] : 1) * sizeof *idx);
         val = malloc((size_t)(F[T] > 0 ? F[T] : 1) * sizeof *val);
