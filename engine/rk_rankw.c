@@ -171,22 +171,11 @@ static rk_status build(const rk_model *m, const rk_rankw_opts *o, int rows, rk_r
     t->by_item.val = NULL;
     if (s != RK_OK) goto done;
     const rk_csr *U = &m->by_user, *I = &m->by_item;
-    /* a deferred item-major matrix stays deferred: the GPU transposes the
-     * user-major values, a CPU engine builds it for its call */
-    const int per_user = o->sim == RK_METRIC_RP3BETA;
-    const int items_too = rk_model_item_major_ready(m), full = !(rows && per_user);
-    float *vu = full ? rk_mem_alloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *vu) : NULL;
-    float *vi = full && items_too ? rk_mem_alloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *vi) : NULL;
-    t->by_user.val = vu;
-    t->by_item.val = vi;
-    if (full && (vu == NULL || (items_too && vi == NULL))) {
-        s = rk_error_set(err, RK_E_NOMEM, "out of memory for the ranking model's values");
-        goto done;
-    }
     /* the largest value, then each entry's value once more (the same
      * function of (u, i, r): the same double), rounded to the quantum;
-     * rp3beta's value is the user's alone: per user, then copied (or left
-     * per user: rk_rankw_build_rows) */
+     * rp3beta's value is the user's alone: one a user, copied to the
+     * entries by rk_rankw_expand (now, or by an engine: rk_rankw_build_rows) */
+    const int per_user = o->sim == RK_METRIC_RP3BETA;
     double vmax = 0.0;
 #pragma omp parallel for schedule(dynamic, 1024) reduction(max : vmax)
     for (int32_t u = 0; u < U->n_rows; u++)
@@ -196,34 +185,43 @@ static rk_status build(const rk_model *m, const rk_rankw_opts *o, int rows, rk_r
             if (per_user) break; /* the same for the user's other entries */
         }
     const double qn = quantum_of(vmax, rk_csr_longest_row(I));
-    float *qu = per_user ? malloc((size_t)(U->n_rows > 0 ? U->n_rows : 1) * sizeof *qu) : NULL;
-    if (per_user && qu == NULL) {
-        s = rk_error_set(err, RK_E_NOMEM, "out of memory for the ranking model's values");
-        goto done;
-    }
-    if (per_user) {
-#pragma omp parallel for schedule(static)
-        for (int32_t u = 0; u < U->n_rows; u++) qu[u] = (float)nearbyint(c.uf[u] * qn);
-    }
     out->quantum = qn;
     out->value_max = vmax;
-    if (!full) { /* the values stay per user: rk_rankw_expand */
+    if (per_user) {
+        float *qu = malloc((size_t)(U->n_rows > 0 ? U->n_rows : 1) * sizeof *qu);
+        if (qu == NULL) {
+            s = rk_error_set(err, RK_E_NOMEM, "out of memory for the ranking model's values");
+            goto done;
+        }
+#pragma omp parallel for schedule(static)
+        for (int32_t u = 0; u < U->n_rows; u++) qu[u] = (float)nearbyint(c.uf[u] * qn);
         out->row_val = qu;
         t->row_val = qu;
+        if (!rows) s = rk_rankw_expand(out, err);
+        goto done;
+    }
+    /* a deferred item-major matrix stays deferred: the GPU transposes the
+     * user-major values, a CPU engine builds it for its call */
+    const int items_too = rk_model_item_major_ready(m);
+    float *vu = rk_mem_alloc((size_t)(U->nnz > 0 ? U->nnz : 1) * sizeof *vu);
+    float *vi = items_too ? rk_mem_alloc((size_t)(I->nnz > 0 ? I->nnz : 1) * sizeof *vi) : NULL;
+    t->by_user.val = vu;
+    t->by_item.val = vi;
+    if (vu == NULL || (items_too && vi == NULL)) {
+        s = rk_error_set(err, RK_E_NOMEM, "out of memory for the ranking model's values");
         goto done;
     }
 #pragma omp parallel for schedule(dynamic, 1024)
     for (int32_t u = 0; u < U->n_rows; u++)
         for (int64_t p = U->ptr[u]; p < U->ptr[u + 1]; p++)
-            vu[p] = per_user ? qu[u] : (float)nearbyint(wvalue(&c, u, U->idx[p], U->val[p]) * qn);
+            vu[p] = (float)nearbyint(wvalue(&c, u, U->idx[p], U->val[p]) * qn);
     /* by_item in the same values: each entry's own (u, i, r) */
     if (items_too) {
 #pragma omp parallel for schedule(dynamic, 1024)
         for (int32_t i = 0; i < I->n_rows; i++)
             for (int64_t p = I->ptr[i]; p < I->ptr[i + 1]; p++)
-                vi[p] = per_user ? qu[I->idx[p]] : (float)nearbyint(wvalue(&c, I->idx[p], i, I->val[p]) * qn);
+                vi[p] = (float)nearbyint(wvalue(&c, I->idx[p], i, I->val[p]) * qn);
     }
-    free(qu);
 done:
     wctx_free(&c);
     if (s != RK_OK) rk_rankw_free(out);

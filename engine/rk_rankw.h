@@ -81,7 +81,8 @@ typedef struct rk_rankw_model {
     rk_model model;       /* the engines' input */
     double quantum;       /* 2^e: x_q = round(x · quantum) */
     double value_max;     /* the largest transformed value before rounding */
-    float *row_val;       /* rk_rankw_build_rows: each user's value (model.row_val) */
+    float *row_val;       /* where the values are their user's (rp3beta): each user's value
+                             (model.row_val until rk_rankw_expand) */
 } rk_rankw_model;
 
 /*! rk_rankw_build() : the transformed copy of m's training matrix for o.

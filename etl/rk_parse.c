@@ -615,6 +615,14 @@ static int csv_line(struct csv_parser *p, pst *s, const char *q, size_t n)
     return 0;
 }
 
+/* The end of a chunk's last newline: its lines before are whole. */
+static const char *whole_end(const rk_chunk *c)
+{
+    const char *w = c->p + c->len;
+    while (w > c->p && w[-1] != '\n') w--;
+    return w;
+}
+
 /* c's bytes from q on, the `line` lines before q taken by the fast path
  * (q = c->p, line = 0: the whole chunk). */
 static void parse_rest(const rk_fmt *f, rk_chunk *c, const char *q, int64_t line)
@@ -641,8 +649,7 @@ static void parse_rest(const rk_fmt *f, rk_chunk *c, const char *q, int64_t line
     } else {
         /* line by line: the fast path takes what it can up to `whole`, the
          * end of the last newline; libcsv the rest */
-        const char *whole = end, *row_q = q;
-        while (whole > q && whole[-1] != '\n') whole--;
+        const char *whole = whole_end(c), *row_q = q; /* q is a line's start: at most whole */
         int64_t row_line = 0;
         while (q < end && c->status == RK_OK && !s.stop) {
             const int open = quote_open(&p);
@@ -688,14 +695,6 @@ void rk_parse_chunk(const rk_fmt *f, rk_chunk *c)
 {
     chunk_reset(c);
     if (c->len > 0) parse_rest(f, c, c->p, 0);
-}
-
-/* The end of a chunk's last newline: its lines before are whole. */
-static const char *whole_end(const rk_chunk *c)
-{
-    const char *w = c->p + c->len;
-    while (w > c->p && w[-1] != '\n') w--;
-    return w;
 }
 
 void rk_parse_chunk_pair(const rk_fmt *f, rk_chunk *c0, rk_chunk *c1)

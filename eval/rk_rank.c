@@ -243,11 +243,16 @@ static void list_sum(rk_rank *r, int32_t user, const int32_t *items, int32_t len
     }
 }
 
+/* A list's length as summed: never more than N places. */
+static inline int32_t list_len(const rk_rank *r, const int32_t *items, int32_t len)
+{
+    return len < 0 || items == NULL ? 0 : len > r->n ? r->n : len;
+}
+
 void rk_rank_add(rk_rank *r, int32_t user, const int32_t *items, int32_t len)
 {
     if (r == NULL || user < 0 || user >= r->n_users) return;
-    if (len < 0 || items == NULL) len = 0;
-    if (len > r->n) len = r->n; /* never more than N places */
+    len = list_len(r, items, len);
     list_eval v;
     list_hits(r, user, items, len, &v);
     list_sum(r, user, items, len, &v);
@@ -319,14 +324,12 @@ rk_status rk_rank_sink(void *ud, const rk_topn_batch *b, rk_error *err)
     if (v == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory ranking %lld lists", (long long)b->count);
 #pragma omp parallel for schedule(dynamic, 256)
     for (int64_t x = 0; x < b->count; x++) {
-        const int32_t len = b->len[x] < 0 ? 0 : b->len[x] > r->n ? r->n : b->len[x];
-        list_hits(r, b->user[x], b->item + x * b->n, len, &v[x]);
+        const int32_t *items = b->item + x * b->n;
+        list_hits(r, b->user[x], items, list_len(r, items, b->len[x]), &v[x]);
     }
     for (int64_t x = 0; x < b->count; x++) {
-        const int32_t user = b->user[x];
-        if (user < 0 || user >= r->n_users) continue;
-        const int32_t len = b->len[x] < 0 ? 0 : b->len[x] > r->n ? r->n : b->len[x];
-        list_sum(r, user, b->item + x * b->n, len, &v[x]);
+        const int32_t user = b->user[x], *items = b->item + x * b->n;
+        if (user >= 0 && user < r->n_users) list_sum(r, user, items, list_len(r, items, b->len[x]), &v[x]);
     }
     free(v);
     return RK_OK;

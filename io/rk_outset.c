@@ -103,21 +103,8 @@ static rk_status open_file(rk_outset *set, const rk_outset_row *r, int fold, FIL
     return s;
 }
 
-rk_status rk_outset_write(rk_outset *set, rk_outset_content c, int fold, const void *in, rk_error *err)
-{
-    if (streamed(c)) return rk_error_set(err, RK_E_ARG, "output content %d is streamed, not written whole", (int)c);
-    for (int i = 0; i < set->n_rows; i++) {
-        const rk_outset_row *r = &set->rows[i];
-        if (r->content != c) continue;
-        FILE *fp;
-        RK_FORWARD(open_file(set, r, fold, &fp, err));
-        RK_FORWARD(r->write(fp, in, err));
-    }
-    return RK_OK;
-}
 
 struct rk_outset_later {
-    rk_outset_content c;
     int n;
     stream_file f[];
 };
@@ -130,7 +117,6 @@ rk_status rk_outset_later_open(rk_outset *set, rk_outset_content c, int fold, rk
     for (int i = 0; i < set->n_rows; i++) n += set->rows[i].content == c;
     rk_outset_later *l = calloc(1, sizeof *l + (size_t)n * sizeof l->f[0]);
     RK_CHECK_ALLOC(l, err);
-    l->c = c;
     rk_status s = RK_OK;
     for (int i = 0; i < set->n_rows && s == RK_OK; i++) {
         if (set->rows[i].content != c) continue;
@@ -155,6 +141,15 @@ rk_status rk_outset_later_write(rk_outset_later *l, const void *in, rk_error *er
 void rk_outset_later_free(rk_outset_later *l)
 {
     free(l);
+}
+
+rk_status rk_outset_write(rk_outset *set, rk_outset_content c, int fold, const void *in, rk_error *err)
+{
+    rk_outset_later *l;
+    RK_FORWARD(rk_outset_later_open(set, c, fold, &l, err));
+    const rk_status s = rk_outset_later_write(l, in, err);
+    rk_outset_later_free(l);
+    return s;
 }
 
 rk_status rk_outset_stream_open(rk_outset *set, rk_outset_content c, int fold, const rk_outset_ids *ids,

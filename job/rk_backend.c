@@ -238,29 +238,32 @@ rk_status rk_backend_rbc(rk_backend_seam *s, const rk_model *m, const rk_knn_opt
     return st;
 }
 
-rk_status rk_backend_lists(rk_backend_seam *s, const rk_model *m, const rk_knn_opts *ko, rk_lists *lists,
-                           rk_knn_stats *st, const char *what, rk_error *err)
+/* Lists of m on the current backend, the CPU after a GPU failure; a host
+ * engine first has t's values expanded, when t is given (m is t's model). */
+static rk_status lists_on(rk_backend_seam *s, const rk_model *m, rk_rankw_model *t, const rk_knn_opts *ko,
+                          rk_lists *lists, rk_knn_stats *st, const char *what, rk_error *err)
 {
     const rk_backend *be = rk_backend_current(s);
     const rk_gpu_opts g = rk_backend_call_opts(s);
+    if (!be->gpu && t != NULL) RK_FORWARD(rk_rankw_expand(t, err)); /* a host engine reads every entry's value */
     rk_status r = be->knn(m, ko, &g, lists, NULL, NULL, NULL, st, err);
-    if (be->gpu && rk_backend_fall_back(s, r, what, err)) /* the CPU gives the same lists */
+    if (be->gpu && rk_backend_fall_back(s, r, what, err)) { /* the CPU gives the same lists */
+        if (t != NULL) RK_FORWARD(rk_rankw_expand(t, err));
         r = backends[RK_BACKEND_CPU].knn(m, ko, &g, lists, NULL, NULL, NULL, st, err);
+    }
     return r;
+}
+
+rk_status rk_backend_lists(rk_backend_seam *s, const rk_model *m, const rk_knn_opts *ko, rk_lists *lists,
+                           rk_knn_stats *st, const char *what, rk_error *err)
+{
+    return lists_on(s, m, NULL, ko, lists, st, what, err);
 }
 
 rk_status rk_backend_rank_lists(rk_backend_seam *s, rk_rankw_model *t, const rk_knn_opts *ko, rk_lists *lists,
                                 rk_knn_stats *st, const char *what, rk_error *err)
 {
-    const rk_backend *be = rk_backend_current(s);
-    const rk_gpu_opts g = rk_backend_call_opts(s);
-    if (!be->gpu) RK_FORWARD(rk_rankw_expand(t, err)); /* a host engine reads every entry's value */
-    rk_status r = be->knn(&t->model, ko, &g, lists, NULL, NULL, NULL, st, err);
-    if (be->gpu && rk_backend_fall_back(s, r, what, err)) {
-        RK_FORWARD(rk_rankw_expand(t, err));
-        r = backends[RK_BACKEND_CPU].knn(&t->model, ko, &g, lists, NULL, NULL, NULL, st, err);
-    }
-    return r;
+    return lists_on(s, &t->model, t, ko, lists, st, what, err);
 }
 
 rk_status rk_backend_topn(rk_backend_seam *s, const rk_model *m, const rk_lists *l, const rk_topn_opts *to,
