@@ -471,24 +471,63 @@ static rk_status new_dense(rk_idcol *cols, int ncols, rk_error *err)
     return RK_OK;
 }
 
+/* The least and greatest id of a column: one pass, on every thread. */
+static void scan_range(const rk_idcol *col, int nt, int64_t *lo, int64_t *hi)
+{
+    const int64_t *v = col->v;
+    int64_t l = INT64_MAX, h = INT64_MIN;
+#pragma omp parallel for schedule(static) num_threads(nt) reduction(min : l) reduction(max : h) \
+    if (col->n > RK_PAR_MIN)
+    for (int64_t j = 0; j < col->n; j++) {
+        if (v[j] < l) l = v[j];
+        if (v[j] > h) h = v[j];
+    }
+    *lo = l;
+    *hi = h;
+}
+
+static int check_ranges;
+static int64_t ranges_checked, ranges_wrong;
+
+void rk_ids_test_check_ranges(int on, int64_t *checked, int64_t *wrong)
+{
+    if (checked != NULL) *checked = ranges_checked;
+    if (wrong != NULL) *wrong = ranges_wrong;
+    if (on != check_ranges) ranges_checked = ranges_wrong = 0;
+    check_ranges = on;
+}
+
+/* The columns' range: the loader's where it gathered one (ranged), else a
+ * pass over the ids. */
+static void columns_range(const rk_idcol *cols, int ncols, int nt, int64_t *lo, int64_t *hi)
+{
+    *lo = INT64_MAX, *hi = INT64_MIN;
+    for (int c = 0; c < ncols; c++) {
+        if (cols[c].n == 0) continue;
+        int64_t l, h;
+        if (cols[c].ranged) {
+            l = cols[c].lo, h = cols[c].hi;
+            if (check_ranges) {
+                int64_t sl, sh;
+                scan_range(&cols[c], nt, &sl, &sh);
+                ranges_checked++;
+                ranges_wrong += sl != l || sh != h;
+            }
+        } else {
+            scan_range(&cols[c], nt, &l, &h);
+        }
+        if (l < *lo) *lo = l;
+        if (h > *hi) *hi = h;
+    }
+}
+
 static rk_status build_numeric(rk_idcol *cols, int ncols, int nt, int64_t total, rk_idmap *m,
                                rk_error *err)
 {
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    int64_t lo, hi;
     m->numeric = 1;
     if (total == 0) return RK_OK;
-    for (int c = 0; c < ncols; c++) {
-        const int64_t *v = cols[c].v;
-        int64_t l = INT64_MAX, h = INT64_MIN;
-#pragma omp parallel for schedule(static) num_threads(nt) reduction(min : l) reduction(max : h) \
-    if (cols[c].n > RK_PAR_MIN)
-        for (int64_t j = 0; j < cols[c].n; j++) {
-            if (v[j] < l) l = v[j];
-            if (v[j] > h) h = v[j];
-        }
-        if (l < lo) lo = l;
-        if (h > hi) hi = h;
-    }
+    columns_range(cols, ncols, nt, &lo, &hi);
     uint64_t span = (uint64_t)hi - (uint64_t)lo; /* range - 1, no overflow */
     if (span < RK_DIRECT_MAX && span < 4 * (uint64_t)total + 65536)
         return build_direct(cols, ncols, nt, lo, span + 1, m, err);
@@ -731,7 +770,7 @@ rk_status rk_ids_from_strings(const char *const *ids, int64_t n, rk_idmap **out,
             r.utag[k] = 1;
         }
     }
-    rk_idcol col = {r.u, r.utag, r.arena, n, NULL, 0, 0};
+    rk_idcol col = {r.u, r.utag, r.arena, n, NULL, 0, 0, 0, 0, 0};
     st = rk_ids_build(&col, 1, 0, out, err);
     rk_rows_free(&r);
     return st;

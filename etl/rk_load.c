@@ -264,12 +264,42 @@ static void set_aside(const rk_rows *out, rk_chunk *c)
     c->spilled = 1;
 }
 
+/* The range of the integer ids of out's rows [d, d + m) into c->lo, c->hi:
+ * read while the block's rows are still in the cache, it spares the ids
+ * stage a pass over both columns (rk_idcol.ranged).  Rows whose id is a
+ * string do not count. */
+static void chunk_range(const rk_rows *out, int64_t d, int64_t m, rk_chunk *c)
+{
+    const int64_t *col[2] = {out->u + d, out->i + d};
+    const uint8_t *tag[2] = {out->utag != NULL ? out->utag + d : NULL, out->itag != NULL ? out->itag + d : NULL};
+    for (int w = 0; w < 2; w++) {
+        const int64_t *v = col[w];
+        int64_t l = INT64_MAX, h = INT64_MIN;
+        if (tag[w] == NULL) {
+            for (int64_t k = 0; k < m; k++) {
+                l = v[k] < l ? v[k] : l;
+                h = v[k] > h ? v[k] : h;
+            }
+        } else {
+            for (int64_t k = 0; k < m; k++)
+                if (!tag[w][k]) {
+                    l = v[k] < l ? v[k] : l;
+                    h = v[k] > h ? v[k] : h;
+                }
+        }
+        c->lo[w] = l;
+        c->hi[w] = h;
+    }
+}
+
 /* The chunk's rows in their place in out: moved when set aside, string ids
  * offset into out's arena, netflix rows carried over given their movie.
  * Chunks write disjoint ranges: parallel over chunks. */
 static void place_chunk(rk_rows *out, rk_chunk *c)
 {
     int64_t m = c->n - c->norph, from = c->norph, d = c->dst;
+    c->lo[0] = c->lo[1] = INT64_MAX;
+    c->hi[0] = c->hi[1] = INT64_MIN;
     if (m <= 0) return;
     if (c->spilled) {
         const rk_rows *in = &c->own;
@@ -303,6 +333,7 @@ static void place_chunk(rk_rows *out, rk_chunk *c)
             if (out->itag != NULL) out->itag[k] = (uint8_t)c->fill_tag;
         }
     }
+    chunk_range(out, d, m, c);
 }
 
 static rk_chunk *chunk_slot(loader *L, int k, rk_error *err)
@@ -457,6 +488,14 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt) if (nch > 1)
     for (int k = 0; k < nch; k++) place_chunk(out, &ch[k]);
+    if (out->ranged == 0) /* no rows yet, or rows from elsewhere: none ranged */
+        for (int w = 0; w < 2; w++) out->lo[w] = INT64_MAX, out->hi[w] = INT64_MIN;
+    for (int k = 0; k < nch; k++)
+        for (int w = 0; w < 2; w++) {
+            out->lo[w] = ch[k].lo[w] < out->lo[w] ? ch[k].lo[w] : out->lo[w];
+            out->hi[w] = ch[k].hi[w] > out->hi[w] ? ch[k].hi[w] : out->hi[w];
+        }
+    if (out->ranged == out->n) out->ranged = total;
     out->n = total;
     out->alen = alen;
     L->pg->done += (double)(n - *carry);
@@ -684,8 +723,11 @@ static rk_status finish(rk_rows *train, rk_rows *test, const rk_load_opts *o, rk
     /* the indices go over the raw ids where the map allows: the rows' id blocks become the triples' */
     rk_idcol uc[2], ic[2];
     for (int w = 0; w < 2; w++) {
-        uc[w] = (rk_idcol){rw[w]->u, rw[w]->utag, rw[w]->arena, rw[w]->n, NULL, 1, 0};
-        ic[w] = (rk_idcol){rw[w]->i, rw[w]->itag, rw[w]->arena, rw[w]->n, NULL, 1, 0};
+        const int ranged = rw[w]->ranged == rw[w]->n;
+        uc[w] = (rk_idcol){rw[w]->u, rw[w]->utag, rw[w]->arena, rw[w]->n, NULL, 1, 0, ranged, rw[w]->lo[0],
+                           rw[w]->hi[0]};
+        ic[w] = (rk_idcol){rw[w]->i, rw[w]->itag, rw[w]->arena, rw[w]->n, NULL, 1, 0, ranged, rw[w]->lo[1],
+                           rw[w]->hi[1]};
     }
     rk_status st = rk_ids_build(uc, 2, nt, &out->users, err);
     if (st == RK_OK) st = rk_ids_build(ic, 2, nt, &out->items, err);

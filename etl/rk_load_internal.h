@@ -34,6 +34,12 @@ typedef struct rk_rows {
     size_t alen, acap;
     int64_t cap_max;      /* rk_rows_reserve grows to at most this many rows
                              unless asked for more (a memory budget); 0: none */
+    /* The range of the integer ids of rows [0, ranged): lo[0..1] and
+     * hi[0..1] for users and items (lo > hi: none), gathered by the loader
+     * as each chunk's rows are placed, so that the ids stage need not pass
+     * over the columns for it.  Used only where ranged == n. */
+    int64_t lo[2], hi[2];
+    int64_t ranged;
 } rk_rows;
 
 /* How one file is parsed (rk_detect.c fills it). */
@@ -108,6 +114,7 @@ typedef struct rk_chunk {
     int64_t fill_v;
     size_t fill_len, abase;
     char fill_s[RK_ID_MAX + 1];
+    int64_t lo[2], hi[2]; /* the placed rows' integer ids, user and item (lo > hi: none) */
 } rk_chunk;
 
 /* rk_parse.c */
@@ -305,6 +312,9 @@ typedef struct rk_idcol {
     int32_t *dense;
     int over;
     int took;             /* out: dense is v's block */
+    int ranged;           /* lo and hi are the least and greatest integer id
+                             (the loader's rk_rows): no pass to find them */
+    int64_t lo, hi;
 } rk_idcol;
 
 /*! rk_ids_build() : the map of every id in the columns (numeric order when
@@ -317,5 +327,11 @@ rk_status rk_ids_build(rk_idcol *cols, int ncols, int nthreads, rk_idmap **out,
  *  distinct ids (RK_E_RANGE) instead of INT32_MAX; max <= 0 restores it.
  *  Not thread-safe: set it before loading. */
 void rk_ids_test_limit(int32_t max);
+
+/*! rk_ids_test_check_ranges() : tests only: with on set, rk_ids_build also
+ *  passes over every ranged column and counts the columns whose range
+ *  differs from the ids' (*wrong) and those checked (*checked), since on was
+ *  last set.  Not thread-safe. */
+void rk_ids_test_check_ranges(int on, int64_t *checked, int64_t *wrong);
 
 #endif /* RK_LOAD_INTERNAL_H */

@@ -638,6 +638,7 @@ static void test_parse_rating(void)
 int main(void)
 {
     static const rk_test_case cases[] = {
+        {"id ranges checked from here", ranges_check_from_here},
         {"movielens from buffers", test_movielens_buffer},
         {"every format from buffers", test_formats_buffer},
         {"format detection and report", test_detect_report},
@@ -653,6 +654,7 @@ int main(void)
         {"standard input", test_stdin},
         {"progress in bytes", test_progress},
         {"rating and time parsers", test_parse_rating},
+        {"the loader's id ranges were right", ranges_were_right},
         {NULL, NULL},
     };
     return rk_test_main("load", cases);

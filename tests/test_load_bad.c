@@ -4,8 +4,7 @@
  * Each bad line is tried through the fast path and through libcsv alone. */
 #define _POSIX_C_SOURCE 200809L
 #include "rk_load.h"
-#include "rk_load_internal.h"
-#include "test_util.h"
+#include "test_load_util.h"
 
 #include <float.h>
 #include <stdio.h>
@@ -216,11 +215,13 @@ static void test_changed_size(void)
 int main(void)
 {
     static const rk_test_case cases[] = {
+        {"id ranges checked from here", ranges_check_from_here},
         {"ratings a float cannot hold", test_float_range},
         {"NUL bytes", test_nul_bytes},
         {"a quote open at the end", test_quote_at_eof},
         {"an empty directory", test_empty_dir},
         {"a file that changes size", test_changed_size},
+        {"the loader's id ranges were right", ranges_were_right},
         {NULL, NULL},
     };
     return rk_test_main("load_bad", cases);

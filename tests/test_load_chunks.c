@@ -467,6 +467,7 @@ static void test_chunk_pair(void)
 int main(void)
 {
     static const rk_test_case cases[] = {
+        {"id ranges checked from here", ranges_check_from_here},
         {"bad line in a later chunk", test_bad_later_chunk},
         {"every chunk size, csv", test_chunks_csv},
         {"every chunk size, netflix", test_chunks_netflix},
@@ -475,6 +476,7 @@ int main(void)
         {"a memory budget", test_memory_budget},
         {"rows sized from the first bytes", test_presized_rows},
         {"two chunks in one loop: each as alone", test_chunk_pair},
+        {"the loader's id ranges were right", ranges_were_right},
         {NULL, NULL},
     };
     return rk_test_main("load in pieces", cases);

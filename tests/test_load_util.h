@@ -6,6 +6,7 @@
 #include "rk_load.h"
 #include "rk_load_internal.h"
 #include "test_util.h"
+#include "test_ranges.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>

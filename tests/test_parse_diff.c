@@ -15,6 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rk_load.h"
 #include "rk_load_internal.h"
+#include "test_ranges.h"
 #include "test_util.h"
 
 #include <dirent.h>
@@ -787,11 +788,13 @@ static void test_fixtures(void)
 int main(void)
 {
     static const rk_test_case cases[] = {
+        {"id ranges checked from here", ranges_check_from_here},
         {"the fast path takes plain lines only", test_fast_rules},
         {"well-formed inputs: fast path = libcsv = generator", test_well_formed},
         {"mutated inputs: fast path = libcsv", test_mutated},
         {"gaps, spills and string ids in big chunks", test_gaps_and_spills},
         {"every fixture, as it is and shuffled", test_fixtures},
+        {"the loader's id ranges were right", ranges_were_right},
         {NULL, NULL},
     };
     return rk_test_main("parse_diff", cases);
