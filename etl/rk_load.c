@@ -245,97 +245,6 @@ static rk_status plan_chunk(loader *L, const rk_fmt *f, rk_chunk *c, int64_t *to
     return RK_OK;
 }
 
-/* Rows that must move (an earlier chunk left a gap, or netflix orphans are
- * dropped) are first set aside in the chunk's own arrays: a destination may
- * overlap another chunk's rows not yet moved.  Parallel over chunks. */
-static void set_aside(const rk_rows *out, rk_chunk *c)
-{
-    if (c->spilled || c->dst == c->base + c->norph || c->n == c->norph) return;
-    rk_rows *o = &c->own;
-    int64_t b = c->base; /* out may have moved since the parse: not c->u */
-    if (rk_rows_reserve(o, c->n, out->t != NULL) != 0) {
-        c->status = RK_E_NOMEM;
-        return;
-    }
-    memcpy(o->u, out->u + b, (size_t)c->n * sizeof *o->u);
-    memcpy(o->i, out->i + b, (size_t)c->n * sizeof *o->i);
-    memcpy(o->r, out->r + b, (size_t)c->n * sizeof *o->r);
-    if (out->t != NULL) memcpy(o->t, out->t + b, (size_t)c->n * sizeof *o->t);
-    c->spilled = 1;
-}
-
-/* The range of the integer ids of out's rows [d, d + m) into c->lo, c->hi:
- * read while the block's rows are still in the cache, it spares the ids
- * stage a pass over both columns (rk_idcol.ranged).  Rows whose id is a
- * string do not count. */
-static void chunk_range(const rk_rows *out, int64_t d, int64_t m, rk_chunk *c)
-{
-    const int64_t *col[2] = {out->u + d, out->i + d};
-    const uint8_t *tag[2] = {out->utag != NULL ? out->utag + d : NULL, out->itag != NULL ? out->itag + d : NULL};
-    for (int w = 0; w < 2; w++) {
-        const int64_t *v = col[w];
-        int64_t l = INT64_MAX, h = INT64_MIN;
-        if (tag[w] == NULL) {
-            for (int64_t k = 0; k < m; k++) {
-                l = v[k] < l ? v[k] : l;
-                h = v[k] > h ? v[k] : h;
-            }
-        } else {
-            for (int64_t k = 0; k < m; k++)
-                if (!tag[w][k]) {
-                    l = v[k] < l ? v[k] : l;
-                    h = v[k] > h ? v[k] : h;
-                }
-        }
-        c->lo[w] = l;
-        c->hi[w] = h;
-    }
-}
-
-/* The chunk's rows in their place in out: moved when set aside, string ids
- * offset into out's arena, netflix rows carried over given their movie.
- * Chunks write disjoint ranges: parallel over chunks. */
-static void place_chunk(rk_rows *out, rk_chunk *c)
-{
-    int64_t m = c->n - c->norph, from = c->norph, d = c->dst;
-    c->lo[0] = c->lo[1] = INT64_MAX;
-    c->hi[0] = c->hi[1] = INT64_MIN;
-    if (m <= 0) return;
-    if (c->spilled) {
-        const rk_rows *in = &c->own;
-        memcpy(out->u + d, in->u + from, (size_t)m * sizeof *out->u);
-        memcpy(out->i + d, in->i + from, (size_t)m * sizeof *out->i);
-        memcpy(out->r + d, in->r + from, (size_t)m * sizeof *out->r);
-        if (out->t != NULL) memcpy(out->t + d, in->t + from, (size_t)m * sizeof *out->t);
-    }
-    if (c->utag != NULL) {
-        int64_t base = (int64_t)c->abase;
-        for (int64_t k = 0; k < m; k++) {
-            uint8_t ut = c->utag[from + k], it = c->itag[from + k];
-            out->utag[d + k] = ut;
-            out->itag[d + k] = it;
-            if (ut) out->u[d + k] += base;
-            if (it) out->i[d + k] += base;
-        }
-        memcpy(out->arena + c->abase, c->own.arena, c->own.alen);
-    } else if (out->utag != NULL) {
-        memset(out->utag + d, 0, (size_t)m);
-        memset(out->itag + d, 0, (size_t)m);
-    }
-    int64_t nfill = c->nlead - c->norph;
-    if (nfill > 0) {
-        if (c->fill_tag) {
-            out->arena[c->fill_v] = (char)(unsigned char)c->fill_len;
-            memcpy(out->arena + c->fill_v + 1, c->fill_s, c->fill_len);
-        }
-        for (int64_t k = d; k < d + nfill; k++) {
-            out->i[k] = c->fill_v;
-            if (out->itag != NULL) out->itag[k] = (uint8_t)c->fill_tag;
-        }
-    }
-    chunk_range(out, d, m, c);
-}
-
 static rk_chunk *chunk_slot(loader *L, int k, rk_error *err)
 {
     if (k == L->nch_cap) {
@@ -481,13 +390,13 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
     }
     if (moves) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt) if (nch > 1)
-        for (int k = 0; k < nch; k++) set_aside(out, &ch[k]);
+        for (int k = 0; k < nch; k++) rk_rows_set_aside(out, &ch[k]);
         for (int k = 0; k < nch; k++)
             if (ch[k].status != RK_OK) goto nomem;
         RK_FORWARD(budget_now(L, line0, err)); /* the rows set aside */
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt) if (nch > 1)
-    for (int k = 0; k < nch; k++) place_chunk(out, &ch[k]);
+    for (int k = 0; k < nch; k++) rk_rows_place(out, &ch[k]);
     if (out->ranged == 0) /* no rows yet, or rows from elsewhere: none ranged */
         for (int w = 0; w < 2; w++) out->lo[w] = INT64_MAX, out->hi[w] = INT64_MIN;
     for (int k = 0; k < nch; k++)

@@ -145,6 +145,13 @@ int rk_rows_reserve(rk_rows *r, int64_t need, int want_time);
 int rk_rows_presize(rk_rows *r, const char *sample, size_t len, double bytes, int want_time);
 /* Make sure r has tag arrays (zero-filled). 0 or -1. */
 int rk_rows_want_tags(rk_rows *r);
+/* The merge of a block's chunks into out (rk_rows.c), parallel over chunks:
+ * rk_rows_set_aside copies a chunk's rows that must move (an earlier chunk
+ * left a gap) into its own arrays first (c->status RK_E_NOMEM on failure);
+ * rk_rows_place puts them at c->dst (string ids offset into out's arena,
+ * netflix rows given their movie) and sets c->lo, c->hi. */
+void rk_rows_set_aside(const rk_rows *out, rk_chunk *c);
+void rk_rows_place(rk_rows *out, rk_chunk *c);
 /* Append a string to r's arena; @return its offset or -1 (no memory). */
 int64_t rk_rows_put_string(rk_rows *r, const char *s, size_t len);
 
