@@ -78,6 +78,7 @@ typedef struct loader {
     double held_decoder;          /* the current file's decoder, at most */
     const rk_src *src;            /* the current source */
     int presize;                  /* one regular file, no budget: its rows sized at once (rk_rows_presize) */
+    const rk_rows_feed *feed;     /* the training rows' reader until it is told to hold; NULL: none */
 } loader;
 
 /* Newlines in p[0..n).  The one pass the loader makes over the bytes besides
@@ -245,6 +246,28 @@ static rk_status plan_chunk(loader *L, const rk_fmt *f, rk_chunk *c, int64_t *to
     return RK_OK;
 }
 
+/* The rows' reader (rk_rows_feed) told to hold: the rows are about to move
+ * or change (done 0), or all of them were handed (done 1). */
+static void feed_hold(loader *L, int done)
+{
+    const rk_rows_feed *f = L->feed;
+    if (f == NULL) return;
+    L->feed = NULL;
+    f->hold(f->ud, done);
+}
+
+/* Rows [from, to) are final: handed to the reader while every id is an integer. */
+static void feed_ready(loader *L, int64_t from, int64_t to)
+{
+    const rk_rows *out = L->out;
+    if (L->feed == NULL || to <= from) return;
+    if (out->utag != NULL || out->itag != NULL) {
+        feed_hold(L, 0);
+        return;
+    }
+    L->feed->ready(L->feed->ud, out->u, out->i, out->r, out->cap, from, to);
+}
+
 static rk_chunk *chunk_slot(loader *L, int k, rk_error *err)
 {
     if (k == L->nch_cap) {
@@ -347,6 +370,7 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
     }
     size_t acap_max;
     RK_FORWARD(budget_rows(L, slots, out->alen, f->want_time, line0, &acap_max, err));
+    if (slots > out->cap) feed_hold(L, 0); /* the rows handed are about to move */
     if (rk_rows_reserve(out, slots, f->want_time) != 0)
         return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)slots);
 
@@ -378,6 +402,7 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
     }
     /* chunks that spilled may hold more rows than their lines */
     RK_FORWARD(budget_rows(L, total, alen, f->want_time, line0, &acap_max, err));
+    if (total > out->cap || tags) feed_hold(L, 0); /* rows that move, or ids that are no integers */
     if (total > slots && rk_rows_reserve(out, total, f->want_time) != 0) goto nomem;
     if (tags && rk_rows_want_tags(out) != 0) goto nomem;
     if (alen > out->acap) {
@@ -405,7 +430,9 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
             out->hi[w] = ch[k].hi[w] > out->hi[w] ? ch[k].hi[w] : out->hi[w];
         }
     if (out->ranged == out->n) out->ranged = total;
+    const int64_t from = out->n;
     out->n = total;
+    feed_ready(L, from, total);
     out->alen = alen;
     L->pg->done += (double)(n - *carry);
     RK_PROGRESS(prog, L->o->progress_ud, "parse", L->pg->done, L->pg->total, "bytes");
@@ -569,6 +596,7 @@ static rk_status load_paths(const char *const *paths, int n_paths, const rk_load
     rk_status st = RK_OK;
     loader_init(&L, o, out, rep, pg);
     L.held_before = before != NULL ? rows_held(before) : 0.0;
+    L.feed = before == NULL && o->feed.ready != NULL ? &o->feed : NULL; /* the training files' rows */
     for (int k = 0; k < n_paths && st == RK_OK; k++) {
         struct stat sb;
         L.file_index = k;
@@ -579,6 +607,7 @@ static rk_status load_paths(const char *const *paths, int n_paths, const rk_load
         if (paths[k] == NULL) st = rk_error_set(err, RK_E_ARG, "no file name given");
         else st = dir ? load_dir(&L, paths[k], err) : load_path(&L, paths[k], err);
     }
+    feed_hold(&L, st == RK_OK);
     loader_free(&L);
     return st;
 }

@@ -60,6 +60,27 @@ typedef enum rk_format {
 rk_status rk_format_parse(const char *name, rk_format *out);
 const char *rk_format_name(rk_format f);
 
+/* A reader of the training rows beside the parse (the GPU's upload while
+ * later blocks are parsed).  The loader calls it from the thread that
+ * called the loader:
+ *   ready(ud, u, i, r, cap, from, to): the training files' rows [from, to)
+ *     are final, in file order: each id's integer value and the rating.
+ *     Every call hands the same arrays (of cap rows), and rows that follow
+ *     the last call's;
+ *   hold(ud, done): before the rows move or change.  done 1: the training
+ *     files are read, and the rows handed are all of them; done 0: what was
+ *     handed is no longer valid.  ready is not called again.  hold returns
+ *     when nothing reads the rows any more.
+ * Only while every id is an integer: a string id, or rows that must grow
+ * (several files, a memory limit, a short estimate), end it with hold(ud, 0).
+ * ready NULL: no reader. */
+typedef struct rk_rows_feed {
+    void (*ready)(void *ud, const int64_t *u, const int64_t *i, const float *r, int64_t cap, int64_t from,
+                  int64_t to);
+    void (*hold)(void *ud, int done);
+    void *ud;
+} rk_rows_feed;
+
 typedef struct rk_load_opts {
     rk_format format;     /* RK_FMT_AUTO: detect from the first bytes */
     char delimiter;       /* csv: field delimiter; 0 = guess (, ; TAB space) */
@@ -94,6 +115,7 @@ typedef struct rk_load_opts {
                                 sizes, 0 when one is not known), from one
                                 thread, a few times per block; NULL: none */
     void *progress_ud;
+    rk_rows_feed feed;    /* the training rows as they are parsed; zero: none */
 } rk_load_opts;
 
 /* The default limit of a line's bytes (rk_load_opts.line_max). */

@@ -463,6 +463,115 @@ static void test_chunk_pair(void)
     CU_ASSERT_EQUAL(cases, 800);
 }
 
+/* ---- the rows' reader beside the parse (rk_rows_feed) ------------------------------ */
+
+typedef struct feed_log {
+    const int64_t *u, *i;
+    const float *r;
+    int64_t to;           /* rows handed so far */
+    int calls, holds, done, bad; /* bad: a call out of order, or after hold */
+    int64_t *cu, *ci;     /* the values as handed */
+    float *cr;
+    int64_t cap;
+} feed_log;
+
+static void feed_ready_cb(void *ud, const int64_t *u, const int64_t *i, const float *r, int64_t cap, int64_t from,
+                          int64_t to)
+{
+    feed_log *f = ud;
+    if (f->holds > 0 || from != f->to || to <= from || to > cap ||
+        (f->calls > 0 && (u != f->u || i != f->i || r != f->r)))
+        f->bad++;
+    f->u = u, f->i = i, f->r = r;
+    f->calls++;
+    if (to > f->cap) {
+        f->cap = 2 * to;
+        f->cu = realloc(f->cu, (size_t)f->cap * sizeof *f->cu);
+        f->ci = realloc(f->ci, (size_t)f->cap * sizeof *f->ci);
+        f->cr = realloc(f->cr, (size_t)f->cap * sizeof *f->cr);
+    }
+    for (int64_t k = from; k < to; k++) f->cu[k] = u[k], f->ci[k] = i[k], f->cr[k] = r[k];
+    f->to = to;
+}
+
+static void feed_hold_cb(void *ud, int done)
+{
+    feed_log *f = ud;
+    f->holds++;
+    f->done = done;
+}
+
+/* Loads path with a reader; @return what it saw, checked against the data set. */
+static feed_log load_fed(const char *const *paths, int n, size_t chunk, rk_dataset *d)
+{
+    feed_log f;
+    memset(&f, 0, sizeof f);
+    rk_load_opts o;
+    rk_error e;
+    rk_load_opts_default(&o);
+    o.chunk_bytes = chunk;
+    o.threads = 2;
+    o.skip_bad_lines = 1;
+    o.feed = (rk_rows_feed){feed_ready_cb, feed_hold_cb, &f};
+    rk_status st = rk_load_dataset(paths, n, NULL, &o, d, &e);
+    if (st != RK_OK) fprintf(stderr, "\n%s\n", e.msg);
+    CU_ASSERT_EQUAL_FATAL(st, RK_OK);
+    CU_ASSERT_EQUAL(f.holds, 1);
+    CU_ASSERT_EQUAL(f.bad, 0);
+    if (f.done) CU_ASSERT_EQUAL(f.to, d->train.n);
+    int same = 1;
+    char b[RK_ID_MAX + 1];
+    for (int64_t k = 0; k < f.to && same; k++) { /* what was handed is what the load made of the rows */
+        rk_ids_format(d->users, d->train.user[k], b, sizeof b);
+        same &= strtoll(b, NULL, 10) == f.cu[k];
+        rk_ids_format(d->items, d->train.item[k], b, sizeof b);
+        same &= strtoll(b, NULL, 10) == f.ci[k] && d->train.rating[k] == f.cr[k];
+    }
+    CU_ASSERT_TRUE(same);
+    free(f.cu);
+    free(f.ci);
+    free(f.cr);
+    return f;
+}
+
+/* The rows handed block by block while later ones are parsed, all of them
+ * for one file of integer ids (csv with bad lines, netflix); a string id,
+ * or two files (rows that grow), stop the handing with hold(0). */
+static void test_rows_feed(void)
+{
+    char dir[] = "/tmp/rk_test_feed_XXXXXX", path[600], path2[600];
+    temp_pair(dir, "r.csv", path, "n.txt", path2, sizeof path);
+    unsigned long long seed = 21;
+    for (int form = 0; form < 3; form++) {
+        sbuf a = {calloc(1, 64), 0, 64};
+        for (int k = 0; k < 60000; k++) {
+            const int u = (int)(rk_test_rand(&seed) % 900), i = (int)(rk_test_rand(&seed) % 400) - 50;
+            if (form == 1 && k % 700 == 0) sb_printf(&a, "%d:\n", i); /* netflix: a movie's line */
+            else if (form == 1) sb_printf(&a, "%d,%d.0,2005-09-06\n", u, 1 + k % 5);
+            else if (form == 2 && k == 40000) sb_printf(&a, "u%d,%d,3\n", u, i); /* a string id */
+            else if (k % 997 == 5) sb_printf(&a, "%d,%d,x\n", u, i);            /* a bad line, skipped */
+            else sb_printf(&a, "%d,%d,%d.5\n", u, i, k % 5);
+        }
+        const char *p = form == 1 ? path2 : path;
+        write_file(p, a.s);
+        rk_dataset d;
+        feed_log f = load_fed(&p, 1, 4000, &d);
+        CU_ASSERT_EQUAL(f.done, form != 2);
+        CU_ASSERT_TRUE(f.calls > 3); /* block by block */
+        if (form == 2) CU_ASSERT_TRUE(f.to > 0 && f.to < d.train.n);
+        rk_dataset_free(&d);
+        free(a.s);
+    }
+    const char *two[2] = {path, path};
+    rk_dataset d;
+    feed_log f = load_fed(two, 2, 4000, &d);
+    CU_ASSERT_EQUAL(f.done, 0);
+    rk_dataset_free(&d);
+    unlink(path);
+    unlink(path2);
+    rmdir(dir);
+}
+
 /* ---- several files, directories, test files, stdin --------------------------------- */
 int main(void)
 {
@@ -476,6 +585,7 @@ int main(void)
         {"a memory budget", test_memory_budget},
         {"rows sized from the first bytes", test_presized_rows},
         {"two chunks in one loop: each as alone", test_chunk_pair},
+        {"the rows handed to a reader beside the parse", test_rows_feed},
         {"the loader's id ranges were right", ranges_were_right},
         {NULL, NULL},
     };
