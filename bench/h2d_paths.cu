@@ -3,13 +3,18 @@
 // the engine's upload (issue 21: the user-major matrix, 161 MB at ML-20M
 // size, took 22-34 ms through the 2 x 8 MB pinned staging, against a PCIe 5
 // floor of about 3 ms).
-//   nvcc -O2 -Xcompiler -fopenmp bench/h2d_paths.cu -o h2d && ./h2d [MB]
+//   nvcc -O2 -Xcompiler -fopenmp bench/h2d_paths.cu -o h2d && ./h2d [MB] [huge]
+// With "huge" the source is in transparent huge pages (madvise), as the
+// loader's presized rows are; the registration is then also timed in 64 MB
+// pieces (as a thread beside the parse would pin each block's rows) and
+// its undoing (cudaHostUnregister) apart.
 // Paths: pageable cudaMemcpy; the engine's stager (2 pinned buffers of 8 MB,
 // copies in 1 MB parts); the same with 4 buffers of 32 MB; cudaHostRegister
 // of the source then one copy (registration included, and apart); the host
 // memcpy alone with every thread (the staging's own floor); pinned memory
 // allocation of 2 x 8 MB.
 #include <cuda_runtime.h>
+#include <sys/mman.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +67,9 @@ static double staged(char *d, const char *h, size_t n, int nbuf, size_t piece, s
 int main(int argc, char **argv)
 {
     const size_t n = (size_t)(argc > 1 ? atol(argv[1]) : 161) << 20;
-    char *h = (char *)malloc(n), *h2 = (char *)malloc(n), *d;
+    const int huge = argc > 2 && strcmp(argv[2], "huge") == 0;
+    char *h = (char *)(huge ? aligned_alloc((size_t)2 << 20, n) : malloc(n)), *h2 = (char *)malloc(n), *d;
+    if (huge) madvise(h, n, MADV_HUGEPAGE);
 #pragma omp parallel for
     for (size_t i = 0; i < n; i++) h[i] = (char)i;
     memset(h2, 1, n);
@@ -85,7 +92,21 @@ int main(int argc, char **argv)
         CK(cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, st));
         CK(cudaStreamSynchronize(st));
         double t_regcopy = omp_get_wtime() - t;
+        t = omp_get_wtime();
         CK(cudaHostUnregister(h));
+        double t_unreg = omp_get_wtime() - t, t_pieces = 0;
+        if (huge) { /* 64 MB pieces, each pinned then copied, as blocks of rows would be */
+            const size_t piece = (size_t)64 << 20;
+            t = omp_get_wtime();
+            for (size_t off = 0; off < n; off += piece) {
+                const size_t len = std::min(piece, n - off);
+                CK(cudaHostRegister(h + off, len, cudaHostRegisterDefault));
+                CK(cudaMemcpyAsync(d + off, h + off, len, cudaMemcpyHostToDevice, st));
+            }
+            CK(cudaStreamSynchronize(st));
+            t_pieces = omp_get_wtime() - t;
+            for (size_t off = 0; off < n; off += piece) CK(cudaHostUnregister(h + off));
+        }
         t = omp_get_wtime();
 #pragma omp parallel for schedule(static)
         for (long q = 0; q < (long)(n >> 20); q++) memcpy(h2 + ((size_t)q << 20), h + ((size_t)q << 20), (size_t)1 << 20);
@@ -98,9 +119,10 @@ int main(int argc, char **argv)
         cudaFreeHost(p1);
         cudaFreeHost(p2);
         printf("%spageable %.1f ms | staged 2x8MB/1MB %.1f ms | 2x8MB/256KB %.1f ms | 4x32MB/1MB %.1f ms | "
-               "register+copy %.1f ms (register %.1f) | host memcpy %.1f ms | 2x8MB pinned alloc %.1f ms\n",
-               tag, 1e3 * t_page, 1e3 * t_s1, 1e3 * t_s2, 1e3 * t_s3, 1e3 * t_regcopy, 1e3 * t_reg, 1e3 * t_memcpy,
-               1e3 * t_pin);
+               "register+copy %.1f ms (register %.1f, unregister %.1f, in 64 MB pieces %.1f) | host memcpy %.1f ms | "
+               "2x8MB pinned alloc %.1f ms\n",
+               tag, 1e3 * t_page, 1e3 * t_s1, 1e3 * t_s2, 1e3 * t_s3, 1e3 * t_regcopy, 1e3 * t_reg, 1e3 * t_unreg,
+               1e3 * t_pieces, 1e3 * t_memcpy, 1e3 * t_pin);
     }
     return 0;
 }

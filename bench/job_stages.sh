@@ -54,7 +54,7 @@ def f(v, w=6, p=3):
 if i == "1":
     print(f"{'run':<22} {'total':>6} {'wall':>6} {'load':>6} {'parse':>6} {'ids':>6} {'dup':>6} {'model':>6} "
           f"{'engine':>6} {'upload':>6} {'sim':>6} {'select':>6} {'rank':>6} {'r-sim':>6} {'topN':>6} {'write':>6} {'other':>6} "
-          f"{'hostGB':>6} {'gpuGB':>6}")
+          f"{'hostGB':>6} {'gpuGB':>6} {'rows':>5} {'rwait':>6}")
 try:
     m = json.load(open(path))
 except Exception:
@@ -64,7 +64,11 @@ gm = float(gpumem) / 1024 if gpumem not in ("-", "") else None
 print(f"{name:<22} {f(t.get('total'))} {f(float(wall), 6, 2)} {f(t.get('load'))} {f(ld.get('read_parse'))} "
       f"{f(ld.get('ids'))} {f(ld.get('duplicates'))} {f(ld.get('model'))} {f(t.get('engine'))} {f(e.get('upload_s'))} "
       f"{f(t.get('similarity'))} {f(t.get('select'))} {f(t.get('rank'))} {f(g(m, 'topn', 'rank', 'sim_s'))} {f(t.get('recommend'))} {f(t.get('write'))} "
-      f"{f(t.get('other'))} {f(int(rss) / 1048576, 6, 2)} {f(gm, 6, 2)}" + ("" if rc == "0" else f"  EXIT {rc}"))
+      f"{f(t.get('other'))} {f(int(rss) / 1048576, 6, 2)} {f(gm, 6, 2)} "
+      f"{('up' if (m.get('rows_beside_parse') or {}).get('taken') else '-'):>5} {f(ld.get('rows_wait'))}"
+      + ("" if rc == "0" else f"  EXIT {rc}")
+      + ("" if (m.get('rows_beside_parse') or {}).get('taken') or not m.get('rows_beside_parse')
+         else f"  rows: {m['rows_beside_parse'].get('why')}"))
 PY
     rm -f "$log/time.$$"
     i=$((i + 1))

@@ -40,6 +40,11 @@ int rk_ids_numeric(const rk_idmap *m)
     return m != NULL ? m->numeric : 0;
 }
 
+const int64_t *rk_ids_values(const rk_idmap *m)
+{
+    return m != NULL && m->numeric ? m->vals : NULL;
+}
+
 static int fmt_i64(int64_t v, char *buf)
 {
     char tmp[24];

@@ -28,6 +28,10 @@ int32_t rk_ids_count(const rk_idmap *m);
 /*! rk_ids_numeric() : @return 1 when the ids are ordered as integers, else 0. */
 int rk_ids_numeric(const rk_idmap *m);
 
+/*! rk_ids_values() : @return the ids of a numeric map, ascending (index i's
+ *  id is [i]; rk_ids_count of them), or NULL for a map of byte strings. */
+const int64_t *rk_ids_values(const rk_idmap *m);
+
 /*! rk_ids_format() : write the raw id of dense index i into buf (cap bytes,
  *  always NUL-terminated when cap > 0; RK_ID_MAX + 1 always suffices).
  *  @return the id's length in bytes, or -1 when i is out of range. */

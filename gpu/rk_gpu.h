@@ -42,6 +42,43 @@ int rk_gpu_warmup(int device);
  *  (k at most its selection limit), else 0 with the reason in why. */
 int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap);
 
+/* The training ratings' rows uploaded while the loader parses later blocks
+ * (etl/rk_load.h, rk_rows_feed: rk_gpu_rows_ready and rk_gpu_rows_hold are
+ * its calls, the object its ud), so that rk_gpu_csr_build finds them on the
+ * device and maps their raw ids to dense indices there (g->rows, with the
+ * id maps' values) instead of uploading the host's indices.  A thread of
+ * its own copies each block's rows through two pinned buffers on a stream
+ * of its own, once the device's context has started (rk_gpu_warmup may be
+ * starting it).  The load never waits for the context: where the upload
+ * fails, cannot start, or lags at the load's end by more than a few blocks,
+ * it is dropped and rk_gpu_csr_build uploads as before; the matrix is the
+ * same either way. */
+typedef struct rk_gpu_rows rk_gpu_rows;
+
+typedef struct rk_gpu_rows_report {
+    int complete;        /* every row is on the device */
+    int taken;           /* rk_gpu_csr_build mapped them (else it uploaded the host's indices) */
+    int64_t rows;        /* rows copied */
+    double wait_s;       /* the load's wait for the last rows' copies */
+    char why[160];       /* why not complete or not taken ("" when taken) */
+} rk_gpu_rows_report;
+
+/*! rk_gpu_rows_new() : an upload beside the parse, for rows whose arrays
+ *  hold min_rows or more (fewer: the host's upload is as fast); nothing
+ *  starts before the first rows.  device(ud) names the device once its
+ *  context is up (-2: not yet, polled every millisecond; -1: none usable).
+ *  @return NULL: no memory. */
+rk_gpu_rows *rk_gpu_rows_new(int64_t min_rows, int (*device)(void *ud), void *ud);
+/*! rk_gpu_rows_ready(), rk_gpu_rows_hold() : rk_rows_feed's calls (ud: an
+ *  rk_gpu_rows).  cap: the rows the arrays hold (the device's buffers). */
+void rk_gpu_rows_ready(void *ud, const int64_t *u, const int64_t *i, const float *r, int64_t cap, int64_t from,
+                       int64_t to);
+void rk_gpu_rows_hold(void *ud, int done);
+/*! rk_gpu_rows_stats() : what became of the upload. */
+void rk_gpu_rows_stats(const rk_gpu_rows *p, rk_gpu_rows_report *st);
+/*! rk_gpu_rows_free() : stop and join the thread, free the device buffers. */
+void rk_gpu_rows_free(rk_gpu_rows *p);
+
 /* How the GPU computes top-N scores (CONTRACT.md §5). */
 typedef enum rk_gpu_topn_route {
     RK_GPU_TOPN_AUTO = 0,   /* the faster one measured (BENCHMARKS.md): the kernel */
@@ -115,6 +152,9 @@ typedef struct rk_gpu_opts {
                              what is left beside the similarity tile (0 = that half); tests */
     int keep_csr;        /* rk_gpu_csr_build: keep the matrix on the device for the engine
                             calls on it, until rk_gpu_forget_csr */
+    rk_gpu_rows *rows;   /* rk_gpu_csr_build: the ratings' rows uploaded beside the parse (NULL: none) */
+    const int64_t *user_ids, *item_ids; /* with rows: the raw id of each dense index, ascending
+                                           (rk_ids_values; NULL: string ids) */
 } rk_gpu_opts;
 
 /*! rk_gpu_knn() : the engine of rk_knn_cpu on the GPU, and, when topn is

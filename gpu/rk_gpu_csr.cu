@@ -261,9 +261,14 @@ extern "C" rk_status rk_gpu_csr_build(const rk_triples *t, int32_t n_users, int3
     uint32_t *d_pos[2];
     int64_t *d_ptr;
     void *d_cub;
-    RK_FORWARD(upload(&d_user, t->user, (size_t)n, mem, sg, s, err));
-    RK_FORWARD(upload(&d_item, t->item, (size_t)n, mem, sg, s, err));
-    RK_FORWARD(upload(&d_rating, t->rating, (size_t)n, mem, sg, s, err));
+    int mapped = 0; // the columns from the rows uploaded beside the parse, else from t
+    if (g != NULL && g->rows != NULL)
+        RK_FORWARD(rk_gpu_rows_columns(g, n, n_users, n_items, mem, sg, s, &d_user, &d_item, &d_rating, &mapped, err));
+    if (!mapped) {
+        RK_FORWARD(upload(&d_user, t->user, (size_t)n, mem, sg, s, err));
+        RK_FORWARD(upload(&d_item, t->item, (size_t)n, mem, sg, s, err));
+        RK_FORWARD(upload(&d_rating, t->rating, (size_t)n, mem, sg, s, err));
+    }
     if (leave_out != NULL) RK_FORWARD(upload(&d_out, (const unsigned long long *)leave_out, words, mem, sg, s, err));
     for (int b = 0; b < 2; b++) {
         RK_FORWARD(mem.alloc(&d_key[b], (size_t)n, err));

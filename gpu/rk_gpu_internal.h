@@ -226,6 +226,16 @@ rk_status upload(T **d, const T *h, size_t n, dev_mem &mem, stager &sg, cudaStre
     return sg.copy(*d, h, n * sizeof(T), st, err);
 }
 
+// The rows uploaded beside the parse (g->rows, rk_gpu_rows.cu) as the
+// columns of the n ratings rk_gpu_csr_build sorts: their raw ids mapped to
+// dense indices with the maps' values (g->user_ids, g->item_ids), the
+// ratings copied, into mem on stream s; the rows' device buffers are freed.
+// *mapped = 0 (RK_OK, nothing in the columns) where the rows are not all
+// there or the ids are strings or too far apart: the caller uploads.
+rk_status rk_gpu_rows_columns(const rk_gpu_opts *g, int64_t n, int32_t n_users, int32_t n_items, dev_mem &mem,
+                              stager &sg, cudaStream_t s, int32_t **d_user, int32_t **d_item, float **d_rating,
+                              int *mapped, rk_error *err);
+
 // ---- the matrices on the device -----------------------------------------------
 
 // One CSR on the device.  The values the sums are made of are in q (grid

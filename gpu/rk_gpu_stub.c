@@ -54,6 +54,37 @@ void rk_gpu_forget_csr(void)
 {
 }
 
+rk_gpu_rows *rk_gpu_rows_new(int64_t min_rows, int (*device)(void *ud), void *ud)
+{
+    (void)min_rows;
+    (void)device;
+    (void)ud;
+    return NULL;
+}
+
+void rk_gpu_rows_ready(void *ud, const int64_t *u, const int64_t *i, const float *r, int64_t cap, int64_t from,
+                       int64_t to)
+{
+    (void)ud; (void)u; (void)i; (void)r; (void)cap; (void)from; (void)to;
+}
+
+void rk_gpu_rows_hold(void *ud, int done)
+{
+    (void)ud;
+    (void)done;
+}
+
+void rk_gpu_rows_stats(const rk_gpu_rows *p, rk_gpu_rows_report *st)
+{
+    (void)p; /* never made without CUDA */
+    memset(st, 0, sizeof *st);
+}
+
+void rk_gpu_rows_free(rk_gpu_rows *p)
+{
+    (void)p;
+}
+
 rk_status rk_gpu_transpose_check(const rk_csr *by_user, rk_csr *out, rk_error *err)
 {
     (void)by_user;

@@ -4,6 +4,7 @@
 #include "rk_utopn.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const device_names[] = {"auto", "cpu", "gpu"};
@@ -184,7 +185,7 @@ int rk_backend_gpu_ready(rk_backend_seam *s)
  * more than the host's sort of a small file. */
 #define RK_GPU_SORT_MIN ((int64_t)1 << 20)
 
-rk_status rk_backend_sort_csr(void *ud, const rk_triples *t, int32_t n_users, int32_t n_items,
+rk_status rk_backend_sort_csr(void *ud, const rk_triples *t, const rk_idmap *users, const rk_idmap *items,
                               const uint64_t *leave_out, rk_dup_policy policy, rk_dup_found *found, rk_csr *out,
                               int *taken, rk_error *err)
 {
@@ -194,7 +195,47 @@ rk_status rk_backend_sort_csr(void *ud, const rk_triples *t, int32_t n_users, in
     if (t->n < RK_GPU_SORT_MIN || !rk_backend_gpu_ready(s)) return RK_OK;
     rk_gpu_opts g = rk_backend_call_opts(s);
     g.keep_csr = 1; /* the engine calls copy it on the device: one copy crosses PCIe */
-    return rk_gpu_csr_build(t, n_users, n_items, leave_out, policy, found, &g, out, taken, err);
+    g.rows = s->rows;
+    g.user_ids = rk_ids_values(users);
+    g.item_ids = rk_ids_values(items);
+    return rk_gpu_csr_build(t, rk_ids_count(users), rk_ids_count(items), leave_out, policy, found, &g, out, taken,
+                            err);
+}
+
+/* The device of the rows' upload (rk_gpu_rows_new), from its thread: the
+ * run's first GPU once the warm-up has answered. */
+static int rows_device(void *ud)
+{
+    const rk_backend_seam *s = ud;
+    if (!__atomic_load_n(&s->warm_done, __ATOMIC_ACQUIRE)) return -2;
+    return s->gpu_ok && s->dev_status == RK_OK && s->n_devices > 0 ? s->devices[0] : -1;
+}
+
+static int env_is(const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    return v != NULL && strcmp(v, value) == 0;
+}
+
+void rk_backend_data_hooks(rk_backend_seam *s, rk_data_opts *dop)
+{
+    if (s->o.device == RK_DEVICE_CPU || env_is("RECKNN_GPU_SORT", "0")) return;
+    dop->sort_csr = rk_backend_sort_csr;
+    dop->sort_ud = s;
+    /* the sort takes the rows of a run with one model (no folds), of real
+     * ratings (--implicit changes them after the load); only when asked:
+     * on the GPU machine one thread's copies lagged the parse and slowed it
+     * (BENCHMARKS.md, issue 21, seventh steps) */
+    if (dop->no_model || dop->implicit || !s->warming || !env_is("RECKNN_GPU_ROWS", "1")) return;
+    s->rows = rk_gpu_rows_new(RK_GPU_SORT_MIN, rows_device, s);
+    if (s->rows != NULL) dop->load.feed = (rk_rows_feed){rk_gpu_rows_ready, rk_gpu_rows_hold, s->rows};
+}
+
+void rk_backend_rows_end(rk_backend_seam *s, rk_gpu_rows_report *rep)
+{
+    rk_gpu_rows_stats(s->rows, rep);
+    rk_gpu_rows_free(s->rows);
+    s->rows = NULL;
 }
 
 const rk_backend *rk_backend_current(const rk_backend_seam *s)
@@ -284,5 +325,7 @@ rk_status rk_backend_topn(rk_backend_seam *s, const rk_model *m, const rk_lists 
 
 void rk_backend_free(rk_backend_seam *s)
 {
+    rk_gpu_rows_free(s->rows); /* a job that failed in its data stage */
+    s->rows = NULL;
     warm_join(s);
 }

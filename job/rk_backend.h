@@ -24,6 +24,7 @@
 #include "rk_rbc.h"
 #include "rk_gpu.h"
 #include "rk_gpus.h"
+#include "rk_data.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,6 +93,7 @@ typedef struct rk_backend_seam {
     char gpu_why[256];
     rk_status dev_status;
     rk_error dev_err;
+    rk_gpu_rows *rows;            /* the training rows uploaded beside the parse (rk_backend_data_hooks) */
 } rk_backend_seam;
 
 /*! rk_backend_start() : keep the options; unless --device cpu, a thread asks
@@ -129,9 +131,23 @@ int rk_backend_gpu_ready(rk_backend_seam *s);
  *  (rk_backend_gpu_ready): rk_gpu_csr_build, the matrix kept on the device
  *  for the engine calls (the caller forgets it: rk_gpu_forget_csr); else
  *  *taken = 0 and the host sorts. */
-rk_status rk_backend_sort_csr(void *ud, const rk_triples *t, int32_t n_users, int32_t n_items,
+rk_status rk_backend_sort_csr(void *ud, const rk_triples *t, const rk_idmap *users, const rk_idmap *items,
                               const uint64_t *leave_out, rk_dup_policy policy, rk_dup_found *found, rk_csr *out,
                               int *taken, rk_error *err);
+
+/*! rk_backend_data_hooks() : the data stage's work on the GPU, unless
+ *  --device cpu: its sort (dop->sort_csr: rk_backend_sort_csr) and, with
+ *  RECKNN_GPU_ROWS=1, for a run with one model and real ratings, the
+ *  training rows uploaded while the loader parses later blocks
+ *  (dop->load.feed: rk_gpu_rows, on the run's first GPU once the warm-up has
+ *  answered; the sort then maps their raw ids on the device instead of
+ *  uploading the host's indices).  Not by default: measured slower
+ *  (BENCHMARKS.md).  RECKNN_GPU_SORT=0 leaves the sort to the host. */
+void rk_backend_data_hooks(rk_backend_seam *s, rk_data_opts *dop);
+
+/*! rk_backend_rows_end() : what became of the upload beside the parse (rep
+ *  zeroed when there was none), its thread and device buffers freed. */
+void rk_backend_rows_end(rk_backend_seam *s, rk_gpu_rows_report *rep);
 
 /*! rk_backend_current() : the backend that runs now: the chosen one, or
  *  the CPU after a fallback. */

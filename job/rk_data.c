@@ -34,8 +34,8 @@ static rk_status sort_elsewhere(const rk_data_opts *o, rk_triples *t, const rk_d
     rk_dup_found found;
     memset(&found, 0, sizeof found); /* a hook that takes nothing may leave it */
     rk_error_clear(&e);
-    rk_status s = o->sort_csr(o->sort_ud, t, rk_ids_count(ds->users), rk_ids_count(ds->items), leave_out,
-                              o->duplicates, &found, by_user, taken, &e);
+    rk_status s = o->sort_csr(o->sort_ud, t, ds->users, ds->items, leave_out, o->duplicates, &found, by_user, taken,
+                              &e);
     if (s != RK_OK) {
         rk_dup_found_free(&found);
         *taken = 0;

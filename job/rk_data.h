@@ -48,8 +48,9 @@ typedef struct rk_data_opts {
      * applies it: rk_triples_resolve), or 0 to leave the sort to the host.  A failure
      * leaves it to the host too, with a note (load.note).  NULL: the host
      * sorts. */
-    rk_status (*sort_csr)(void *ud, const rk_triples *t, int32_t n_users, int32_t n_items, const uint64_t *leave_out,
-                          rk_dup_policy policy, rk_dup_found *found, rk_csr *out, int *taken, rk_error *err);
+    rk_status (*sort_csr)(void *ud, const rk_triples *t, const rk_idmap *users, const rk_idmap *items,
+                          const uint64_t *leave_out, rk_dup_policy policy, rk_dup_found *found, rk_csr *out,
+                          int *taken, rk_error *err);
     void *sort_ud;
     rk_progress_fn progress;    /* may be NULL */
     void *progress_ud;

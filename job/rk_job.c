@@ -694,12 +694,9 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
      * core): the parse leaves it that core (BENCHMARKS.md, issue 21) */
     if (dop.load.threads == 0 && j.seam.warming && rk_omp_max_threads() > 2)
         dop.load.threads = rk_omp_max_threads() - 1;
-    const char *gs = getenv("RECKNN_GPU_SORT"); /* "0": the host sorts (measurements) */
-    if (o->device != RK_DEVICE_CPU && (gs == NULL || strcmp(gs, "0") != 0)) {
-        dop.sort_csr = rk_backend_sort_csr;
-        dop.sort_ud = &j.seam;
-    }
+    rk_backend_data_hooks(&j.seam, &dop); /* the sort, and the rows uploaded while the parse */
     s = rk_job_dist_load(o, &dop, &j.data, rep, err); /* under mpirun: every rank's */
+    rk_backend_rows_end(&j.seam, &rep->rows_up);
     if (s != RK_OK) goto fail;
     const rk_dataset *ds = &j.data.ds;
     rk_job_report_counts(rep, o, &j.data);

@@ -187,6 +187,7 @@ typedef struct rk_job_report {
     double t_engine;                   /* sum over folds: the engine stage, of which similarity .. rank */
     double load_mb_s;                  /* input bytes over load time */
     double t_read_parse, t_ids, t_dedupe, t_split, t_model; /* the parts of t_load */
+    rk_gpu_rows_report rows_up;        /* the training rows uploaded beside the parse (zero: none) */
     char device[128];                  /* "cpu" or the GPU name */
     char path[160];                    /* engine accumulation path */
     /* top-N (top_n > 0) */

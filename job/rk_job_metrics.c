@@ -537,9 +537,13 @@ static int add_results(json_t *top, const rk_job_opts *o, const rk_job_report *r
         "recommend", rk_json_num(r->t_recommend), "write", rk_json_num(r->t_write),
         "baseline", rk_json_num(r->t_baseline), "model_io", rk_json_num(r->t_model_io),
         "other", rk_json_num(other > 0.0 ? other : 0.0), "total", rk_json_num(r->t_total)));
-    bad |= set(top, "load_detail_s", json_pack("{s:o, s:o, s:o, s:o, s:o}",
+    bad |= set(top, "load_detail_s", json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
         "read_parse", rk_json_num(r->t_read_parse), "ids", rk_json_num(r->t_ids),
-        "duplicates", rk_json_num(r->t_dedupe), "split", rk_json_num(r->t_split), "model", rk_json_num(r->t_model)));
+        "duplicates", rk_json_num(r->t_dedupe), "split", rk_json_num(r->t_split), "model", rk_json_num(r->t_model),
+        "rows_wait", rk_json_num(r->rows_up.wait_s)));
+    const rk_gpu_rows_report *ru = &r->rows_up;
+    bad |= set(top, "rows_beside_parse", ru->rows == 0 && !ru->taken ? json_null()
+        : json_pack("{s:b, s:I, s:s}", "taken", ru->taken, "rows", (json_int_t)ru->rows, "why", ru->why));
     bad |= set(top, "load_mb_per_s", rk_json_num(r->load_mb_s));
     return bad;
 }

@@ -119,6 +119,21 @@ static void test_device_auto_and_gpu(void)
     }
 }
 
+/* The map of the ids "0" .. "n - 1". */
+static rk_status id_map(int n, rk_idmap **out)
+{
+    char **ids = malloc((size_t)n * sizeof *ids);
+    for (int k = 0; k < n; k++) {
+        ids[k] = malloc(12);
+        snprintf(ids[k], 12, "%d", k);
+    }
+    rk_error e;
+    rk_status s = rk_ids_from_strings((const char *const *)ids, n, out, &e);
+    for (int k = 0; k < n; k++) free(ids[k]);
+    free(ids);
+    return s;
+}
+
 /* The data stage's sort on the GPU (rk_backend_sort_csr): never under
  * --device cpu, never for a small file; under auto it sorts exactly when a
  * GPU is ready (the same matrix as the host's, test_gpu_csr) and keeps it,
@@ -137,6 +152,8 @@ static void test_sort_hook(void)
         t.rating[p] = (float)(1 + rk_test_rand(&st) % 5);
     }
     t.n = n;
+    rk_idmap *users = NULL, *items = NULL; /* ids 0..4095 and 0..255 */
+    CU_ASSERT_FATAL(id_map(4096, &users) == RK_OK && id_map(256, &items) == RK_OK);
     for (int d = 0; d < 2; d++) {
         notes nt = {0};
         rk_backend_seam s;
@@ -148,7 +165,7 @@ static void test_sort_hook(void)
         rk_backend_free(&s); /* joins the warm-up: whether a GPU is ready is known */
         rk_csr out;
         int taken = -1;
-        CU_ASSERT_EQUAL(rk_backend_sort_csr(&s, &t, 4096, 256, NULL, RK_DUP_LAST, NULL, &out, &taken, &err), RK_OK);
+        CU_ASSERT_EQUAL(rk_backend_sort_csr(&s, &t, users, items, NULL, RK_DUP_LAST, NULL, &out, &taken, &err), RK_OK);
         CU_ASSERT_EQUAL(taken, d == 1 && rk_backend_gpu_ready(&s));
         if (taken) {
             CU_ASSERT_EQUAL(out.nnz, n);
@@ -158,11 +175,14 @@ static void test_sort_hook(void)
         rk_triples small = t;
         small.n = n - 1;
         taken = -1;
-        CU_ASSERT_EQUAL(rk_backend_sort_csr(&s, &small, 4096, 256, NULL, RK_DUP_LAST, NULL, &out, &taken, &err), RK_OK);
+        CU_ASSERT_EQUAL(rk_backend_sort_csr(&s, &small, users, items, NULL, RK_DUP_LAST, NULL, &out, &taken, &err),
+                        RK_OK);
         CU_ASSERT_EQUAL(taken, 0);
         rk_gpu_forget_csr();
         rk_backend_free(&s);
     }
+    rk_ids_free(users);
+    rk_ids_free(items);
     rk_triples_free(&t);
 }
 

@@ -473,8 +473,9 @@ typedef struct hook_state {
     int64_t left_out; /* ratings the hook was told to leave out */
 } hook_state;
 
-static rk_status sort_hook(void *ud, const rk_triples *t, int32_t n_users, int32_t n_items, const uint64_t *leave_out,
-                           rk_dup_policy policy, rk_dup_found *found, rk_csr *out, int *taken, rk_error *err)
+static rk_status sort_hook(void *ud, const rk_triples *t, const rk_idmap *users, const rk_idmap *items,
+                           const uint64_t *leave_out, rk_dup_policy policy, rk_dup_found *found, rk_csr *out,
+                           int *taken, rk_error *err)
 {
     hook_state *h = ud;
     h->calls++;
@@ -502,7 +503,8 @@ static rk_status sort_hook(void *ud, const rk_triples *t, int32_t n_users, int32
         c.n++;
     }
     rk_dup_report rep;
-    rk_status s = rk_triples_dedupe_csr(&c, n_users, n_items, RK_DUP_LAST, NULL, out, NULL, &rep, err);
+    rk_status s = rk_triples_dedupe_csr(&c, rk_ids_count(users), rk_ids_count(items), RK_DUP_LAST, NULL, out, NULL,
+                                        &rep, err);
     rk_triples_free(&c);
     *taken = s == RK_OK;
     return s;

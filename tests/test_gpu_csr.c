@@ -15,6 +15,7 @@
 #include "test_util.h"
 #include "test_gpu_main.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Shuffled ratings: pair (u, i) with probability p, none for users and
@@ -414,6 +415,146 @@ static void test_kept(void)
     rk_triples_free(&t);
 }
 
+/* ---- the rows uploaded beside the parse (rk_gpu_rows) -------------------------------- */
+
+static int dev_now(void *ud) { return *(const int *)ud; }
+
+/* Raw ids of dense indices: gaps, and negative ones for the users. */
+static int64_t raw_user(int32_t u) { return 3 * (int64_t)u - 5000; }
+static int64_t raw_item(int32_t i) { return 5 * (int64_t)i + 7; }
+
+typedef struct fed {
+    int64_t *u, *i, *vu, *vi;
+    rk_gpu_rows *p;
+} fed;
+
+/* t's rows as the loader hands them (raw ids, pieces of random sizes), and
+ * the maps' values; dev: what the device callback answers; done: hold(1). */
+static fed feed_rows(const rk_triples *t, int32_t nu, int32_t ni, const int *dev, int64_t min_rows, int done,
+                     unsigned long long seed)
+{
+    fed f;
+    f.u = malloc((size_t)t->n * sizeof *f.u);
+    f.i = malloc((size_t)t->n * sizeof *f.i);
+    f.vu = malloc((size_t)nu * sizeof *f.vu);
+    f.vi = malloc((size_t)ni * sizeof *f.vi);
+    for (int64_t k = 0; k < t->n; k++) f.u[k] = raw_user(t->user[k]), f.i[k] = raw_item(t->item[k]);
+    for (int32_t k = 0; k < nu; k++) f.vu[k] = raw_user(k);
+    for (int32_t k = 0; k < ni; k++) f.vi[k] = raw_item(k);
+    f.p = rk_gpu_rows_new(min_rows, dev_now, (void *)dev);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f.p);
+    unsigned long long s = seed;
+    for (int64_t a = 0; a < t->n;) {
+        const int64_t b = a + 1 + (int64_t)(rk_test_rand(&s) % (unsigned long long)(t->n / 5 + 1));
+        const int64_t e = b < t->n ? b : t->n;
+        rk_gpu_rows_ready(f.p, f.u, f.i, t->rating, t->n, a, e);
+        a = e;
+    }
+    rk_gpu_rows_hold(f.p, done);
+    return f;
+}
+
+static void fed_free(fed *f)
+{
+    rk_gpu_rows_free(f->p);
+    free(f->u);
+    free(f->i);
+    free(f->vu);
+    free(f->vi);
+}
+
+/* The matrix sorted from the rows on the device (or, where they cannot be
+ * used, from t as before) is the host's; @return whether the rows were taken. */
+static int sorted_from_rows(const rk_triples *t, int32_t nu, int32_t ni, fed *f, rk_dup_policy pol, char *why)
+{
+    rk_triples c = copy_of(t), hc = copy_of(t);
+    rk_csr h, d;
+    rk_dup_report rep;
+    CU_ASSERT_FATAL(rk_triples_dedupe_csr(&hc, nu, ni, pol, NULL, &h, NULL, &rep, NULL) == RK_OK);
+    rk_gpu_opts g = {0};
+    g.rows = f->p;
+    g.user_ids = f->vu;
+    g.item_ids = f->vi;
+    rk_dup_found found;
+    rk_error err;
+    int taken = -1;
+    rk_status st = rk_gpu_csr_build(&c, nu, ni, NULL, pol, &found, &g, &d, &taken, &err);
+    if (st != RK_OK) fprintf(stderr, "rk_gpu_csr_build: %s\n", err.msg);
+    CU_ASSERT_FATAL(st == RK_OK && taken == 1);
+    CU_ASSERT_FATAL(rk_triples_resolve(&c, &found, &err) == RK_OK);
+    rk_dup_found_free(&found);
+    same_csr(&d, &h);
+    CU_ASSERT_EQUAL(c.n, hc.n); /* the triples resolved as the host's sort resolves them */
+    CU_ASSERT(c.n == hc.n && memcmp(c.rating, hc.rating, (size_t)c.n * sizeof *c.rating) == 0);
+    rk_gpu_rows_report r;
+    rk_gpu_rows_stats(f->p, &r);
+    snprintf(why, 160, "%s", r.why);
+    rk_csr_free(&d);
+    rk_csr_free(&h);
+    rk_triples_free(&c);
+    rk_triples_free(&hc);
+    return r.taken;
+}
+
+/* Raw ids mapped on the device (a bitmap of the maps' values) give the
+ * host's matrix bit for bit, over pieces of every size and more rows than
+ * one pinned buffer holds, repeated pairs resolved too; rows dropped
+ * (hold(0)), a device that never comes or is not there, too few rows, ids
+ * too far apart for a bitmap, or an id the maps lack leave the upload to
+ * rk_gpu_csr_build: the same matrix. */
+static void test_rows(void)
+{
+    unsigned long long s = 77;
+    char why[160];
+    const int dev0 = 0, later = -2, none = -1;
+    int took = 0;
+    for (int rep = 0; rep < 8; rep++) {
+        const int big = rep == 7;
+        const int32_t nu = 2 + (int32_t)(rk_test_rand(&s) % (big ? 90000 : 3000));
+        const int32_t ni = 2 + (int32_t)(rk_test_rand(&s) % 2000);
+        rk_triples t;
+        make(&t, nu, ni, big ? 0.02 : 0.01 + 0.1 * rk_test_uniform(&s), 900 + (unsigned long long)rep);
+        if (rep % 3 == 2) add_repeats(&t, 40 + (unsigned long long)rep);
+        fed f = feed_rows(&t, nu, ni, &dev0, 0, 1, 60 + (unsigned long long)rep);
+        const int got = sorted_from_rows(&t, nu, ni, &f, rep % 2 ? RK_DUP_MEAN : RK_DUP_LAST, why);
+        if (!got) fprintf(stderr, "\nrows not taken (%lld ratings): %s\n", (long long)t.n, why);
+        took += got;
+        fed_free(&f);
+        rk_triples_free(&t);
+    }
+    CU_ASSERT_EQUAL(took, 8);
+    rk_triples t;
+    make(&t, 500, 300, 0.1, 5);
+    struct { const int *dev; int64_t min_rows; int done; int corrupt; const char *why; } no[] = {
+        {&dev0, 0, 0, 0, "the rows had to move or hold string ids"},
+        {&later, 0, 1, 0, "the device was not ready when the load ended"},
+        {&none, 0, 1, 0, NULL}, /* stopped with "no usable GPU", or not ready yet at the end */
+        {&dev0, 1 << 30, 1, 0, "rows at most: the host's upload is as fast"},
+        {&dev0, 0, 1, 1, "ids too far apart for a bitmap"},
+        {&dev0, 0, 1, 2, "ids on the device were not in the maps"},
+    };
+    for (size_t k = 0; k < sizeof no / sizeof no[0]; k++) {
+        fed f = feed_rows(&t, 500, 300, no[k].dev, no[k].min_rows, no[k].done, k);
+        if (no[k].corrupt == 1) f.vi[299] = f.vi[0] + ((int64_t)1 << 40);
+        if (no[k].corrupt == 2) f.vu[250] = f.vu[249]; /* user 250's id missing from the map */
+        CU_ASSERT_EQUAL(sorted_from_rows(&t, 500, 300, &f, RK_DUP_LAST, why), 0);
+        if (no[k].why != NULL && strstr(why, no[k].why) == NULL) fprintf(stderr, "\ncase %zu: %s\n", k, why);
+        CU_ASSERT(no[k].why == NULL || strstr(why, no[k].why) != NULL);
+        fed_free(&f);
+    }
+    /* ratings grouped by user: the host's sort keeps them, nothing is copied */
+    rk_triples g = copy_of(&t);
+    for (int64_t k = 0; k < g.n; k++) g.user[k] = (int32_t)(k * 500 / g.n);
+    fed f = feed_rows(&g, 500, 300, &dev0, 0, 1, 3);
+    rk_gpu_rows_report r;
+    rk_gpu_rows_stats(f.p, &r);
+    CU_ASSERT_EQUAL(r.rows, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.why, "grouped by user"));
+    fed_free(&f);
+    rk_triples_free(&g);
+    rk_triples_free(&t);
+}
+
 int main(void)
 {
     static const rk_test_case cases[] = {
@@ -423,6 +564,7 @@ int main(void)
         {"left to the host, and a failing device", test_left_to_host},
         {"repeated pairs resolved on the GPU", test_repeats},
         {"the matrix kept for the engine", test_kept},
+        {"the rows uploaded beside the parse", test_rows},
         {NULL, NULL},
     };
     static const rk_test_case quick[] = {
@@ -431,6 +573,7 @@ int main(void)
         {"left to the host, and a failing device", test_left_to_host},
         {"repeated pairs resolved on the GPU", test_repeats},
         {"the matrix kept for the engine", test_kept},
+        {"the rows uploaded beside the parse", test_rows},
         {NULL, NULL},
     };
     return rk_test_gpu_main("gpu_csr", cases, quick);
