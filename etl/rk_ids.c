@@ -730,11 +730,8 @@ rk_status rk_ids_build(rk_idcol *cols, int ncols, int nthreads, rk_idmap **out, 
     rk_status st = numeric ? build_numeric(cols, ncols, nt, total, m, err) : new_dense(cols, ncols, err);
     if (st == RK_OK && !numeric) st = build_strings(cols, ncols, nt, total, m, err);
     for (int c = 0; c < ncols && st == RK_OK; c++)
-        if (cols[c].over && cols[c].dense != NULL && (const void *)cols[c].dense == (const void *)cols[c].v) {
-            int32_t *cut = realloc(cols[c].dense, (size_t)cols[c].n * sizeof *cut);
-            if (cut != NULL) cols[c].dense = cut;
+        if (cols[c].over && cols[c].dense != NULL && (const void *)cols[c].dense == (const void *)cols[c].v)
             cols[c].took = 1;
-        }
     if (st != RK_OK) {
         for (int c = 0; c < ncols; c++)
             if (cols[c].over && cols[c].dense != NULL) {
@@ -746,6 +743,15 @@ rk_status rk_ids_build(rk_idcol *cols, int ncols, int nthreads, rk_idmap **out, 
     }
     *out = m;
     return RK_OK;
+}
+
+void rk_ids_cut(rk_idcol *cols, int ncols)
+{
+    for (int c = 0; c < ncols; c++)
+        if (cols[c].took) {
+            int32_t *cut = realloc(cols[c].dense, (size_t)cols[c].n * sizeof *cut);
+            if (cut != NULL) cols[c].dense = cut;
+        }
 }
 
 rk_status rk_ids_from_strings(const char *const *ids, int64_t n, rk_idmap **out, rk_error *err)

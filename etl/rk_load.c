@@ -254,6 +254,7 @@ static void feed_hold(loader *L, int done)
     if (f == NULL) return;
     L->feed = NULL;
     f->hold(f->ud, done);
+    if (!done && f->release != NULL) f->release(f->ud); /* the rows are about to move */
 }
 
 /* Rows [from, to) are final: handed to the reader while every id is an integer. */
@@ -669,6 +670,9 @@ static rk_status finish(rk_rows *train, rk_rows *test, const rk_load_opts *o, rk
     }
     rk_status st = rk_ids_build(uc, 2, nt, &out->users, err);
     if (st == RK_OK) st = rk_ids_build(ic, 2, nt, &out->items, err);
+    if (o->feed.release != NULL) o->feed.release(o->feed.ud); /* before the rows' blocks are cut or freed */
+    rk_ids_cut(uc, 2);
+    rk_ids_cut(ic, 2);
     for (int w = 0; w < 2; w++) { /* the indices made (NULL after a failure), the blocks taken */
         tr[w]->user = uc[w].dense, tr[w]->item = ic[w].dense;
         if (uc[w].took) rw[w]->u = NULL;
@@ -745,6 +749,7 @@ static rk_status load_all(const char *const *paths, int n_paths, const char *tes
     double t2 = rk_omp_wtime();
     out->test_report.read_parse_s = t2 - t1;
     if (st == RK_OK) st = finish(&train, &test, opts, out, err);
+    if (opts->feed.release != NULL) opts->feed.release(opts->feed.ud); /* finish did, unless it did not run */
     out->ids_s = rk_omp_wtime() - t2;
     rk_rows_free(&train);
     rk_rows_free(&test);

@@ -70,7 +70,10 @@ const char *rk_format_name(rk_format f);
  *   hold(ud, done): before the rows move or change.  done 1: the training
  *     files are read, and the rows handed are all of them; done 0: what was
  *     handed is no longer valid.  ready is not called again.  hold returns
- *     when nothing reads the rows any more.
+ *     when nothing reads the rows any more;
+ *   release(ud): before the rows' memory is freed or moved (after hold);
+ *     returns when the reader has let go of it (a GPU's registration of
+ *     the pages undone).  NULL: nothing to let go.
  * Only while every id is an integer: a string id, or rows that must grow
  * (several files, a memory limit, a short estimate), end it with hold(ud, 0).
  * ready NULL: no reader. */
@@ -78,6 +81,7 @@ typedef struct rk_rows_feed {
     void (*ready)(void *ud, const int64_t *u, const int64_t *i, const float *r, int64_t cap, int64_t from,
                   int64_t to);
     void (*hold)(void *ud, int done);
+    void (*release)(void *ud);
     void *ud;
 } rk_rows_feed;
 

@@ -304,9 +304,9 @@ rk_status rk_detect(const rk_load_opts *o, const char *name, const char *p,
 /* One column of raw ids to map; dense (may be NULL) receives the indices.
  * With over set and dense NULL the column's indices are wanted too, and its
  * ids may be lost for them: where the map is a direct table rk_ids_build
- * writes the indices over v's block (malloc'd) and cuts it to 4n bytes
- * (realloc): dense is then that block and took is 1, and v must be neither
- * used nor freed again.  Otherwise dense is a new block (rk_mem_alloc).  The
+ * writes the indices over v's block (malloc'd): dense is then that block and
+ * took is 1, and v must be neither used nor freed again; rk_ids_cut then
+ * cuts it to 4n bytes (realloc).  Otherwise dense is a new block (rk_mem_alloc).  The
  * caller owns dense in both cases (NULL again after a failure, when the ids
  * may be lost too: the offsets go over them as the bitmap is set).  The
  * loader's raw id columns thus become the triples' columns: no 4n-byte block
@@ -329,6 +329,10 @@ typedef struct rk_idcol {
  *  entry.  @return RK_OK, RK_E_RANGE (more than INT32_MAX ids), RK_E_NOMEM. */
 rk_status rk_ids_build(rk_idcol *cols, int ncols, int nthreads, rk_idmap **out,
                        rk_error *err);
+
+/*! rk_ids_cut() : the blocks of the columns whose indices went over their
+ *  ids (took) cut to 4n bytes; a block that cannot shrink stays as it is. */
+void rk_ids_cut(rk_idcol *cols, int ncols);
 
 /*! rk_ids_test_limit() : tests only: rk_ids_build refuses more than max
  *  distinct ids (RK_E_RANGE) instead of INT32_MAX; max <= 0 restores it.

@@ -69,11 +69,14 @@ typedef struct rk_gpu_rows_report {
  *  context is up (-2: not yet, polled every millisecond; -1: none usable).
  *  @return NULL: no memory. */
 rk_gpu_rows *rk_gpu_rows_new(int64_t min_rows, int (*device)(void *ud), void *ud);
-/*! rk_gpu_rows_ready(), rk_gpu_rows_hold() : rk_rows_feed's calls (ud: an
- *  rk_gpu_rows).  cap: the rows the arrays hold (the device's buffers). */
+/*! rk_gpu_rows_ready(), rk_gpu_rows_hold(), rk_gpu_rows_release() :
+ *  rk_rows_feed's calls (ud: an rk_gpu_rows).  cap: the rows the arrays hold
+ *  (the device's buffers).  The rows' pages stay registered with the driver
+ *  from ready until release. */
 void rk_gpu_rows_ready(void *ud, const int64_t *u, const int64_t *i, const float *r, int64_t cap, int64_t from,
                        int64_t to);
 void rk_gpu_rows_hold(void *ud, int done);
+void rk_gpu_rows_release(void *ud);
 /*! rk_gpu_rows_stats() : what became of the upload. */
 void rk_gpu_rows_stats(const rk_gpu_rows *p, rk_gpu_rows_report *st);
 /*! rk_gpu_rows_free() : stop and join the thread, free the device buffers. */

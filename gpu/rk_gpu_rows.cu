@@ -6,13 +6,19 @@
 // a bitmap of the map's values before the id's bit.
 //
 // The parse runs on every core but one (the CUDA warm-up's, idle once the
-// context is up): one thread copies each block's rows (16 bytes of raw ids
-// and a 4-byte rating a row) into two pinned buffers and the copy engine
-// takes them on a stream of its own, so that the ratings cross PCIe while
-// later blocks are parsed instead of after the ids stage.  The load never
-// waits for the context: a thread still starting it, or lagging at the
-// load's end by more than kTailMax rows, is dropped, and rk_gpu_csr_build
-// uploads the host's indices as before (the same matrix).
+// context is up).  On that core one thread registers the rows' pages with
+// the driver (cudaHostRegister, in pieces of kPieceBytes as blocks become
+// final: their 16 bytes of raw ids and 4-byte rating a row) and the copy
+// engine reads them from there on a stream of its own, so that the ratings
+// cross PCIe while later blocks are parsed, with no copy by a core.  A first
+// version copied them through two pinned buffers: one core's copies (about
+// 6 GB/s) fell behind the parse and slowed it (BENCHMARKS.md).  The
+// registration is undone in the thread once the copies are done, while the
+// ids stage runs, and the loader waits for that (release) before it cuts or
+// frees the rows.  The load never waits for the context: a thread still
+// waiting for it, or lagging at the load's end by more than kTailMax rows,
+// is dropped, and rk_gpu_csr_build uploads the host's indices as before
+// (the same matrix).
 #include "rk_gpu_internal.h"
 
 #include <cub/device/device_scan.cuh>
@@ -26,10 +32,13 @@
 
 namespace {
 
-constexpr int64_t kTailMax = (int64_t)8 << 20;      // rows left to copy the load's end waits for, at most
-constexpr int64_t kPieceRows = stager::kPiece / 8;   // rows of one column in one pinned buffer
-constexpr uint64_t kRangeMax = (uint64_t)1 << 31;    // ids' span a bitmap maps (256 MB of bits)
+constexpr int64_t kTailMax = (int64_t)16 << 20;          // rows left to copy the load's end waits for, at most
+constexpr int64_t kScanRows = (int64_t)1 << 20;          // rows of the users scanned at a time
+constexpr uintptr_t kPieceBytes = (uintptr_t)32 << 20;   // a column's bytes registered at a time, at least
+constexpr uintptr_t kAlign = (uintptr_t)2 << 20;         // pieces end on huge-page boundaries
+constexpr uint64_t kRangeMax = (uint64_t)1 << 31;        // ids' span a bitmap maps (256 MB of bits)
 constexpr int kThreads = 256;
+constexpr int kMaxPieces = 4096;
 const char *const kGrouped = "the ratings came grouped by user (the host's sort keeps them)";
 
 unsigned grid_for(int64_t n)
@@ -57,30 +66,33 @@ struct rk_gpu_rows {
     pthread_t th;
     // under mu
     bool started = false;  // the thread exists
-    const int64_t *u = NULL, *i = NULL;
-    const float *r = NULL;
+    const void *col[3] = {NULL, NULL, NULL}; // u, i (8 bytes a row), r (4)
     int64_t cap = 0, ready_to = 0, sent_to = 0;
     bool grouped = true;   // the users never decreased in rows [0, scanned_to): nothing is copied yet
     int64_t scanned_to = 0, last_u = INT64_MIN;
     bool done = false;     // hold(1): every row was handed
     bool stop = false;     // dropped: the thread stops before its next piece
-    bool busy = false;     // the thread reads the rows now
+    bool busy = false;     // the thread reads the rows now (the scan)
     bool dev = false;      // the device's context is up: the thread sets up or copies
     bool complete = false; // every row copied, the stream synchronized
-    bool exited = false;
+    bool copied = false;   // the copies are over (complete or not): nothing reads the rows
+    bool exited = false;   // the registration undone, the thread ended
     bool taken = false;
     double wait_s = 0;
     char why[160] = "";
     // the thread's
     cudaStream_t st = NULL;
-    int64_t *d_u = NULL, *d_i = NULL;
-    float *d_r = NULL;
-    char *pin[2] = {NULL, NULL};
-    cudaEvent_t ev[2] = {NULL, NULL};
-    int next = 0;
+    void *d_col[3] = {NULL, NULL, NULL};
+    uintptr_t reg_end[3] = {0, 0, 0};   // each column's bytes registered, from its start
+    const void *piece[kMaxPieces];      // the registered pieces, to undo
+    int n_pieces = 0;
+    uintptr_t ends[3][kMaxPieces];      // each column's pieces' ends (bytes from its start), in order
+    int n_ends[3] = {0, 0, 0}, at[3] = {0, 0, 0}; // and the piece its next copy starts in
 };
 
 namespace {
+
+constexpr size_t kRowBytes[3] = {8, 8, 4};
 
 // The first reason the upload stopped (under mu).
 void stop_why(rk_gpu_rows *p, const char *fmt, ...)
@@ -108,47 +120,77 @@ bool cuda_ok(rk_gpu_rows *p, cudaError_t e, const char *what)
 
 bool setup(rk_gpu_rows *p, int64_t cap)
 {
-    rk_error e;
     if (!cuda_ok(p, cudaSetDevice(p->device), "cudaSetDevice") ||
-        !cuda_ok(p, cudaStreamCreateWithFlags(&p->st, cudaStreamNonBlocking), "cudaStreamCreate") ||
-        !cuda_ok(p, cudaMalloc((void **)&p->d_u, (size_t)cap * 8), "cudaMalloc") ||
-        !cuda_ok(p, cudaMalloc((void **)&p->d_i, (size_t)cap * 8), "cudaMalloc") ||
-        !cuda_ok(p, cudaMalloc((void **)&p->d_r, (size_t)cap * 4), "cudaMalloc"))
+        !cuda_ok(p, cudaStreamCreateWithFlags(&p->st, cudaStreamNonBlocking), "cudaStreamCreate"))
         return false;
-    for (int b = 0; b < 2; b++) {
-        if (rk_gpu_pinned_take(&p->pin[b], &e) != RK_OK) {
-            pthread_mutex_lock(&p->mu);
-            stop_why(p, "%s", e.msg);
-            pthread_mutex_unlock(&p->mu);
-            return false;
+    for (int c = 0; c < 3; c++)
+        if (!cuda_ok(p, cudaMalloc(&p->d_col[c], (size_t)cap * kRowBytes[c]), "cudaMalloc")) return false;
+    return true;
+}
+
+// Column c's pages registered up to the row `to` (its last piece ends on a
+// huge-page boundary unless `last`), in pieces of kPieceBytes at least:
+// pieces never share a page, so none is registered twice (not under mu).
+bool register_to(rk_gpu_rows *p, int c, int64_t to, bool last)
+{
+    const uintptr_t base = (uintptr_t)p->col[c], end = base + (uintptr_t)to * kRowBytes[c];
+    uintptr_t want = last ? end : end & ~(kAlign - 1);
+    if (want <= base + p->reg_end[c] || (!last && want - (base + p->reg_end[c]) < kPieceBytes)) return true;
+    if (p->n_pieces == kMaxPieces) {
+        pthread_mutex_lock(&p->mu);
+        stop_why(p, "more than %d pieces to register", kMaxPieces);
+        pthread_mutex_unlock(&p->mu);
+        return false;
+    }
+    void *from = (void *)(base + p->reg_end[c]);
+    if (!cuda_ok(p, cudaHostRegister(from, want - (uintptr_t)from, cudaHostRegisterDefault), "cudaHostRegister"))
+        return false;
+    p->piece[p->n_pieces++] = from;
+    p->reg_end[c] = want - base;
+    p->ends[c][p->n_ends[c]++] = want - base;
+    return true;
+}
+
+// The rows [a, b) of every column copied from their registered pages, a
+// copy a piece (the driver takes none that runs over from one registered
+// range into the next); not under mu: the copies read them after the call
+// returns.
+bool copy_rows(rk_gpu_rows *p, int64_t a, int64_t b)
+{
+    for (int c = 0; c < 3; c++) {
+        const uintptr_t w = kRowBytes[c], to = (uintptr_t)b * w;
+        for (uintptr_t from = (uintptr_t)a * w; from < to;) {
+            while (p->ends[c][p->at[c]] <= from) p->at[c]++; /* rows below reg_end lie in a piece */
+            const uintptr_t e = std::min(to, p->ends[c][p->at[c]]);
+            if (!cuda_ok(p, cudaMemcpyAsync((char *)p->d_col[c] + from, (const char *)p->col[c] + from, e - from,
+                                            cudaMemcpyHostToDevice, p->st),
+                         "cudaMemcpyAsync"))
+                return false;
+            from = e;
         }
-        if (!cuda_ok(p, cudaEventCreateWithFlags(&p->ev[b], cudaEventDisableTiming), "cudaEventCreate")) return false;
     }
     return true;
 }
 
-// bytes of one column through the next pinned buffer (not under mu).
-bool put(rk_gpu_rows *p, void *dst, const void *src, size_t bytes)
+// The rows registered in every column (the copies may read them).
+int64_t rows_registered(const rk_gpu_rows *p)
 {
-    const int b = p->next;
-    p->next ^= 1;
-    if (!cuda_ok(p, cudaEventSynchronize(p->ev[b]), "cudaEventSynchronize")) return false;
-    memcpy(p->pin[b], src, bytes);
-    return cuda_ok(p, cudaMemcpyAsync(dst, p->pin[b], bytes, cudaMemcpyHostToDevice, p->st), "cudaMemcpyAsync") &&
-           cuda_ok(p, cudaEventRecord(p->ev[b], p->st), "cudaEventRecord");
+    int64_t n = INT64_MAX;
+    for (int c = 0; c < 3; c++) n = std::min<int64_t>(n, (int64_t)(p->reg_end[c] / kRowBytes[c]));
+    return n;
 }
 
-// The copies finished, the pinned buffers given back, the stream and its
-// events destroyed (the thread's, as it ends).
+// The copies finished, the pages' registration undone, the stream
+// destroyed (the thread's, as it ends; not under mu).
 void release_host(rk_gpu_rows *p)
 {
     if (p->st != NULL) cudaStreamSynchronize(p->st);
-    for (int b = 0; b < 2; b++) {
-        if (p->ev[b] != NULL) cudaEventDestroy(p->ev[b]);
-        if (p->pin[b] != NULL) rk_gpu_pinned_give(p->pin[b]);
-        p->ev[b] = NULL;
-        p->pin[b] = NULL;
-    }
+    pthread_mutex_lock(&p->mu);
+    p->copied = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int k = 0; k < p->n_pieces; k++) cudaHostUnregister((void *)p->piece[k]);
+    p->n_pieces = 0;
     if (p->st != NULL) cudaStreamDestroy(p->st);
     p->st = NULL;
     cudaGetLastError();
@@ -174,8 +216,50 @@ int wait_device(rk_gpu_rows *p)
     }
 }
 
-// The thread: pieces of rows as they become final, until every row is
-// copied (done) or the upload is dropped (stop).
+// One step of the users' scan: rows [scanned_to, +kScanRows) (under mu,
+// released while reading).
+void scan_step(rk_gpu_rows *p)
+{
+    const int64_t a = p->scanned_to, b = std::min(p->ready_to, a + kScanRows);
+    const int64_t *u = (const int64_t *)p->col[0];
+    int64_t last = p->last_u, k = a;
+    p->busy = true;
+    pthread_mutex_unlock(&p->mu);
+    for (; k < b && u[k] >= last; k++) last = u[k];
+    pthread_mutex_lock(&p->mu);
+    p->busy = false;
+    p->grouped = k == b;
+    p->scanned_to = b;
+    p->last_u = last;
+    pthread_cond_broadcast(&p->cv);
+}
+
+// One step of the copies: the final rows' pages registered, and the rows
+// registered in every column copied (under mu, released while calling).
+void copy_step(rk_gpu_rows *p)
+{
+    const int64_t to = p->ready_to;
+    const bool last = p->done;
+    pthread_mutex_unlock(&p->mu);
+    bool good = true;
+    for (int c = 0; c < 3 && good; c++) good = register_to(p, c, to, last);
+    const int64_t b = std::min(to, rows_registered(p));
+    pthread_mutex_lock(&p->mu);
+    const int64_t a = p->sent_to;
+    if (good && !p->stop && b > a) {
+        pthread_mutex_unlock(&p->mu);
+        good = copy_rows(p, a, b);
+        pthread_mutex_lock(&p->mu);
+        if (good) p->sent_to = b;
+    }
+    if (good && b <= a && !last && p->ready_to == to && !p->done && !p->stop)
+        pthread_cond_wait(&p->cv, &p->mu); /* less than a piece: wait for rows */
+    pthread_cond_broadcast(&p->cv);
+}
+
+// The thread: the users scanned while they never decrease (a file grouped
+// by user is the host's to sort), then the rows copied as they become
+// final, until every row is copied (done) or the upload is dropped (stop).
 void *worker(void *arg)
 {
     rk_gpu_rows *p = (rk_gpu_rows *)arg;
@@ -184,38 +268,16 @@ void *worker(void *arg)
     p->device = wait_device(p);
     p->dev = p->device >= 0;
     pthread_mutex_unlock(&p->mu);
-    const bool ok = p->device >= 0 && setup(p, cap); // busy stays false
+    const bool ok = p->device >= 0 && setup(p, cap);
     pthread_mutex_lock(&p->mu);
     while (ok && !p->stop) {
-        if (p->grouped && p->scanned_to < p->ready_to) { /* a file grouped by user is the host's to sort */
-            const int64_t a = p->scanned_to, b = std::min(p->ready_to, a + kPieceRows);
-            const int64_t *u = p->u;
-            int64_t last = p->last_u, k = a;
-            p->busy = true;
-            pthread_mutex_unlock(&p->mu);
-            for (; k < b && u[k] >= last; k++) last = u[k];
-            pthread_mutex_lock(&p->mu);
-            p->busy = false;
-            p->grouped = k == b;
-            p->scanned_to = b;
-            p->last_u = last;
-            pthread_cond_broadcast(&p->cv);
-        } else if (!p->grouped && p->sent_to < p->ready_to) {
-            const int64_t a = p->sent_to, b = std::min(p->ready_to, a + kPieceRows);
-            const int64_t *u = p->u, *i = p->i;
-            const float *r = p->r;
-            p->busy = true;
-            pthread_mutex_unlock(&p->mu);
-            const size_t m = (size_t)(b - a);
-            const bool good = put(p, p->d_u + a, u + a, m * 8) && put(p, p->d_i + a, i + a, m * 8) &&
-                              put(p, p->d_r + a, r + a, m * 4);
-            pthread_mutex_lock(&p->mu);
-            p->busy = false;
-            if (good) p->sent_to = b;
-            pthread_cond_broadcast(&p->cv);
-        } else if (p->done && p->grouped) { /* scanned to the end: nothing to copy */
+        if (p->grouped && p->scanned_to < p->ready_to) {
+            scan_step(p);
+        } else if (p->grouped && p->done) { /* scanned to the end: nothing to copy */
             stop_why(p, "%s", kGrouped);
-        } else if (p->done) {
+        } else if (!p->grouped && p->sent_to < p->ready_to) {
+            copy_step(p);
+        } else if (!p->grouped && p->done) {
             pthread_mutex_unlock(&p->mu);
             const bool good = cuda_ok(p, cudaStreamSynchronize(p->st), "cudaStreamSynchronize");
             pthread_mutex_lock(&p->mu);
@@ -226,7 +288,7 @@ void *worker(void *arg)
         }
     }
     pthread_mutex_unlock(&p->mu);
-    release_host(p); /* the pinned buffers back to the pool for the sort's own copies */
+    release_host(p);
     pthread_mutex_lock(&p->mu);
     p->exited = true;
     pthread_cond_broadcast(&p->cv);
@@ -237,15 +299,12 @@ void *worker(void *arg)
 // The rows' device buffers freed (from any thread; the device restored).
 void drop_device(rk_gpu_rows *p)
 {
-    if (p->device < 0 || (p->d_u == NULL && p->d_i == NULL && p->d_r == NULL)) return;
+    if (p->device < 0 || (p->d_col[0] == NULL && p->d_col[1] == NULL && p->d_col[2] == NULL)) return;
     int old = -1;
     cudaGetDevice(&old);
     cudaSetDevice(p->device);
-    cudaFree(p->d_u);
-    cudaFree(p->d_i);
-    cudaFree(p->d_r);
-    p->d_u = p->d_i = NULL;
-    p->d_r = NULL;
+    for (int c = 0; c < 3; c++) cudaFree(p->d_col[c]);
+    p->d_col[0] = p->d_col[1] = p->d_col[2] = NULL;
     cudaGetLastError();
     if (old >= 0) cudaSetDevice(old);
 }
@@ -272,7 +331,7 @@ extern "C" void rk_gpu_rows_ready(void *ud, const int64_t *u, const int64_t *i, 
         return;
     }
     if (!p->started) {
-        p->u = u, p->i = i, p->r = r, p->cap = cap;
+        p->col[0] = u, p->col[1] = i, p->col[2] = r, p->cap = cap;
         if (cap < p->min_rows) {
             stop_why(p, "%lld rows at most: the host's upload is as fast", (long long)cap);
         } else if (pthread_create(&p->th, NULL, worker, p) != 0) {
@@ -280,7 +339,7 @@ extern "C" void rk_gpu_rows_ready(void *ud, const int64_t *u, const int64_t *i, 
         } else {
             p->started = true;
         }
-    } else if (u != p->u || i != p->i || r != p->r || from != p->ready_to || to > p->cap) {
+    } else if (u != p->col[0] || i != p->col[1] || r != p->col[2] || from != p->ready_to || to > p->cap) {
         stop_why(p, "the rows moved"); // rk_rows_feed's callers never do this
     }
     if (!p->stop) p->ready_to = to;
@@ -308,10 +367,20 @@ extern "C" void rk_gpu_rows_hold(void *ud, int done)
         else if (left > kTailMax)
             stop_why(p, "%lld rows were left to copy when the load ended", (long long)left);
         else
-            while (!p->exited) pthread_cond_wait(&p->cv, &p->mu);
+            while (!p->copied) pthread_cond_wait(&p->cv, &p->mu);
     }
-    while (p->busy) pthread_cond_wait(&p->cv, &p->mu); // nothing reads the rows any more
+    /* nothing reads the rows any more: the scan is over, the copies too */
+    while (p->busy || (p->started && !p->copied)) pthread_cond_wait(&p->cv, &p->mu);
     p->wait_s = now_s() - t0;
+    pthread_mutex_unlock(&p->mu);
+}
+
+extern "C" void rk_gpu_rows_release(void *ud)
+{
+    rk_gpu_rows *p = (rk_gpu_rows *)ud;
+    pthread_mutex_lock(&p->mu);
+    if (!p->copied) stop_why(p, "released before the load ended"); /* once held, a no-op but for the wait */
+    while (p->started && !p->exited) pthread_cond_wait(&p->cv, &p->mu);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -331,11 +400,8 @@ extern "C" void rk_gpu_rows_stats(const rk_gpu_rows *p, rk_gpu_rows_report *st)
 extern "C" void rk_gpu_rows_free(rk_gpu_rows *p)
 {
     if (p == NULL) return;
-    pthread_mutex_lock(&p->mu);
-    if (!p->exited) stop_why(p, "freed before the load ended");
-    const bool joined = p->started;
-    pthread_mutex_unlock(&p->mu);
-    if (joined) pthread_join(p->th, NULL);
+    rk_gpu_rows_release(p);
+    if (p->started) pthread_join(p->th, NULL);
     drop_device(p);
     delete p;
 }
@@ -440,9 +506,10 @@ rk_status rk_gpu_rows_columns(const rk_gpu_opts *g, int64_t n, int32_t n_users, 
     RK_FORWARD(mem.alloc(d_rating, (size_t)n, err));
     RK_FORWARD(mem.alloc(&d_bad, 1, err));
     RK_CUDA_CHECK(err, cudaMemsetAsync(d_bad, 0, sizeof *d_bad, s));
-    RK_FORWARD(map_column(p->d_u, n, g->user_ids, n_users, mem, sg, s, *d_user, d_bad, err));
-    RK_FORWARD(map_column(p->d_i, n, g->item_ids, n_items, mem, sg, s, *d_item, d_bad, err));
-    RK_CUDA_CHECK(err, cudaMemcpyAsync(*d_rating, p->d_r, (size_t)n * sizeof **d_rating, cudaMemcpyDeviceToDevice, s));
+    RK_FORWARD(map_column((const int64_t *)p->d_col[0], n, g->user_ids, n_users, mem, sg, s, *d_user, d_bad, err));
+    RK_FORWARD(map_column((const int64_t *)p->d_col[1], n, g->item_ids, n_items, mem, sg, s, *d_item, d_bad, err));
+    RK_CUDA_CHECK(err, cudaMemcpyAsync(*d_rating, p->d_col[2], (size_t)n * sizeof **d_rating, cudaMemcpyDeviceToDevice,
+                                       s));
     RK_CUDA_CHECK(err, cudaMemcpyAsync(&bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost, s));
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     drop_device(p);

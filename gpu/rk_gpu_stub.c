@@ -74,6 +74,11 @@ void rk_gpu_rows_hold(void *ud, int done)
     (void)done;
 }
 
+void rk_gpu_rows_release(void *ud)
+{
+    (void)ud;
+}
+
 void rk_gpu_rows_stats(const rk_gpu_rows *p, rk_gpu_rows_report *st)
 {
     (void)p; /* never made without CUDA */

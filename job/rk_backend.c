@@ -223,12 +223,11 @@ void rk_backend_data_hooks(rk_backend_seam *s, rk_data_opts *dop)
     dop->sort_csr = rk_backend_sort_csr;
     dop->sort_ud = s;
     /* the sort takes the rows of a run with one model (no folds), of real
-     * ratings (--implicit changes them after the load); only when asked:
-     * on the GPU machine one thread's copies lagged the parse and slowed it
-     * (BENCHMARKS.md, issue 21, seventh steps) */
-    if (dop->no_model || dop->implicit || !s->warming || !env_is("RECKNN_GPU_ROWS", "1")) return;
+     * ratings (--implicit changes them after the load) */
+    if (dop->no_model || dop->implicit || !s->warming || env_is("RECKNN_GPU_ROWS", "0")) return;
     s->rows = rk_gpu_rows_new(RK_GPU_SORT_MIN, rows_device, s);
-    if (s->rows != NULL) dop->load.feed = (rk_rows_feed){rk_gpu_rows_ready, rk_gpu_rows_hold, s->rows};
+    if (s->rows != NULL)
+        dop->load.feed = (rk_rows_feed){rk_gpu_rows_ready, rk_gpu_rows_hold, rk_gpu_rows_release, s->rows};
 }
 
 void rk_backend_rows_end(rk_backend_seam *s, rk_gpu_rows_report *rep)

@@ -136,13 +136,13 @@ rk_status rk_backend_sort_csr(void *ud, const rk_triples *t, const rk_idmap *use
                               int *taken, rk_error *err);
 
 /*! rk_backend_data_hooks() : the data stage's work on the GPU, unless
- *  --device cpu: its sort (dop->sort_csr: rk_backend_sort_csr) and, with
- *  RECKNN_GPU_ROWS=1, for a run with one model and real ratings, the
- *  training rows uploaded while the loader parses later blocks
- *  (dop->load.feed: rk_gpu_rows, on the run's first GPU once the warm-up has
- *  answered; the sort then maps their raw ids on the device instead of
- *  uploading the host's indices).  Not by default: measured slower
- *  (BENCHMARKS.md).  RECKNN_GPU_SORT=0 leaves the sort to the host. */
+ *  --device cpu: its sort (dop->sort_csr: rk_backend_sort_csr) and, for a
+ *  run with one model and real ratings, the training rows uploaded while
+ *  the loader parses later blocks (dop->load.feed: rk_gpu_rows, on the
+ *  run's first GPU once the warm-up has answered; the sort then maps their
+ *  raw ids on the device instead of uploading the host's indices).  For
+ *  measurements, RECKNN_GPU_SORT=0 leaves the sort to the host and
+ *  RECKNN_GPU_ROWS=0 the upload to the sort. */
 void rk_backend_data_hooks(rk_backend_seam *s, rk_data_opts *dop);
 
 /*! rk_backend_rows_end() : what became of the upload beside the parse (rep

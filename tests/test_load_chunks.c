@@ -469,7 +469,7 @@ typedef struct feed_log {
     const int64_t *u, *i;
     const float *r;
     int64_t to;           /* rows handed so far */
-    int calls, holds, done, bad; /* bad: a call out of order, or after hold */
+    int calls, holds, releases, done, bad; /* bad: a call out of order, or after hold */
     int64_t *cu, *ci;     /* the values as handed */
     float *cr;
     int64_t cap;
@@ -501,6 +501,13 @@ static void feed_hold_cb(void *ud, int done)
     f->done = done;
 }
 
+static void feed_release_cb(void *ud)
+{
+    feed_log *f = ud;
+    f->bad += f->holds == 0; /* let go of only after a hold */
+    f->releases++;
+}
+
 /* Loads path with a reader; @return what it saw, checked against the data set. */
 static feed_log load_fed(const char *const *paths, int n, size_t chunk, rk_dataset *d)
 {
@@ -512,11 +519,12 @@ static feed_log load_fed(const char *const *paths, int n, size_t chunk, rk_datas
     o.chunk_bytes = chunk;
     o.threads = 2;
     o.skip_bad_lines = 1;
-    o.feed = (rk_rows_feed){feed_ready_cb, feed_hold_cb, &f};
+    o.feed = (rk_rows_feed){feed_ready_cb, feed_hold_cb, feed_release_cb, &f};
     rk_status st = rk_load_dataset(paths, n, NULL, &o, d, &e);
     if (st != RK_OK) fprintf(stderr, "\n%s\n", e.msg);
     CU_ASSERT_EQUAL_FATAL(st, RK_OK);
     CU_ASSERT_EQUAL(f.holds, 1);
+    CU_ASSERT_TRUE(f.releases >= 1); /* before the rows were cut or freed */
     CU_ASSERT_EQUAL(f.bad, 0);
     if (f.done) CU_ASSERT_EQUAL(f.to, d->train.n);
     int same = 1;
