@@ -257,16 +257,12 @@ static void feed_hold(loader *L, int done)
     if (!done && f->release != NULL) f->release(f->ud); /* the rows are about to move */
 }
 
-/* Rows [from, to) are final: handed to the reader while every id is an integer. */
+/* Rows [from, to) are final: handed to the reader (told to hold at the
+ * first string id, so every id handed is an integer). */
 static void feed_ready(loader *L, int64_t from, int64_t to)
 {
     const rk_rows *out = L->out;
-    if (L->feed == NULL || to <= from) return;
-    if (out->utag != NULL || out->itag != NULL) {
-        feed_hold(L, 0);
-        return;
-    }
-    L->feed->ready(L->feed->ud, out->u, out->i, out->r, out->cap, from, to);
+    if (L->feed != NULL && to > from) L->feed->ready(L->feed->ud, out->u, out->i, out->r, out->cap, from, to);
 }
 
 static rk_chunk *chunk_slot(loader *L, int k, rk_error *err)
@@ -423,14 +419,7 @@ static rk_status run_region(loader *L, const rk_fmt *f, const char *p, size_t n,
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(L->nt) if (nch > 1)
     for (int k = 0; k < nch; k++) rk_rows_place(out, &ch[k]);
-    if (out->ranged == 0) /* no rows yet, or rows from elsewhere: none ranged */
-        for (int w = 0; w < 2; w++) out->lo[w] = INT64_MAX, out->hi[w] = INT64_MIN;
-    for (int k = 0; k < nch; k++)
-        for (int w = 0; w < 2; w++) {
-            out->lo[w] = ch[k].lo[w] < out->lo[w] ? ch[k].lo[w] : out->lo[w];
-            out->hi[w] = ch[k].hi[w] > out->hi[w] ? ch[k].hi[w] : out->hi[w];
-        }
-    if (out->ranged == out->n) out->ranged = total;
+    rk_rows_add_ranges(out, ch, nch, total);
     const int64_t from = out->n;
     out->n = total;
     feed_ready(L, from, total);

@@ -152,6 +152,8 @@ int rk_rows_want_tags(rk_rows *r);
  * netflix rows given their movie) and sets c->lo, c->hi. */
 void rk_rows_set_aside(const rk_rows *out, rk_chunk *c);
 void rk_rows_place(rk_rows *out, rk_chunk *c);
+/* The placed chunks' ranges into out's (rk_rows.lo/hi), out's rows [n, total) now theirs. */
+void rk_rows_add_ranges(rk_rows *out, const rk_chunk *ch, int nch, int64_t total);
 /* Append a string to r's arena; @return its offset or -1 (no memory). */
 int64_t rk_rows_put_string(rk_rows *r, const char *s, size_t len);
 

@@ -208,3 +208,15 @@ void rk_rows_place(rk_rows *out, rk_chunk *c)
     }
     chunk_range(out, d, m, c);
 }
+
+void rk_rows_add_ranges(rk_rows *out, const rk_chunk *ch, int nch, int64_t total)
+{
+    if (out->ranged == 0) /* no rows yet, or rows from elsewhere: none ranged */
+        for (int w = 0; w < 2; w++) out->lo[w] = INT64_MAX, out->hi[w] = INT64_MIN;
+    for (int k = 0; k < nch; k++)
+        for (int w = 0; w < 2; w++) {
+            out->lo[w] = ch[k].lo[w] < out->lo[w] ? ch[k].lo[w] : out->lo[w];
+            out->hi[w] = ch[k].hi[w] > out->hi[w] ? ch[k].hi[w] : out->hi[w];
+        }
+    if (out->ranged == out->n) out->ranged = total;
+}

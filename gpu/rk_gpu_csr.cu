@@ -41,12 +41,6 @@ int bits_for(uint64_t v)
     return b;
 }
 
-unsigned grid_for(int64_t n)
-{
-    const int64_t b = (n + kThreads - 1) / kThreads;
-    return (unsigned)std::min<int64_t>(std::max<int64_t>(b, 1), 65535 * 8);
-}
-
 __global__ void k_keys(const int32_t *user, const int32_t *item, int64_t n, int ibits, unsigned long long *key,
                        uint32_t *pos)
 {
@@ -174,6 +168,7 @@ rk_status resolve_dups(const sorted_run &r, rk_dup_policy policy, unsigned long 
 {
     *fits = 0;
     const int64_t n = r.n;
+    const unsigned grid = rk_grid_for(n, kThreads);
     const size_t words = ((size_t)n + 63) / 64;
     size_t budget = 0;
     RK_FORWARD(rk_gpu_budget_left(g, mem, &budget, err));
@@ -189,12 +184,12 @@ rk_status resolve_dups(const sorted_run &r, rk_dup_policy policy, unsigned long 
     RK_CUDA_CHECK(err, cudaMemsetAsync(d_nmean, 0, sizeof *d_nmean, s));
     uint32_t *d_kept = (uint32_t *)r.key_spare, *d_at = d_kept + n;
     float *d_sval = (float *)r.pos_spare;
-    k_resolve<<<grid_for(n), kThreads, 0, s>>>(r.key, r.pos, r.rating, n, (int)policy, d_kept, d_sval, d_drop, d_mpos,
-                                               d_mval, d_nmean);
+    k_resolve<<<grid, kThreads, 0, s>>>(r.key, r.pos, r.rating, n, (int)policy, d_kept, d_sval, d_drop, d_mpos,
+                                        d_mval, d_nmean);
     RK_LAUNCH_CHECK(err, "k_resolve");
     RK_CUDA_CHECK(err, cub::DeviceScan::ExclusiveSum(d_cub, cub_bytes, d_kept, d_at, n, s));
-    k_rows<<<grid_for(n), kThreads, 0, s>>>(r.key, r.pos, r.rating, d_sval, n, r.ibits, r.n_users, d_at, d_kept, d_idx,
-                                            d_val, d_ptr, d_dups);
+    k_rows<<<grid, kThreads, 0, s>>>(r.key, r.pos, r.rating, d_sval, n, r.ibits, r.n_users, d_at, d_kept, d_idx,
+                                     d_val, d_ptr, d_dups);
     RK_LAUNCH_CHECK(err, "k_rows");
     unsigned long long nmean = 0;
     RK_CUDA_CHECK(err, cudaMemcpyAsync(&nmean, d_nmean, sizeof nmean, cudaMemcpyDeviceToHost, s));
@@ -228,6 +223,7 @@ extern "C" rk_status rk_gpu_csr_build(const rk_triples *t, int32_t n_users, int3
     memset(out, 0, sizeof *out);
     if (found != NULL) memset(found, 0, sizeof *found);
     const int64_t n = t->n;
+    const unsigned grid = rk_grid_for(n, kThreads);
     if (n <= 0 || n > (int64_t)UINT32_MAX || n_users <= 0 || n_items <= 0) return RK_OK;
     if (host_precheck(t, n_users, n_items) != 0) return RK_OK;
     const int ibits = std::max(1, bits_for((uint64_t)n_items - 1)), ubits = std::max(1, bits_for((uint64_t)n_users - 1));
@@ -278,7 +274,7 @@ extern "C" rk_status rk_gpu_csr_build(const rk_triples *t, int32_t n_users, int3
     RK_FORWARD(mem.alloc(&d_dups, 1, err));
     RK_FORWARD(mem.alloc((char **)&d_cub, cub_bytes, err));
     RK_CUDA_CHECK(err, cudaMemsetAsync(d_dups, 0, sizeof *d_dups, s));
-    k_keys<<<grid_for(n), kThreads, 0, s>>>(d_user, d_item, n, ibits, d_key[0], d_pos[0]);
+    k_keys<<<grid, kThreads, 0, s>>>(d_user, d_item, n, ibits, d_key[0], d_pos[0]);
     RK_LAUNCH_CHECK(err, "k_keys");
     cub::DoubleBuffer<unsigned long long> keys(d_key[0], d_key[1]);
     cub::DoubleBuffer<uint32_t> vals(d_pos[0], d_pos[1]);
@@ -289,15 +285,15 @@ extern "C" rk_status rk_gpu_csr_build(const rk_triples *t, int32_t n_users, int3
     if (leave_out != NULL) {
         d_kept = (uint32_t *)keys.Alternate();
         d_at = d_kept + n;
-        k_kept<<<grid_for(n), kThreads, 0, s>>>(vals.Current(), n, d_out, d_kept);
+        k_kept<<<grid, kThreads, 0, s>>>(vals.Current(), n, d_out, d_kept);
         RK_LAUNCH_CHECK(err, "k_kept");
         RK_CUDA_CHECK(err, cub::DeviceScan::ExclusiveSum(d_cub, scan_bytes, d_kept, d_at, n, s));
     }
     // the columns are free now: the rows go where user and item were
     int32_t *d_idx = d_item;
     float *d_val = (float *)d_user;
-    k_rows<<<grid_for(n), kThreads, 0, s>>>(keys.Current(), vals.Current(), d_rating, NULL, n, ibits, n_users, d_at,
-                                            d_kept, d_idx, d_val, d_ptr, d_dups);
+    k_rows<<<grid, kThreads, 0, s>>>(keys.Current(), vals.Current(), d_rating, NULL, n, ibits, n_users, d_at,
+                                     d_kept, d_idx, d_val, d_ptr, d_dups);
     RK_LAUNCH_CHECK(err, "k_rows");
     unsigned long long dups = 0;
     int64_t nnz = 0;

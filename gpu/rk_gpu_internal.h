@@ -219,6 +219,14 @@ rk_status rk_gpu_resident_keep(int device, const rk_csr *h, const int64_t *d_ptr
 rk_status rk_gpu_resident_copy(int device, const rk_csr *h, int64_t *d_ptr, int32_t *d_idx, float *d_val,
                                cudaStream_t st, int *copied, rk_error *err);
 
+// Blocks of `threads` for a grid-stride loop over n items: enough to cover
+// them, at least one, at most 65535 * 8 (the loop strides over the rest).
+inline unsigned rk_grid_for(int64_t n, int threads)
+{
+    const int64_t b = (n + threads - 1) / threads;
+    return (unsigned)std::min<int64_t>(std::max<int64_t>(b, 1), 65535 * 8);
+}
+
 template <typename T>
 rk_status upload(T **d, const T *h, size_t n, dev_mem &mem, stager &sg, cudaStream_t st, rk_error *err)
 {

@@ -41,19 +41,6 @@ constexpr int kThreads = 256;
 constexpr int kMaxPieces = 4096;
 const char *const kGrouped = "the ratings came grouped by user (the host's sort keeps them)";
 
-unsigned grid_for(int64_t n)
-{
-    const int64_t b = (n + kThreads - 1) / kThreads;
-    return (unsigned)std::min<int64_t>(std::max<int64_t>(b, 1), 65535 * 8);
-}
-
-double now_s()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 } // namespace
 
 struct rk_gpu_rows {
@@ -350,7 +337,7 @@ extern "C" void rk_gpu_rows_ready(void *ud, const int64_t *u, const int64_t *i, 
 extern "C" void rk_gpu_rows_hold(void *ud, int done)
 {
     rk_gpu_rows *p = (rk_gpu_rows *)ud;
-    const double t0 = now_s();
+    const double t0 = rk_omp_wtime();
     pthread_mutex_lock(&p->mu);
     if (!p->started) {
         stop_why(p, done ? "no rows were handed" : "the rows had to move or hold string ids");
@@ -371,7 +358,7 @@ extern "C" void rk_gpu_rows_hold(void *ud, int done)
     }
     /* nothing reads the rows any more: the scan is over, the copies too */
     while (p->busy || (p->started && !p->copied)) pthread_cond_wait(&p->cv, &p->mu);
-    p->wait_s = now_s() - t0;
+    p->wait_s = rk_omp_wtime() - t0;
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -460,12 +447,12 @@ rk_status map_column(const int64_t *raw, int64_t n, const int64_t *vals, int32_t
     void *d_scan;
     RK_FORWARD(mem.alloc((char **)&d_scan, scan_bytes, err));
     RK_CUDA_CHECK(err, cudaMemsetAsync(d_bits, 0, (size_t)words * sizeof *d_bits, s));
-    k_bits<<<grid_for(d), kThreads, 0, s>>>(d_vals, d, lo, d_bits);
+    k_bits<<<rk_grid_for(d, kThreads), kThreads, 0, s>>>(d_vals, d, lo, d_bits);
     RK_LAUNCH_CHECK(err, "k_bits");
-    k_popc<<<grid_for(words), kThreads, 0, s>>>(d_bits, words, d_cnt);
+    k_popc<<<rk_grid_for(words, kThreads), kThreads, 0, s>>>(d_bits, words, d_cnt);
     RK_LAUNCH_CHECK(err, "k_popc");
     RK_CUDA_CHECK(err, cub::DeviceScan::ExclusiveSum(d_scan, scan_bytes, d_cnt, d_before, words, s));
-    k_map<<<grid_for(n), kThreads, 0, s>>>(raw, n, lo, range, d_bits, d_before, dense, d_bad);
+    k_map<<<rk_grid_for(n, kThreads), kThreads, 0, s>>>(raw, n, lo, range, d_bits, d_before, dense, d_bad);
     RK_LAUNCH_CHECK(err, "k_map");
     return RK_OK;
 }

@@ -264,12 +264,10 @@ rk_status rk_gpu_row_values(const rk_dev_csr *a, const float *d_rv, int by_idx, 
 {
     if (a->nnz == 0) return RK_OK;
     if (by_idx) {
-        const int64_t blocks = std::min<int64_t>((a->nnz + 255) / 256, 65535 * 8);
-        k_idx_values<<<(unsigned)blocks, 256, 0, st>>>(a->idx, a->nnz, d_rv, a->v);
+        k_idx_values<<<rk_grid_for(a->nnz, 256), 256, 0, st>>>(a->idx, a->nnz, d_rv, a->v);
         RK_LAUNCH_CHECK(err, "k_idx_values");
     } else {
-        const int64_t blocks = std::min<int64_t>(((int64_t)a->n_rows * 32 + 255) / 256, 65535 * 8);
-        k_rows_values<<<(unsigned)std::max<int64_t>(blocks, 1), 256, 0, st>>>(a->ptr, a->n_rows, d_rv, a->v);
+        k_rows_values<<<rk_grid_for((int64_t)a->n_rows * 32, 256), 256, 0, st>>>(a->ptr, a->n_rows, d_rv, a->v);
         RK_LAUNCH_CHECK(err, "k_rows_values");
     }
     return RK_OK;
