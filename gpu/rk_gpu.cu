@@ -115,6 +115,7 @@ struct knn_call {
     rk_lists *lists;
     rk_queries *q;
     const rk_topn_opts *topn;
+    const rk_lists *shared = NULL; // every item's lists, from g->between: uploaded for the top-N
     rk_topn_stats *tst;
     rk_knn_stats *st;
     // resources: released in reverse order
@@ -147,7 +148,7 @@ struct knn_call {
     float *d_sim = NULL;
     int64_t *seg = NULL;
     int one_per_kernel = 0, host_select = 0, sym = 0;
-    int kept = 0; // what of the user-major matrix was on the device already (1 ptr, 2 idx, 4 values)
+    int kept = 0; // what of the user-major matrix was on a device already (1 ptr, 2 idx, 4 values, 8 another's)
     void *d_one = NULL;
     int32_t one_batch = 1, T = 0, n_tiles = 0;
     size_t sp_budget = 0;
@@ -481,7 +482,10 @@ rk_status knn_call::upload_queries(rk_error *err)
     st->upload_s = t_upload - t_init;
     snprintf(st->detail, sizeof st->detail, "pinned buffers %.4f s, user-major %s %.4f s, item-major %s %.4f s, "
              "values %.4f s, tile alloc %.4f s, rest %.4f s", t_pinned - t_init,
-             kept == 7 ? "kept" : kept ? "kept, values up" : "up", t_up - t_pinned,
+             (kept & 7) == 7   ? (kept & 8 ? "peer" : "kept")
+             : kept            ? (kept & 8 ? "peer, values up" : "kept, values up")
+                               : "up",
+             t_up - t_pinned,
              dev_transpose ? "transposed" : "up", t_tr - t_up, t_h2d - t_tr, t_tile1 - t_tile0,
              (t_upload - t_h2d) - (t_tile1 - t_tile0));
     return RK_OK;
@@ -619,12 +623,14 @@ rk_status knn_call::download(rk_error *err)
 }
 
 // Top-N from the lists still on the device; the similarity tile goes first.
+// Lists made on the host (host selection, or every part's from g->between)
+// go up into the device's lists first.
 rk_status knn_call::topn_stage(rk_error *err)
 {
     mem.release(d_S);
     mem.release(d_N);
-    if (host_select && n_items > 0) { // the host's lists go up for the top-N
-        const rk_lists *hl = hsel.out;
+    const rk_lists *hl = shared != NULL ? shared : host_select ? hsel.out : NULL;
+    if (hl != NULL && n_items > 0) {
         const size_t cells = (size_t)n_items * k;
         RK_CUDA_CHECK(err, cudaMemcpyAsync(d_len, hl->len, (size_t)n_items * sizeof(int32_t), cudaMemcpyHostToDevice, s));
         RK_CUDA_CHECK(err, cudaMemcpyAsync(d_nbr, hl->nbr, cells * sizeof(int32_t), cudaMemcpyHostToDevice, s));
@@ -668,7 +674,17 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         RK_PROGRESS(o->progress, o->progress_ud, "similarity", tile + 1, c.n_tiles, "tiles");
     }
     RK_FORWARD(c.download(err));
-    return topn == NULL ? RK_OK : c.topn_stage(err);
+    if (topn == NULL) return RK_OK;
+    if (g != NULL && g->between != NULL) { // the other parts' lists, and this part's users
+        const rk_topn_opts *mine = NULL;
+        RK_FORWARD(g->between(g->between_ud, &c.shared, &mine, err));
+        if (mine == NULL) return RK_OK;
+        if (c.shared == NULL || c.shared->n_items != c.n_items || c.shared->k != c.k)
+            return rk_error_set(err, RK_E_INTERNAL, "the lists for the top-N are not of this call's shape");
+        RK_FORWARD(rk_topn_check(m, c.shared, mine, err));
+        c.topn = mine;
+    }
+    return c.topn_stage(err);
 }
 
 } // namespace

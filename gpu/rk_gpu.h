@@ -158,6 +158,17 @@ typedef struct rk_gpu_opts {
     rk_gpu_rows *rows;   /* rk_gpu_csr_build: the ratings' rows uploaded beside the parse (NULL: none) */
     const int64_t *user_ids, *item_ids; /* with rows: the raw id of each dense index, ascending
                                            (rk_ids_values; NULL: string ids) */
+    /* rk_gpu_knn with top-N, as one of several parts sharing a job's rows
+       (job/rk_job_spread.c): once the call's lists and predictions are on the
+       host, and before its top-N, between(between_ud, &lists, &topn, err) is
+       called on the calling thread.  It waits for the other parts and gives
+       every item's lists (*lists, uploaded over the device's own) and this
+       part's top-N request (*topn; NULL: none, the call ends with its lists).
+       Its status other than RK_OK ends the call.  The ratings stay on the
+       device between the two: they cross PCIe once.  NULL: top-N from the
+       call's own lists. */
+    rk_status (*between)(void *ud, const rk_lists **lists, const rk_topn_opts **topn, rk_error *err);
+    void *between_ud;
 } rk_gpu_opts;
 
 /*! rk_gpu_knn() : the engine of rk_knn_cpu on the GPU, and, when topn is

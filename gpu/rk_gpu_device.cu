@@ -6,6 +6,8 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <algorithm>
 
 rk_status rk_gpu_fail(rk_error *err, const char *call, const char *why, const char *file, int line)
@@ -141,7 +143,8 @@ struct resident_csr {
     int32_t *d_idx = NULL;
     float *d_val = NULL;
 };
-pthread_mutex_t resident_lock = PTHREAD_MUTEX_INITIALIZER;
+// readers: the engine calls copying from it, on several devices at once
+pthread_rwlock_t resident_lock = PTHREAD_RWLOCK_INITIALIZER;
 resident_csr resident;
 
 void resident_free(resident_csr &r)
@@ -184,40 +187,70 @@ rk_status rk_gpu_resident_keep(int device, const rk_csr *h, const int64_t *d_ptr
         resident_free(r);
         return rk_gpu_fail(err, "keeping the sorted matrix on the device", cudaGetErrorString(e), __FILE__, __LINE__);
     }
-    pthread_mutex_lock(&resident_lock);
+    pthread_rwlock_wrlock(&resident_lock);
     resident_free(resident);
     resident = r;
-    pthread_mutex_unlock(&resident_lock);
+    pthread_rwlock_unlock(&resident_lock);
     return RK_OK;
+}
+
+// Another device's matrix: read over NVLink when this device may access
+// that one's memory (peer access enabled here once; already enabled is no
+// error), else not at all (through the host it would cross PCIe twice).
+// RECKNN_GPU_PEER=0: not at all, each device uploads its own copy.
+static bool peer_readable(int device, int holder)
+{
+    const char *env = getenv("RECKNN_GPU_PEER"); // 0: never (for measurements)
+    if (env != NULL && strcmp(env, "0") == 0) return false;
+    int can = 0;
+    if (cudaDeviceCanAccessPeer(&can, device, holder) != cudaSuccess || !can) {
+        cudaGetLastError();
+        return false;
+    }
+    const cudaError_t e = cudaDeviceEnablePeerAccess(holder, 0); // the caller's current device is `device`
+    if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();
+    else if (e != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return true;
+}
+
+static cudaError_t copy_from(void *dst, int device, const void *src, int holder, size_t bytes, cudaStream_t st)
+{
+    if (device == holder) return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st);
+    return cudaMemcpyPeerAsync(dst, device, src, holder, bytes, st);
 }
 
 rk_status rk_gpu_resident_copy(int device, const rk_csr *h, int64_t *d_ptr, int32_t *d_idx, float *d_val,
                                cudaStream_t st, int *copied, rk_error *err)
 {
     *copied = 0;
-    pthread_mutex_lock(&resident_lock);
+    pthread_rwlock_rdlock(&resident_lock);
     const resident_csr r = resident;
-    const bool same = r.device == device && r.h_ptr == h->ptr && r.h_idx == h->idx && r.n_rows == h->n_rows &&
-                      r.n_cols == h->n_cols && r.nnz == h->nnz;
+    const bool same = r.device >= 0 && r.h_ptr == h->ptr && r.h_idx == h->idx && r.n_rows == h->n_rows &&
+                      r.n_cols == h->n_cols && r.nnz == h->nnz &&
+                      (r.device == device || peer_readable(device, r.device));
     cudaError_t e = cudaSuccess;
     if (same) {
-        e = cudaMemcpyAsync(d_ptr, r.d_ptr, ((size_t)h->n_rows + 1) * sizeof *d_ptr, cudaMemcpyDeviceToDevice, st);
-        if (e == cudaSuccess) e = cudaMemcpyAsync(d_idx, r.d_idx, (size_t)h->nnz * sizeof *d_idx, cudaMemcpyDeviceToDevice, st);
+        const size_t n = (size_t)h->nnz;
+        e = copy_from(d_ptr, device, r.d_ptr, r.device, ((size_t)h->n_rows + 1) * sizeof *d_ptr, st);
+        if (e == cudaSuccess) e = copy_from(d_idx, device, r.d_idx, r.device, n * sizeof *d_idx, st);
         if (e == cudaSuccess && r.h_val == h->val)
-            e = cudaMemcpyAsync(d_val, r.d_val, (size_t)h->nnz * sizeof *d_val, cudaMemcpyDeviceToDevice, st);
+            e = copy_from(d_val, device, r.d_val, r.device, n * sizeof *d_val, st);
         if (e == cudaSuccess) e = cudaStreamSynchronize(st); // the lock guards the copies' sources
-        if (e == cudaSuccess) *copied = 1 | 2 | (r.h_val == h->val ? 4 : 0);
+        if (e == cudaSuccess) *copied = 1 | 2 | (r.h_val == h->val ? 4 : 0) | (r.device != device ? 8 : 0);
     }
-    pthread_mutex_unlock(&resident_lock);
+    pthread_rwlock_unlock(&resident_lock);
     if (e != cudaSuccess) return rk_gpu_fail(err, "copying the kept matrix", cudaGetErrorString(e), __FILE__, __LINE__);
     return RK_OK;
 }
 
 extern "C" void rk_gpu_forget_csr(void)
 {
-    pthread_mutex_lock(&resident_lock);
+    pthread_rwlock_wrlock(&resident_lock);
     resident_free(resident);
-    pthread_mutex_unlock(&resident_lock);
+    pthread_rwlock_unlock(&resident_lock);
 }
 
 extern "C" int rk_gpu_supports(const rk_knn_opts *o, char *why, size_t cap)

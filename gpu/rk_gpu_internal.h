@@ -213,9 +213,12 @@ struct stager {
 rk_status rk_gpu_resident_keep(int device, const rk_csr *h, const int64_t *d_ptr, const int32_t *d_idx,
                                const float *d_val, cudaStream_t st, rk_error *err);
 // When h's host arrays are the kept ones (the same ptr and idx arrays and
-// shape, on this device): ptr and idx copied on the device into the
-// caller's arrays, and val too when h's values are the kept ones; *copied
-// says which (1 ptr, 2 idx, 4 val; 0: nothing kept for h).
+// shape, on this device or on one whose memory this device can read peer to
+// peer, NVLink): ptr and idx copied into the caller's arrays on `device`
+// (the current device), and val too when h's values are the kept ones;
+// *copied says which (1 ptr, 2 idx, 4 val, 8 from another device; 0:
+// nothing kept for h, or out of this device's reach).  Several devices may
+// copy at once.
 rk_status rk_gpu_resident_copy(int device, const rk_csr *h, int64_t *d_ptr, int32_t *d_idx, float *d_val,
                                cudaStream_t st, int *copied, rk_error *err);
 

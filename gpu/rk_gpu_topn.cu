@@ -447,7 +447,9 @@ rk_status topn_call::alloc_batches(rk_error *err)
                                          cudaHostAllocDefault));
         RK_CUDA_CHECK(err, cudaHostAlloc((void **)&hb[x].score, (size_t)max_count * n * sizeof(uint64_t),
                                          cudaHostAllocDefault));
-        RK_CUDA_CHECK(err, cudaEventCreateWithFlags(&hb[x].ready, cudaEventDisableTiming));
+        // waited on by blocking, not spinning: with several GPUs, the host
+        // threads of the others and the writer need the cores
+        RK_CUDA_CHECK(err, cudaEventCreateWithFlags(&hb[x].ready, cudaEventDisableTiming | cudaEventBlockingSync));
         RK_CUDA_CHECK(err, cudaEventCreate(&hb[x].k0));
         RK_CUDA_CHECK(err, cudaEventCreate(&hb[x].km));
         RK_CUDA_CHECK(err, cudaEventCreate(&hb[x].k1));
