@@ -262,10 +262,12 @@ int main(int argc, char **argv)
                 fprintf(stderr, ", recall@%d %.4f", rep.k, rep.approx_check.recall);
             fputs("; ", stderr);
         }
-        if (rep.ranks > 1 || rep.n_parts > 1) {
-            const double b = rk_job_balance(&rep, RK_JOB_BALANCE_ENGINE_S);
+        int n_parts = 0; /* the lists' stage's */
+        for (int x = 0; x < rep.n_parts; x++) n_parts += rep.part[x].stage == RK_JOB_STAGE_LISTS;
+        if (rep.ranks > 1 || n_parts > 1) {
+            const double b = rk_job_balance(&rep, RK_JOB_STAGE_LISTS, RK_JOB_BALANCE_ENGINE_S);
             fprintf(stderr, "%d rank%s, %d part%s (slowest engine over mean %.2f); ", rep.ranks,
-                    rep.ranks == 1 ? "" : "s", rep.n_parts, rep.n_parts == 1 ? "" : "s", b > 0 ? b : 1.0);
+                    rep.ranks == 1 ? "" : "s", n_parts, n_parts == 1 ? "" : "s", b > 0 ? b : 1.0);
         }
         char verdict[320];
         const int below = rk_job_verdict(o, &rep, verdict, sizeof verdict);

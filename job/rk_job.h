@@ -143,8 +143,13 @@ typedef struct rk_job_part {
     int64_t topn_rows;      /* recommendations made */
     double topn_s;          /* the top-N call */
     int32_t fell_back;      /* the GPU failed under --device auto: the CPU ran */
-    int32_t pad_;
+    int32_t stage;          /* RK_JOB_STAGE_LISTS or RK_JOB_STAGE_RANKING */
 } rk_job_part;
+
+/* The stages shared out among parts: the lists of --metric (with the
+ * predictions, and top-N from them under --rank lists), and the ranking
+ * model's lists with top-N from them. */
+enum { RK_JOB_STAGE_LISTS = 0, RK_JOB_STAGE_RANKING = 1 };
 
 /* What one fold (or the one split) measured. */
 typedef struct rk_job_fold {
@@ -233,9 +238,10 @@ typedef enum rk_job_balance_of {
     RK_JOB_BALANCE_TOPN_WORK     /* list entries summed for top-N */
 } rk_job_balance_of;
 
-/*! rk_job_balance() : the largest of the parts' values over their mean (1:
- *  even; 0 when all are 0 or there are no parts). */
-double rk_job_balance(const rk_job_report *r, rk_job_balance_of what);
+/*! rk_job_balance() : the largest of the values of the parts of one stage
+ *  (RK_JOB_STAGE_*) over their mean (1: even; 0 when all are 0 or the stage
+ *  has no parts). */
+double rk_job_balance(const rk_job_report *r, int stage, rk_job_balance_of what);
 
 /*! rk_job_verdict() : the model's ranking beside the most-popular
  *  baseline's (NDCG at the run's N, means over the folds), as one sentence

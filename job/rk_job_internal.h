@@ -162,7 +162,15 @@ typedef struct rk_job_spread_in {
     const rk_topn_opts *to;     /* NULL: no top-N; its sink is called on rank 0 only */
     rk_topn_stats *ts;          /* rank 0: the stage's (may be NULL) */
     rk_knn_stats *st;           /* the engine's: rank 0's first part, the work summed */
-    rk_job_report *rep;         /* rank 0: part[], n_parts, t_exchange */
+    rk_job_report *rep;         /* rank 0: part[] (this stage's replaced), n_parts, t_exchange */
+    int stage;                  /* RK_JOB_STAGE_*: the parts' stage in rep */
+    /* may be NULL: host_model(hook_ud) gives the model a part's CPU engine
+       call reads instead of em (called under a lock: the ranking model with
+       its values expanded for a host engine; NULL: failed, with err);
+       shape(hook_ud, lists) on the joined lists before top-N */
+    const rk_model *(*host_model)(void *ud, rk_error *err);
+    void (*shape)(void *ud, rk_lists *lists);
+    void *hook_ud;
 } rk_job_spread_in;
 
 /*! rk_job_spread() : the lists, predictions and top-N of one fold shared
@@ -171,6 +179,14 @@ typedef struct rk_job_spread_in {
  *  one engine call, byte for byte.  @return RK_OK, or the first failing
  *  rank's status with its message (the same on every rank). */
 rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err);
+
+/*! rk_job_exchange_lists() : collective: the lists of the items each rank
+ *  owns (owner[item] = its rank) to every rank (everyone), or to rank 0
+ *  alone, into in->lists.  rk_job_exchange_predictions() : the answers of
+ *  every rank's queries (those of the items it owns) to rank 0, into in->q.
+ *  @return RK_OK, RK_E_NOMEM, RK_E_INTERNAL (a message cut short), RK_E_DIST. */
+rk_status rk_job_exchange_lists(const rk_job_spread_in *in, const int32_t *owner, int everyone, rk_error *err);
+rk_status rk_job_exchange_predictions(const rk_job_spread_in *in, const int32_t *owner, rk_error *err);
 
 /*! rk_job_dist_check_opts() : what a run of several ranks refuses (--model,
  *  --approx: one process).  @return RK_OK or RK_E_ARG. */

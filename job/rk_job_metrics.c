@@ -287,11 +287,14 @@ static json_t *json_metrics(const rk_job_report *r)
 
 /* ---- several ranks and GPUs ------------------------------------------------- */
 
-double rk_job_balance(const rk_job_report *r, rk_job_balance_of what)
+double rk_job_balance(const rk_job_report *r, int stage, rk_job_balance_of what)
 {
     double mx = 0.0, sum = 0.0;
+    int n = 0;
     for (int x = 0; x < r->n_parts; x++) {
         const rk_job_part *p = &r->part[x];
+        if (p->stage != stage) continue;
+        n++;
         const double v = what == RK_JOB_BALANCE_ENGINE_S ? p->engine_s
                          : what == RK_JOB_BALANCE_WORK   ? (double)p->work
                          : what == RK_JOB_BALANCE_TOPN_S ? p->topn_s
@@ -299,12 +302,25 @@ double rk_job_balance(const rk_job_report *r, rk_job_balance_of what)
         sum += v;
         if (v > mx) mx = v;
     }
-    return sum > 0.0 ? mx * r->n_parts / sum : 0.0;
+    return sum > 0.0 ? mx * n / sum : 0.0;
+}
+
+/* The balance of one stage's parts (null when the stage has none). */
+static json_t *json_balance(const rk_job_report *r, int stage)
+{
+    int n = 0;
+    for (int x = 0; x < r->n_parts; x++) n += r->part[x].stage == stage;
+    if (stage != RK_JOB_STAGE_LISTS && n == 0) return json_null();
+    return json_pack("{s:o, s:o, s:o, s:o}", "engine_s", rk_json_num(rk_job_balance(r, stage, RK_JOB_BALANCE_ENGINE_S)),
+                     "work", rk_json_num(rk_job_balance(r, stage, RK_JOB_BALANCE_WORK)),
+                     "topn_s", rk_json_num(rk_job_balance(r, stage, RK_JOB_BALANCE_TOPN_S)),
+                     "topn_work", rk_json_num(rk_job_balance(r, stage, RK_JOB_BALANCE_TOPN_WORK)));
 }
 
 
 /* The "scale" member: ranks, load mode, exchange time, and every part's
- * rows, work and times (one per line) with their balance. */
+ * stage, rows, work and times (one per line) with their balance, the
+ * lists' stage's and the ranking stage's apart. */
 static json_t *json_scale(const rk_job_report *r, rk_json_layout *ly)
 {
     json_t *parts = rk_json_lined(ly, json_array());
@@ -312,7 +328,8 @@ static json_t *json_scale(const rk_job_report *r, rk_json_layout *ly)
     for (int x = 0; x < r->n_parts && !bad; x++) {
         const rk_job_part *p = &r->part[x];
         bad |= json_array_append_new(parts, json_pack(
-            "{s:i, s:i, s:i, s:i, s:I, s:o, s:I, s:I, s:I, s:o, s:b}", "rank", p->rank, "worker", p->worker,
+            "{s:s, s:i, s:i, s:i, s:i, s:I, s:o, s:I, s:I, s:I, s:o, s:b}", "stage",
+            p->stage == RK_JOB_STAGE_RANKING ? "ranking" : "lists", "rank", p->rank, "worker", p->worker,
             "device", p->device, "rows", p->rows, "work", (json_int_t)p->work, "engine_s", rk_json_num(p->engine_s),
             "topn_users", (json_int_t)p->topn_users, "topn_work", (json_int_t)p->topn_work, "topn_rows",
             (json_int_t)p->topn_rows, "topn_s", rk_json_num(p->topn_s), "gpu_failed", p->fell_back != 0));
@@ -321,13 +338,11 @@ static json_t *json_scale(const rk_job_report *r, rk_json_layout *ly)
         json_decref(parts);
         return NULL;
     }
-    return json_pack("{s:i, s:o, s:o, s:o, s:{s:o, s:o, s:o, s:o}, s:o}", "ranks", r->ranks > 0 ? r->ranks : 1,
+    return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "ranks", r->ranks > 0 ? r->ranks : 1,
                      "load", r->dist_load[0] != '\0' ? rk_json_str(r->dist_load) : json_null(),
                      "load_s", rk_json_num(r->t_dist_load), "exchange_s", rk_json_num(r->t_exchange), "balance",
-                     "engine_s", rk_json_num(rk_job_balance(r, RK_JOB_BALANCE_ENGINE_S)),
-                     "work", rk_json_num(rk_job_balance(r, RK_JOB_BALANCE_WORK)),
-                     "topn_s", rk_json_num(rk_job_balance(r, RK_JOB_BALANCE_TOPN_S)),
-                     "topn_work", rk_json_num(rk_job_balance(r, RK_JOB_BALANCE_TOPN_WORK)), "parts", parts);
+                     json_balance(r, RK_JOB_STAGE_LISTS), "balance_ranking", json_balance(r, RK_JOB_STAGE_RANKING),
+                     "parts", parts);
 }
 
 /* ---- the members of metrics.json, by section ----------------------------------- */

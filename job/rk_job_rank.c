@@ -1,10 +1,77 @@
 /* rk_job_rank.c — the ranking stage of a fold (CONTRACT.md §5b): the
  * transformed matrix, its lists on the run's backend, their shaping, and
- * top-N summed from them. */
+ * top-N summed from them; with several GPUs, the lists and top-N shared
+ * among them (rk_job_spread). */
 #include "rk_job_internal.h"
 #include "rk_omp.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+/* The ranking stage shared among the run's GPUs (rk_job_spread, rank 0's
+ * devices alone): a part that runs the CPU engine reads a copy of the model
+ * whose values are expanded (the GPU parts read tm meanwhile), and the lists
+ * are shaped once joined, before top-N. */
+typedef struct rank_hooks {
+    const rk_rankw_opts *cfg;
+    const rk_rankw_model *tm;
+    rk_rankw_model host; /* tm, with the values a host engine reads; made at the first ask */
+    int made;
+} rank_hooks;
+
+static const rk_model *rank_host_model(void *ud, rk_error *err)
+{
+    rank_hooks *h = ud;
+    if (!h->made) {
+        h->host = *h->tm;
+        if (rk_rankw_expand(&h->host, err) != RK_OK) return NULL;
+        h->made = 1;
+    }
+    return &h->host.model;
+}
+
+static void rank_shape(void *ud, rk_lists *l)
+{
+    const rank_hooks *h = ud;
+    rk_rankw_shape(h->cfg, l);
+}
+
+static rk_status rank_spread(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_backend_seam *seam,
+                             const rk_rankw_model *tm, const rk_knn_opts *ko, const rk_model *m,
+                             const rk_topn_opts *to, rk_lists *rl, rk_topn_stats *ts, rk_job_report *rep,
+                             rk_error *err)
+{
+    rank_hooks h;
+    memset(&h, 0, sizeof h);
+    h.cfg = cfg;
+    h.tm = tm;
+    const rk_gpu_opts g = rk_backend_call_opts(seam);
+    rk_job_spread_in in = {o, NULL, ko, &tm->model, m, 0, seam->devices, seam->n_devices, &g, seam, rl, NULL,
+                           to, ts, &rep->rank_lists, rep, RK_JOB_STAGE_RANKING, rank_host_model, rank_shape, &h};
+    const rk_status s = rk_job_spread(&in, err);
+    if (h.made) { /* what rk_rankw_expand made of the copy */
+        if (h.host.model.by_user.val != tm->model.by_user.val) free(h.host.model.by_user.val);
+        if (h.host.model.by_item.val != tm->model.by_item.val) free(h.host.model.by_item.val);
+    }
+    return s;
+}
+
+/* Several GPUs (RECKNN_GPU_RANK_SPREAD=0: the first alone, for comparisons). */
+static int rank_spreads(const rk_backend_seam *seam)
+{
+    const char *env = getenv("RECKNN_GPU_RANK_SPREAD");
+    return rk_backend_current(seam)->gpu && seam->n_devices > 1 && !(env != NULL && strcmp(env, "0") == 0);
+}
+
+/* The ranking lists' report, from the shaped lists. */
+static void rank_report(const rk_rankw_opts *cfg, const rk_lists *rl, rk_job_report *rep)
+{
+    rep->rank_used = *cfg;
+    int64_t entries = 0;
+    for (int32_t i = 0; i < rl->n_items; i++) entries += rl->len[i];
+    rep->rank_entries = entries;
+    rep->have_rank_model = 1;
+}
 
 rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_backend_seam *seam, const rk_model *lm,
                            const rk_model *m, const rk_topn_opts *to,
@@ -20,17 +87,22 @@ rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_ba
     ko.progress = o->progress;
     ko.progress_ud = o->ud;
     rk_status s = rk_lists_alloc(rl, lm->by_item.n_rows, ko.k, err);
+    if (s == RK_OK && rank_spreads(seam)) { /* lists and top-N shared among the GPUs */
+        s = rank_spread(o, cfg, seam, &tm, &ko, m, to, rl, ts, rep, err);
+        rep->rank_quantum = tm.quantum;
+        rk_rankw_free(&tm);
+        RK_FORWARD(s);
+        rank_report(cfg, rl, rep);
+        rep->t_rank += rep->rank_lists.wall_s; /* the lists' part of the stage */
+        return RK_OK;
+    }
     if (s == RK_OK)
         s = rk_backend_rank_lists(seam, &tm, &ko, rl, &rep->rank_lists, "the GPU engine (ranking lists)", err);
     rep->rank_quantum = tm.quantum;
     rk_rankw_free(&tm);
     RK_FORWARD(s);
     rk_rankw_shape(cfg, rl);
-    rep->rank_used = *cfg;
-    int64_t entries = 0;
-    for (int32_t i = 0; i < rl->n_items; i++) entries += rl->len[i];
-    rep->rank_entries = entries;
-    rep->have_rank_model = 1;
+    rank_report(cfg, rl, rep);
     rep->t_rank += rk_omp_wtime() - t0;
     return rk_backend_topn(seam, m, rl, to, restart, ud, ts, "the GPU top-N (ranking lists)", err);
 }

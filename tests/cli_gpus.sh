@@ -2,8 +2,10 @@
 # cli_gpus.sh — several GPUs in one process, and ranks sharing a GPU: the
 # files of --gpus 1, --gpus all, --gpus 0,0 (two workers on device 0) and,
 # in a build with MPI, mpirun -np 2 on one GPU are those of one plain GPU
-# run, byte for byte, with a test file (predictions), top-N, user mode and
-# a tiled run; a device beyond the visible ones is exit 5.  Skipped (77)
+# run, byte for byte, with a test file (predictions), top-N (from the
+# ranking model and from the lists), user mode and a tiled run, with top-N
+# ranked on the GPUs that made the lists and by the earlier path; a device
+# beyond the visible ones is exit 5.  Skipped (77)
 # where no GPU is usable.
 . "$top_srcdir/tests/setup.sh"
 [ -x "$RECKNN" ] || fail "$RECKNN is not built"
@@ -23,7 +25,8 @@ same() {
     done
 }
 n=0
-for opts in "--metric pearson -k 20" "--metric cosine -k 30 --gpu-memory 0.05" "--by user --metric msd -k 10"; do
+for opts in "--metric pearson -k 20" "--metric cosine -k 30 --gpu-memory 0.05" "--by user --metric msd -k 10" \
+    "--metric pearson -k 20 --rank lists"; do
     n=$((n + 1))
     # shellcheck disable=SC2086 # opts are words
     expect_status 0 "$RECKNN" "$tmp/r.csv" --test "$tmp/t.csv" $opts --device gpu --quiet --out "$tmp/$n.ref"
@@ -35,6 +38,22 @@ for opts in "--metric pearson -k 20" "--metric cosine -k 30 --gpu-memory 0.05" "
         same "$tmp/$n.ref" "$tmp/$n.g$g"
     done
     grep -q '"worker": 1' "$tmp/$n.g0,0/metrics.json" || fail "case $n: --gpus 0,0 ran one worker"
+    # item top-N ranked on the GPUs that made the lists (the ranking model's, or --rank lists'), and the
+    # earlier path (top-N uploading the ratings again, the ranking stage on one GPU) gives the same files
+    case $opts in
+    *"--by user"*) ;;
+    *)
+        grep -q '"path": "[^"]*, fused"' "$tmp/$n.g0,0/metrics.json" || fail "case $n: top-N was not fused"
+        case $opts in *"--rank lists"*) ;; *)
+            grep -q '"stage": "ranking"' "$tmp/$n.g0,0/metrics.json" ||
+                fail "case $n: the ranking stage was not shared" ;;
+        esac
+        # shellcheck disable=SC2086
+        expect_status 0 env RECKNN_GPU_FUSED=0 RECKNN_GPU_RANK_SPREAD=0 RECKNN_GPU_PEER=0 "$RECKNN" "$tmp/r.csv" \
+            --test "$tmp/t.csv" $opts --device gpu --gpus 0,0 --quiet --out "$tmp/$n.old"
+        same "$tmp/$n.ref" "$tmp/$n.old"
+        ;;
+    esac
     if [ -n "$mpi" ]; then
         # shellcheck disable=SC2086
         expect_status 0 timeout 300 $mpi -np 2 "$RECKNN" "$tmp/r.csv" --test "$tmp/t.csv" $opts --device gpu \

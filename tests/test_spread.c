@@ -3,7 +3,10 @@
  * that the sharing is tested where no GPU is) gives the results of one
  * engine call: the same lists, predictions and top-N batches, user by user,
  * in request order; each part's rows, users and work are reported and add up
- * to the whole. */
+ * to the whole.  The same with GPU parts under --device auto (the fused
+ * path, rk_gpu_opts.between): on a GPU they run there, two parts on device 0;
+ * without one each part's GPU call fails and the part makes its lists and
+ * its top-N on the CPU, through the same meeting and streams. */
 #include "rk_job_internal.h"
 #include "rk_byuser.h"
 #include "rk_utopn.h"
@@ -59,6 +62,29 @@ static int lists_equal(const rk_lists *a, const rk_lists *b)
     return 1;
 }
 
+/* GPU parts (device 0) under --device auto instead of CPU parts. */
+static int gpu_parts;
+
+/* The ranking stage's hooks: the model of the parts' CPU calls (counted),
+ * and a shaping of the joined lists before top-N (halved similarities: the
+ * order stays, exactly). */
+static int use_hooks, host_asks;
+static const rk_model *hook_model;
+
+static const rk_model *host_model(void *ud, rk_error *err)
+{
+    (void)ud;
+    (void)err;
+    host_asks++;
+    return hook_model;
+}
+
+static void halve(void *ud, rk_lists *l)
+{
+    (void)ud;
+    for (size_t c = 0; c < (size_t)l->n_items * (size_t)l->k; c++) l->sim[c] *= 0.5f;
+}
+
 /* One case: nu x ni ratings, k, N, parts, with queries and a --users subset
  * when asked, item- or user-based. */
 static void spread_vs_one(int nu, int ni, double density, rk_metric metric, int k, int n_top, int parts,
@@ -111,7 +137,17 @@ static void spread_vs_one(int nu, int ni, double density, rk_metric metric, int 
     CU_ASSERT_FATAL(rk_lists_alloc(&one, rows, k, &err) == RK_OK);
     CU_ASSERT_FATAL(rk_lists_alloc(&spread, rows, k, &err) == RK_OK);
     rk_queries q1 = {nq, qu, qi, p1, u1}, q2 = {nq, qu, qi, p2, u2};
-    CU_ASSERT_FATAL(rk_knn_cpu(em, &ko, &one, nq > 0 ? &q1 : NULL, NULL, &err) == RK_OK);
+    /* the GPU's lists where the parts run on one (its top-N is the CPU's, byte for byte) */
+    char why[256];
+    const int on_gpu = gpu_parts && rk_gpu_available(why, sizeof why);
+    if (on_gpu) {
+        rk_gpu_opts g1;
+        memset(&g1, 0, sizeof g1);
+        CU_ASSERT_FATAL(rk_gpu_knn(em, &ko, &g1, &one, nq > 0 ? &q1 : NULL, NULL, NULL, NULL, &err) == RK_OK);
+    } else {
+        CU_ASSERT_FATAL(rk_knn_cpu(em, &ko, &one, nq > 0 ? &q1 : NULL, NULL, &err) == RK_OK);
+    }
+    if (use_hooks) halve(NULL, &one);
     flat f1, f2;
     memset(&f1, 0, sizeof f1);
     memset(&f2, 0, sizeof f2);
@@ -124,7 +160,10 @@ static void spread_vs_one(int nu, int ni, double density, rk_metric metric, int 
     rk_job_opts o;
     rk_job_opts_default(&o);
     int32_t devices[RK_GPUS_MAX];
-    for (int w = 0; w < parts; w++) devices[w] = -1;
+    for (int w = 0; w < parts; w++) devices[w] = gpu_parts ? 0 : -1;
+    rk_backend_seam seam;
+    memset(&seam, 0, sizeof seam);
+    seam.o.device = RK_DEVICE_AUTO; /* a GPU part that fails runs on the CPU */
     rk_gpu_opts g;
     memset(&g, 0, sizeof g);
     rk_topn_stats ts;
@@ -132,9 +171,17 @@ static void spread_vs_one(int nu, int ni, double density, rk_metric metric, int 
     rk_job_report *rep = calloc(1, sizeof *rep);
     CU_ASSERT_FATAL(rep != NULL);
     to.sink_ud = &f2;
-    rk_job_spread_in in = {&o, NULL, &ko, em, &m, by_user, devices, parts, &g, NULL, &spread, nq > 0 ? &q2 : NULL,
-                           &to, &ts, &st, rep};
+    rk_job_spread_in in = {&o, NULL, &ko, em, &m, by_user, devices, parts, &g, gpu_parts ? &seam : NULL, &spread,
+                           nq > 0 ? &q2 : NULL, &to, &ts, &st, rep, RK_JOB_STAGE_LISTS, NULL, NULL, NULL};
+    if (use_hooks) {
+        in.stage = RK_JOB_STAGE_RANKING;
+        in.host_model = host_model;
+        in.shape = halve;
+        hook_model = em;
+        host_asks = 0;
+    }
     CU_ASSERT_FATAL(rk_job_spread(&in, &err) == RK_OK);
+    if (use_hooks) CU_ASSERT_EQUAL(host_asks > 0, !on_gpu); /* asked by every part that ran on the CPU */
 
     CU_ASSERT(lists_equal(&one, &spread));
     if (nq > 0) {
@@ -149,7 +196,9 @@ static void spread_vs_one(int nu, int ni, double density, rk_metric metric, int 
     int64_t r_sum = 0, u_sum = 0, rows_sum = 0, work = 0;
     for (int x = 0; x < rep->n_parts; x++) {
         CU_ASSERT_EQUAL(rep->part[x].worker, x);
-        CU_ASSERT_EQUAL(rep->part[x].device, -1);
+        CU_ASSERT_EQUAL(rep->part[x].stage, use_hooks ? RK_JOB_STAGE_RANKING : RK_JOB_STAGE_LISTS);
+        CU_ASSERT_EQUAL(rep->part[x].device, on_gpu ? 0 : -1);
+        CU_ASSERT_EQUAL(rep->part[x].fell_back, gpu_parts && !on_gpu);
         r_sum += rep->part[x].rows;
         u_sum += rep->part[x].topn_users;
         rows_sum += rep->part[x].topn_rows;
@@ -162,6 +211,7 @@ static void spread_vs_one(int nu, int ni, double density, rk_metric metric, int 
     CU_ASSERT_EQUAL(u_sum, ts.users);
     CU_ASSERT_EQUAL(rows_sum, ts.rows);
     if (with_users) CU_ASSERT_EQUAL(ts.users, n_req);
+    CU_ASSERT_EQUAL(strstr(ts.path, "fused") != NULL, gpu_parts && !by_user); /* the path taken */
 
     free(f1.v);
     free(f2.v);
@@ -200,10 +250,35 @@ static void test_edges(void)
     spread_vs_one(30, 20, 0.2, RK_METRIC_EUCLIDEAN, 4, 3, 1, 1, 1, 0, 9); /* one part */
 }
 
+/* The fused path: k and N within the GPU's limits. */
+static void test_fused(void)
+{
+    gpu_parts = 1;
+    spread_vs_one(80, 60, 0.15, RK_METRIC_PEARSON, 10, 5, 3, 1, 0, 0, 11);
+    spread_vs_one(70, 50, 0.2, RK_METRIC_COSINE, 8, 10, 2, 1, 1, 0, 12);
+    spread_vs_one(20, 3, 0.6, RK_METRIC_PEARSON, 2, 2, 5, 1, 0, 0, 13); /* more parts than items */
+    spread_vs_one(30, 20, 0.2, RK_METRIC_EUCLIDEAN, 4, 3, 1, 1, 1, 0, 14); /* one part */
+    gpu_parts = 0;
+}
+
+/* The ranking stage: the hooks' model for CPU calls, the lists shaped before
+ * top-N, the parts reported as the ranking stage's. */
+static void test_hooks(void)
+{
+    use_hooks = 1;
+    spread_vs_one(80, 60, 0.15, RK_METRIC_COSINE, 10, 5, 3, 0, 0, 0, 21);
+    gpu_parts = 1;
+    spread_vs_one(70, 50, 0.2, RK_METRIC_COSINE, 8, 10, 2, 0, 1, 0, 22);
+    gpu_parts = 0;
+    use_hooks = 0;
+}
+
 int main(void)
 {
     static const rk_test_case cases[] = {
         {"item rows and users shared among CPU parts: one call's results", test_items},
+        {"GPU parts, the lists and top-N in one call each (on the CPU where no GPU is)", test_fused},
+        {"the ranking stage's hooks: a host model, lists shaped before top-N", test_hooks},
         {"user mode shared among parts", test_users},
         {"more parts than items, one item, one part", test_edges},
         {NULL, NULL},
