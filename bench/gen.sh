@@ -10,6 +10,8 @@
 #                --popularity-cap 3500: the top 1% of items hold 27% of the ratings and the
 #                top item has 88k, against 39% and 53k for ml20m; real ML-20M lies between)
 #   ml20m-flat-random  the same, shuffled
+#   wide-random  issue 22's large catalogue: 2,000,000 users x 200,000 items, 300,000,000 ratings,
+#                shuffled (about 8 GB)
 # Default: ml20m, ml20m-split, netflix. The seed is fixed (SEED, default 1), so the files are the same on every
 # run on the same platform, whatever THREADS is. RECKNN_SYNTH names the generator (default:
 # ./recknn-synth, then recknn-synth on PATH). Sizes: about 0.54 GB (ml20m), 0.54 GB
@@ -41,10 +43,14 @@ for set in "$@"; do
     ml20m-random)
         "$synth" --users 138493 --items 26744 --ratings 20000000 --seed "$seed" $threads \
             --shuffle --output "$dir/ml20m-random.csv" ;;
+    wide-random)
+        "$synth" --users 2000000 --items 200000 --ratings 300000000 --seed "$seed" $threads \
+            --shuffle --output "$dir/wide-random.csv" ;;
     ml20m-flat|ml20m-flat-random)
         "$synth" --users 138493 --items 26744 --ratings 20000000 --seed "$seed" $threads \
             --popularity-sd 2.0 --popularity-cap 3500 $shuffle --output "$dir/$set.csv" ;;
     *)
-        echo "$0: unknown set '$set' (ml20m, ml20m-random, ml20m-split, ml20m-flat, ml20m-flat-random, netflix, netflix-random)" >&2; exit 2 ;;
+        echo "$0: unknown set '$set' (ml20m, ml20m-random, ml20m-split, ml20m-flat, ml20m-flat-random," \
+            "netflix, netflix-random, wide-random)" >&2; exit 2 ;;
     esac
 done
