@@ -504,7 +504,7 @@ static rk_status fold_engine_run(const rk_job_opts *o, const rk_knn_opts *ko, jo
         rk_job_spread_in in = {o, o->dist, &e->eko, e->em, j->m, o->by_user, j->seam.devices,
                                gpu ? j->seam.n_devices : 0, &g, &j->seam, &j->lists, e->q.n > 0 ? &e->q : NULL,
                                e->want_topn && !ranked ? &e->to : NULL, &e->ts, st, rep, RK_JOB_STAGE_LISTS,
-                               NULL, NULL, NULL};
+                               NULL, NULL, NULL, NULL};
         RK_FORWARD(rk_job_spread(&in, err));
         topn_done = 1;
     } else {

@@ -171,6 +171,7 @@ typedef struct rk_job_spread_in {
     const rk_model *(*host_model)(void *ud, rk_error *err);
     void (*shape)(void *ud, rk_lists *lists);
     void *hook_ud;
+    const rk_backend *gpu_be;   /* the GPU parts' engine (NULL: CUDA's); tests */
 } rk_job_spread_in;
 
 /*! rk_job_spread() : the lists, predictions and top-N of one fold shared

@@ -74,6 +74,12 @@ typedef struct part {
     int met;                        /* fused: 1 at the meeting with its lists, -1 without */
 } part;
 
+/* The GPU parts' engine: CUDA's, or a test's. */
+static const rk_backend *gpu_backend(const rk_job_spread_in *in)
+{
+    return in->gpu_be != NULL ? in->gpu_be : rk_backend_get(RK_BACKEND_CUDA);
+}
+
 /* A GPU part's thread runs OpenMP teams of its share of the cores (its
  * host work: batches, orders, copies), so that the parts' teams and the
  * writer's (drain_parts) do not crowd each other out of them.  @return the
@@ -177,7 +183,7 @@ static void *engine_part(void *arg)
     if (p->device < 0) {
         p->s = part_cpu_knn(p, &eko, &g, qp);
     } else {
-        p->s = rk_backend_get(RK_BACKEND_CUDA)->knn(in->em, &eko, &g, p->lists, qp, NULL, NULL, &p->st, &p->err);
+        p->s = gpu_backend(in)->knn(in->em, &eko, &g, p->lists, qp, NULL, NULL, &p->st, &p->err);
         if (rk_backend_can_fall_back(in->seam, p->s)) { /* the part is redone on the CPU */
             p->fell_back = 1;
             rk_error why = p->err;
@@ -304,7 +310,7 @@ static rk_status parts_status(const rk_job_spread_in *in, part *parts, int n_par
  * for comparisons. */
 static int can_fuse(const rk_job_spread_in *in)
 {
-    const rk_backend *cuda = rk_backend_get(RK_BACKEND_CUDA);
+    const rk_backend *cuda = gpu_backend(in);
     const char *env = getenv("RECKNN_GPU_FUSED");
     int gpus = in->n_devices > 0;
     for (int w = 0; w < in->n_devices; w++) gpus &= in->devices[w] >= 0;
@@ -366,7 +372,7 @@ static void *fused_part(void *arg)
     g.device = p->device;
     g.between = between;
     g.between_ud = p;
-    p->s = rk_backend_get(RK_BACKEND_CUDA)->knn(in->em, &eko, &g, p->lists, qp, in->to, &p->ts, &p->st, &p->err);
+    p->s = gpu_backend(in)->knn(in->em, &eko, &g, p->lists, qp, in->to, &p->ts, &p->st, &p->err);
     const int can = rk_backend_can_fall_back(in->seam, p->s);
     const rk_error why = p->err;
     if (p->met == 0) { /* no lists from the GPU: the CPU's, then its top-N */
@@ -471,7 +477,7 @@ static void *topn_part(void *arg)
         if (in->by_user) { /* user-mode top-N: the CPU's */
             p->s = cpu->user_topn(in->m, in->lists, &p->to, &g, &p->ts, &p->err);
         } else {
-            const rk_backend *be = p->device >= 0 ? rk_backend_get(RK_BACKEND_CUDA) : cpu;
+            const rk_backend *be = p->device >= 0 ? gpu_backend(in) : cpu;
             p->s = be->topn(in->m, in->lists, &p->to, &g, &p->ts, &p->err);
             if (be->gpu && rk_backend_can_fall_back(in->seam, p->s)) {
                 p->fell_back = 1; /* the CPU takes up the users where the GPU stopped */

@@ -65,6 +65,40 @@ static int lists_equal(const rk_lists *a, const rk_lists *b)
 /* GPU parts (device 0) under --device auto instead of CPU parts. */
 static int gpu_parts;
 
+/* A GPU engine that fails half-way through each part's top-N, for the
+ * parts' fallback: its lists are the CPU's, then it meets the other parts,
+ * ranks the first half of its users and fails as a GPU would. */
+static int fake_gpu;
+
+static rk_status fake_knn(const rk_model *m, const rk_knn_opts *ko, const rk_gpu_opts *g, rk_lists *lists,
+                          rk_queries *q, const rk_topn_opts *topn, rk_topn_stats *ts, rk_knn_stats *st, rk_error *err)
+{
+    RK_FORWARD(rk_knn_cpu(m, ko, lists, q, st, err));
+    if (topn == NULL || g == NULL || g->between == NULL) return RK_OK;
+    const rk_lists *all = NULL;
+    const rk_topn_opts *mine = NULL;
+    RK_FORWARD(g->between(g->between_ud, &all, &mine, err));
+    if (mine == NULL) return RK_OK;
+    rk_topn_opts half = *mine;
+    half.n_users = mine->n_users / 2;
+    RK_FORWARD(rk_topn_cpu(m, all, &half, ts, err));
+    return rk_error_set(err, RK_E_GPU, "injected: the GPU failed after %lld users", (long long)half.n_users);
+}
+
+/* Its top-N from lists made elsewhere (the path without the meeting): the
+ * same failure half-way. */
+static rk_status fake_topn(const rk_model *m, const rk_lists *l, const rk_topn_opts *to, const rk_gpu_opts *g,
+                           rk_topn_stats *ts, rk_error *err)
+{
+    (void)g;
+    rk_topn_opts half = *to;
+    half.n_users = to->n_users / 2;
+    RK_FORWARD(rk_topn_cpu(m, l, &half, ts, err));
+    return rk_error_set(err, RK_E_GPU, "injected: the GPU failed after %lld users", (long long)half.n_users);
+}
+
+static const rk_backend fake_be = {RK_BACKEND_CUDA, "fake", 1, 1 << 20, 1, NULL, fake_knn, fake_topn, NULL, NULL};
+
 /* The ranking stage's hooks: the model of the parts' CPU calls (counted),
  * and a shaping of the joined lists before top-N (halved similarities: the
  * order stays, exactly). */
@@ -139,7 +173,7 @@ static void spread_vs_one(int nu, int ni, double density, rk_metric metric, int 
     rk_queries q1 = {nq, qu, qi, p1, u1}, q2 = {nq, qu, qi, p2, u2};
     /* the GPU's lists where the parts run on one (its top-N is the CPU's, byte for byte) */
     char why[256];
-    const int on_gpu = gpu_parts && rk_gpu_available(why, sizeof why);
+    const int on_gpu = gpu_parts && !fake_gpu && rk_gpu_available(why, sizeof why);
     if (on_gpu) {
         rk_gpu_opts g1;
         memset(&g1, 0, sizeof g1);
@@ -172,7 +206,8 @@ static void spread_vs_one(int nu, int ni, double density, rk_metric metric, int 
     CU_ASSERT_FATAL(rep != NULL);
     to.sink_ud = &f2;
     rk_job_spread_in in = {&o, NULL, &ko, em, &m, by_user, devices, parts, &g, gpu_parts ? &seam : NULL, &spread,
-                           nq > 0 ? &q2 : NULL, &to, &ts, &st, rep, RK_JOB_STAGE_LISTS, NULL, NULL, NULL};
+                           nq > 0 ? &q2 : NULL, &to, &ts, &st, rep, RK_JOB_STAGE_LISTS, NULL, NULL, NULL, NULL};
+    if (fake_gpu) in.gpu_be = &fake_be;
     if (use_hooks) {
         in.stage = RK_JOB_STAGE_RANKING;
         in.host_model = host_model;
@@ -211,7 +246,9 @@ static void spread_vs_one(int nu, int ni, double density, rk_metric metric, int 
     CU_ASSERT_EQUAL(u_sum, ts.users);
     CU_ASSERT_EQUAL(rows_sum, ts.rows);
     if (with_users) CU_ASSERT_EQUAL(ts.users, n_req);
-    CU_ASSERT_EQUAL(strstr(ts.path, "fused") != NULL, gpu_parts && !by_user); /* the path taken */
+    const char *fused_env = getenv("RECKNN_GPU_FUSED");
+    const int fused = gpu_parts && !by_user && !(fused_env != NULL && strcmp(fused_env, "0") == 0);
+    CU_ASSERT_EQUAL(strstr(ts.path, "fused") != NULL, fused); /* the path taken */
 
     free(f1.v);
     free(f2.v);
@@ -261,6 +298,19 @@ static void test_fused(void)
     gpu_parts = 0;
 }
 
+/* A GPU failing in each part's top-N: the CPU takes up the part's users
+ * where the GPU stopped, and the writer gets every batch once, in order. */
+static void test_resume(void)
+{
+    gpu_parts = fake_gpu = 1;
+    spread_vs_one(80, 60, 0.15, RK_METRIC_PEARSON, 10, 5, 3, 1, 0, 0, 31);
+    spread_vs_one(70, 50, 0.2, RK_METRIC_COSINE, 8, 10, 2, 1, 1, 0, 32);
+    setenv("RECKNN_GPU_FUSED", "0", 1); /* the lists first, then top-N apart */
+    spread_vs_one(80, 60, 0.15, RK_METRIC_PEARSON, 10, 5, 3, 1, 0, 0, 33);
+    unsetenv("RECKNN_GPU_FUSED");
+    gpu_parts = fake_gpu = 0;
+}
+
 /* The ranking stage: the hooks' model for CPU calls, the lists shaped before
  * top-N, the parts reported as the ranking stage's. */
 static void test_hooks(void)
@@ -279,6 +329,7 @@ int main(void)
         {"item rows and users shared among CPU parts: one call's results", test_items},
         {"GPU parts, the lists and top-N in one call each (on the CPU where no GPU is)", test_fused},
         {"the ranking stage's hooks: a host model, lists shaped before top-N", test_hooks},
+        {"a GPU failing half-way through top-N: its users taken up on the CPU", test_resume},
         {"user mode shared among parts", test_users},
         {"more parts than items, one item, one part", test_edges},
         {NULL, NULL},
