@@ -689,45 +689,6 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
 
 } // namespace
 
-extern "C" rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols, int negative,
-                                        rk_lists *out, rk_error *err)
-{
-    if (out->n_items != n_rows) return rk_error_set(err, RK_E_ARG, "lists for %d rows, %d given", out->n_items, n_rows);
-    char why[256];
-    if (!rk_gpu_available(why, sizeof why)) return rk_error_set(err, RK_E_GPU, "no usable GPU: %s", why);
-    dev_mem mem;
-    double *d_S;
-    int32_t *d_len, *d_nbr, *d_sup;
-    float *d_sim;
-    const size_t cells = (size_t)n_rows * (size_t)n_cols, kc = (size_t)n_rows * (size_t)out->k;
-    stager plain; // not initialised: plain copies
-    RK_FORWARD(upload(&d_S, rows, cells, mem, plain, 0, err));
-    RK_FORWARD(mem.alloc(&d_len, (size_t)n_rows, err));
-    RK_FORWARD(mem.alloc(&d_nbr, kc, err));
-    RK_FORWARD(mem.alloc(&d_sup, kc, err));
-    RK_FORWARD(mem.alloc(&d_sim, kc, err));
-    rk_select_args sel;
-    memset(&sel, 0, sizeof sel);
-    sel.S = d_S;
-    sel.N = NULL;
-    sel.ld = n_cols;
-    sel.n_cols = n_cols;
-    sel.tile_items = NULL;
-    sel.rows = n_rows;
-    sel.k = out->k;
-    sel.len = d_len;
-    sel.nbr = d_nbr;
-    sel.sup = d_sup;
-    sel.sim = d_sim;
-    sel.negative = negative;
-    RK_FORWARD(rk_gpu_select_launch(&sel, 0, err));
-    RK_CUDA_CHECK(err, cudaMemcpy(out->len, d_len, (size_t)n_rows * sizeof(int32_t), cudaMemcpyDeviceToHost));
-    RK_CUDA_CHECK(err, cudaMemcpy(out->nbr, d_nbr, kc * sizeof(int32_t), cudaMemcpyDeviceToHost));
-    RK_CUDA_CHECK(err, cudaMemcpy(out->sim, d_sim, kc * sizeof(float), cudaMemcpyDeviceToHost));
-    RK_CUDA_CHECK(err, cudaMemcpy(out->support, d_sup, kc * sizeof(int32_t), cudaMemcpyDeviceToHost));
-    return RK_OK;
-}
-
 extern "C" rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_lists *lists,
                                 rk_queries *q, const rk_topn_opts *topn, rk_topn_stats *tst, rk_knn_stats *st,
                                 rk_error *err)

@@ -249,3 +249,43 @@ rk_status rk_gpu_select_host(const double *d_S, const int32_t *d_N, int32_t n_co
     if (failed) return rk_error_set(err, RK_E_NOMEM, "out of memory for the host selection of k = %d", k);
     return RK_OK;
 }
+
+// rk_gpu_select_rows (rk_gpu.h): the selection alone, for tests.
+extern "C" rk_status rk_gpu_select_rows(const double *rows, int32_t n_rows, int32_t n_cols, int negative,
+                                        rk_lists *out, rk_error *err)
+{
+    if (out->n_items != n_rows) return rk_error_set(err, RK_E_ARG, "lists for %d rows, %d given", out->n_items, n_rows);
+    char why[256];
+    if (!rk_gpu_available(why, sizeof why)) return rk_error_set(err, RK_E_GPU, "no usable GPU: %s", why);
+    dev_mem mem;
+    double *d_S;
+    int32_t *d_len, *d_nbr, *d_sup;
+    float *d_sim;
+    const size_t cells = (size_t)n_rows * (size_t)n_cols, kc = (size_t)n_rows * (size_t)out->k;
+    stager plain; // not initialised: plain copies
+    RK_FORWARD(upload(&d_S, rows, cells, mem, plain, 0, err));
+    RK_FORWARD(mem.alloc(&d_len, (size_t)n_rows, err));
+    RK_FORWARD(mem.alloc(&d_nbr, kc, err));
+    RK_FORWARD(mem.alloc(&d_sup, kc, err));
+    RK_FORWARD(mem.alloc(&d_sim, kc, err));
+    rk_select_args sel;
+    memset(&sel, 0, sizeof sel);
+    sel.S = d_S;
+    sel.N = NULL;
+    sel.ld = n_cols;
+    sel.n_cols = n_cols;
+    sel.tile_items = NULL;
+    sel.rows = n_rows;
+    sel.k = out->k;
+    sel.len = d_len;
+    sel.nbr = d_nbr;
+    sel.sup = d_sup;
+    sel.sim = d_sim;
+    sel.negative = negative;
+    RK_FORWARD(rk_gpu_select_launch(&sel, 0, err));
+    RK_CUDA_CHECK(err, cudaMemcpy(out->len, d_len, (size_t)n_rows * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    RK_CUDA_CHECK(err, cudaMemcpy(out->nbr, d_nbr, kc * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    RK_CUDA_CHECK(err, cudaMemcpy(out->sim, d_sim, kc * sizeof(float), cudaMemcpyDeviceToHost));
+    RK_CUDA_CHECK(err, cudaMemcpy(out->support, d_sup, kc * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    return RK_OK;
+}
