@@ -90,7 +90,7 @@ with open(p.replace('/metrics.json', '.parts'), 'w') as fp:
     for x in sc.get("parts", []):
         print(f"{x.get('stage')} worker {x['worker']} device {x['device']}: rows {x['rows']} "
               f"work {x['work']:.3e} engine {x['engine_s']:.3f} s, top-N users {x['topn_users']} "
-              f"{x['topn_s']:.3f} s", file=fp)
+              f"{x['topn_s']:.3f} s\n    {x.get('engine_detail')}\n    {x.get('topn_detail')}", file=fp)
 PY
                 tail -1 "$out/table.txt"
                 [ "$o" = "$ref" ] || rm -rf "$o"

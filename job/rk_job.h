@@ -144,6 +144,8 @@ typedef struct rk_job_part {
     double topn_s;          /* the top-N call */
     int32_t fell_back;      /* the GPU failed under --device auto: the CPU ran */
     int32_t stage;          /* RK_JOB_STAGE_LISTS or RK_JOB_STAGE_RANKING */
+    char engine_detail[256]; /* the engine call's path and where its set-up time went */
+    char topn_detail[96];   /* the top-N call's batches and times */
 } rk_job_part;
 
 /* The stages shared out among parts: the lists of --metric (with the

@@ -328,11 +328,12 @@ static json_t *json_scale(const rk_job_report *r, rk_json_layout *ly)
     for (int x = 0; x < r->n_parts && !bad; x++) {
         const rk_job_part *p = &r->part[x];
         bad |= json_array_append_new(parts, json_pack(
-            "{s:s, s:i, s:i, s:i, s:i, s:I, s:o, s:I, s:I, s:I, s:o, s:b}", "stage",
+            "{s:s, s:i, s:i, s:i, s:i, s:I, s:o, s:I, s:I, s:I, s:o, s:b, s:s, s:s}", "stage",
             p->stage == RK_JOB_STAGE_RANKING ? "ranking" : "lists", "rank", p->rank, "worker", p->worker,
             "device", p->device, "rows", p->rows, "work", (json_int_t)p->work, "engine_s", rk_json_num(p->engine_s),
             "topn_users", (json_int_t)p->topn_users, "topn_work", (json_int_t)p->topn_work, "topn_rows",
-            (json_int_t)p->topn_rows, "topn_s", rk_json_num(p->topn_s), "gpu_failed", p->fell_back != 0));
+            (json_int_t)p->topn_rows, "topn_s", rk_json_num(p->topn_s), "gpu_failed", p->fell_back != 0,
+            "engine_detail", p->engine_detail, "topn_detail", p->topn_detail));
     }
     if (bad) {
         json_decref(parts);

@@ -617,7 +617,10 @@ static rk_status gather_parts(const rk_job_spread_in *in, part *parts, int n_par
     for (int w = 0; w < n_parts; w++) {
         const part *p = &parts[w];
         mine[w] = (rk_job_part){me, w, p->fell_back ? -1 : p->device, p->n_rows, p->work, p->engine_s,
-                                p->n_users, p->topn_work, p->ts.rows, p->topn_s, p->fell_back, in->stage};
+                                p->n_users, p->topn_work, p->ts.rows, p->topn_s, p->fell_back, in->stage, "", ""};
+        snprintf(mine[w].engine_detail, sizeof mine[w].engine_detail, "%.100s%s%.150s", p->st.path,
+                 p->st.detail[0] != '\0' ? " | " : "", p->st.detail);
+        snprintf(mine[w].topn_detail, sizeof mine[w].topn_detail, "%s", p->ts.detail);
     }
     unsigned char *all = NULL;
     size_t *offs = malloc((size_t)(R + 1) * sizeof *offs);

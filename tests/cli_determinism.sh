@@ -23,7 +23,7 @@ fi
 norm() {
     sed -E -e 's/"(timings_s|load_detail_s)": \{[^}]*\}/"\1": T/g' \
         -e 's/"([a-z_]*_s)": [-+0-9.eE]+/"\1": T/g' \
-        -e 's/"detail": "[^"]*"/"detail": T/g' \
+        -e 's/"([a-z_]*detail)": "[^"]*"/"\1": T/g' \
         -e 's/"threads": [0-9]+/"threads": T/' \
         -e 's/"out": "[^"]*"/"out": T/' "$1"
 }
