@@ -93,7 +93,8 @@ rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_ba
         rk_rankw_free(&tm);
         RK_FORWARD(s);
         rank_report(cfg, rl, rep);
-        rep->t_rank += rep->rank_lists.wall_s; /* the lists' part of the stage */
+        /* the model, its lists and their shaping, as on one GPU: the stage less its top-N */
+        rep->t_rank += rk_omp_wtime() - t0 - (ts != NULL ? ts->wall_s : 0.0);
         return RK_OK;
     }
     if (s == RK_OK)
