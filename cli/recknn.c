@@ -262,8 +262,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, ", recall@%d %.4f", rep.k, rep.approx_check.recall);
             fputs("; ", stderr);
         }
-        int n_parts = 0; /* the lists' stage's */
-        for (int x = 0; x < rep.n_parts; x++) n_parts += rep.part[x].stage == RK_JOB_STAGE_LISTS;
+        const int n_parts = rk_job_stage_parts(&rep, RK_JOB_STAGE_LISTS);
         if (rep.ranks > 1 || n_parts > 1) {
             const double b = rk_job_balance(&rep, RK_JOB_STAGE_LISTS, RK_JOB_BALANCE_ENGINE_S);
             fprintf(stderr, "%d rank%s, %d part%s (slowest engine over mean %.2f); ", rep.ranks,

@@ -679,7 +679,7 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         const rk_topn_opts *mine = NULL;
         RK_FORWARD(g->between(g->between_ud, &c.shared, &mine, err));
         if (mine == NULL) return RK_OK;
-        if (c.shared == NULL || c.shared->n_items != c.n_items || c.shared->k != c.k)
+        if (c.shared == NULL || c.shared->k != c.k) // rk_topn_check: the item count
             return rk_error_set(err, RK_E_INTERNAL, "the lists for the top-N are not of this call's shape");
         RK_FORWARD(rk_topn_check(m, c.shared, mine, err));
         c.topn = mine;

@@ -211,20 +211,20 @@ static int rows_device(void *ud)
     return s->gpu_ok && s->dev_status == RK_OK && s->n_devices > 0 ? s->devices[0] : -1;
 }
 
-static int env_is(const char *name, const char *value)
+int rk_backend_switched_off(const char *name)
 {
     const char *v = getenv(name);
-    return v != NULL && strcmp(v, value) == 0;
+    return v != NULL && strcmp(v, "0") == 0;
 }
 
 void rk_backend_data_hooks(rk_backend_seam *s, rk_data_opts *dop)
 {
-    if (s->o.device == RK_DEVICE_CPU || env_is("RECKNN_GPU_SORT", "0")) return;
+    if (s->o.device == RK_DEVICE_CPU || rk_backend_switched_off("RECKNN_GPU_SORT")) return;
     dop->sort_csr = rk_backend_sort_csr;
     dop->sort_ud = s;
     /* the sort takes the rows of a run with one model (no folds), of real
      * ratings (--implicit changes them after the load) */
-    if (dop->no_model || dop->implicit || !s->warming || env_is("RECKNN_GPU_ROWS", "0")) return;
+    if (dop->no_model || dop->implicit || !s->warming || rk_backend_switched_off("RECKNN_GPU_ROWS")) return;
     s->rows = rk_gpu_rows_new(RK_GPU_SORT_MIN, rows_device, s);
     if (s->rows != NULL)
         dop->load.feed = (rk_rows_feed){rk_gpu_rows_ready, rk_gpu_rows_hold, rk_gpu_rows_release, s->rows};

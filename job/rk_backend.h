@@ -157,6 +157,10 @@ const rk_backend *rk_backend_current(const rk_backend_seam *s);
  *  device of the run. */
 rk_gpu_opts rk_backend_call_opts(const rk_backend_seam *s);
 
+/*! rk_backend_switched_off() : 1 when the environment variable `name` (a
+ *  RECKNN_GPU_* switch, for measurements) is "0". */
+int rk_backend_switched_off(const char *name);
+
 /*! rk_backend_can_fall_back() : 1 when status st of a GPU call is one the
  *  CPU may redo (RK_E_GPU under --device auto).  Thread-safe. */
 int rk_backend_can_fall_back(const rk_backend_seam *s, rk_status st);

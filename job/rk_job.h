@@ -240,6 +240,9 @@ typedef enum rk_job_balance_of {
     RK_JOB_BALANCE_TOPN_WORK     /* list entries summed for top-N */
 } rk_job_balance_of;
 
+/*! rk_job_stage_parts() : the parts of r that ran stage (RK_JOB_STAGE_*). */
+int rk_job_stage_parts(const rk_job_report *r, int stage);
+
 /*! rk_job_balance() : the largest of the values of the parts of one stage
  *  (RK_JOB_STAGE_*) over their mean (1: even; 0 when all are 0 or the stage
  *  has no parts). */

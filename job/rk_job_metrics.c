@@ -287,14 +287,19 @@ static json_t *json_metrics(const rk_job_report *r)
 
 /* ---- several ranks and GPUs ------------------------------------------------- */
 
+int rk_job_stage_parts(const rk_job_report *r, int stage)
+{
+    int n = 0;
+    for (int x = 0; x < r->n_parts; x++) n += r->part[x].stage == stage;
+    return n;
+}
+
 double rk_job_balance(const rk_job_report *r, int stage, rk_job_balance_of what)
 {
     double mx = 0.0, sum = 0.0;
-    int n = 0;
     for (int x = 0; x < r->n_parts; x++) {
         const rk_job_part *p = &r->part[x];
         if (p->stage != stage) continue;
-        n++;
         const double v = what == RK_JOB_BALANCE_ENGINE_S ? p->engine_s
                          : what == RK_JOB_BALANCE_WORK   ? (double)p->work
                          : what == RK_JOB_BALANCE_TOPN_S ? p->topn_s
@@ -302,15 +307,13 @@ double rk_job_balance(const rk_job_report *r, int stage, rk_job_balance_of what)
         sum += v;
         if (v > mx) mx = v;
     }
-    return sum > 0.0 ? mx * n / sum : 0.0;
+    return sum > 0.0 ? mx * rk_job_stage_parts(r, stage) / sum : 0.0;
 }
 
 /* The balance of one stage's parts (null when the stage has none). */
 static json_t *json_balance(const rk_job_report *r, int stage)
 {
-    int n = 0;
-    for (int x = 0; x < r->n_parts; x++) n += r->part[x].stage == stage;
-    if (stage != RK_JOB_STAGE_LISTS && n == 0) return json_null();
+    if (stage != RK_JOB_STAGE_LISTS && rk_job_stage_parts(r, stage) == 0) return json_null();
     return json_pack("{s:o, s:o, s:o, s:o}", "engine_s", rk_json_num(rk_job_balance(r, stage, RK_JOB_BALANCE_ENGINE_S)),
                      "work", rk_json_num(rk_job_balance(r, stage, RK_JOB_BALANCE_WORK)),
                      "topn_s", rk_json_num(rk_job_balance(r, stage, RK_JOB_BALANCE_TOPN_S)),

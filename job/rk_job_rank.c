@@ -59,8 +59,7 @@ static rk_status rank_spread(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_
 /* Several GPUs (RECKNN_GPU_RANK_SPREAD=0: the first alone, for comparisons). */
 static int rank_spreads(const rk_backend_seam *seam)
 {
-    const char *env = getenv("RECKNN_GPU_RANK_SPREAD");
-    return rk_backend_current(seam)->gpu && seam->n_devices > 1 && !(env != NULL && strcmp(env, "0") == 0);
+    return rk_backend_current(seam)->gpu && seam->n_devices > 1 && !rk_backend_switched_off("RECKNN_GPU_RANK_SPREAD");
 }
 
 /* The ranking lists' report, from the shaped lists. */

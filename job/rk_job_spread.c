@@ -99,6 +99,28 @@ static void part_threads_end(int was)
     rk_omp_set_threads(was);
 }
 
+/* The GPU options of the part's calls: its device. */
+static rk_gpu_opts part_gpu(const part *p)
+{
+    rk_gpu_opts g = *p->in->gpu;
+    g.device = p->device;
+    return g;
+}
+
+/* The part's engine call: its rows, its queries (@return NULL: none), its
+ * device; progress from rank 0's first part alone. */
+static rk_queries *part_call(const part *p, rk_knn_opts *eko, rk_queries *q, rk_gpu_opts *g)
+{
+    const rk_job_spread_in *in = p->in;
+    *eko = *in->eko;
+    eko->rows = p->rows;
+    eko->n_rows = p->n_rows;
+    if (p->w > 0 || rk_dist_rank(in->dist) > 0) eko->progress = NULL;
+    *q = (rk_queries){p->nq, p->qu, p->qi, p->pred, p->used};
+    *g = part_gpu(p);
+    return p->nq > 0 ? q : NULL;
+}
+
 /* The model of a part's CPU engine call: in->em, or in->host_model's
  * (asked under a lock shared by the parts).  NULL: failed, with p->err. */
 static pthread_mutex_t host_model_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -172,14 +194,10 @@ static void *engine_part(void *arg)
     const rk_job_spread_in *in = p->in;
     const int was = part_threads(p);
     const double t0 = rk_omp_wtime();
-    rk_knn_opts eko = *in->eko;
-    eko.rows = p->rows;
-    eko.n_rows = p->n_rows;
-    if (p->w > 0 || rk_dist_rank(in->dist) > 0) eko.progress = NULL; /* rank 0's first part reports */
-    rk_queries q = {p->nq, p->qu, p->qi, p->pred, p->used};
-    rk_queries *qp = p->nq > 0 ? &q : NULL;
-    rk_gpu_opts g = *in->gpu;
-    g.device = p->device;
+    rk_knn_opts eko;
+    rk_queries q;
+    rk_gpu_opts g;
+    rk_queries *qp = part_call(p, &eko, &q, &g);
     if (p->device < 0) {
         p->s = part_cpu_knn(p, &eko, &g, qp);
     } else {
@@ -311,13 +329,12 @@ static rk_status parts_status(const rk_job_spread_in *in, part *parts, int n_par
 static int can_fuse(const rk_job_spread_in *in)
 {
     const rk_backend *cuda = gpu_backend(in);
-    const char *env = getenv("RECKNN_GPU_FUSED");
     int gpus = in->n_devices > 0;
     for (int w = 0; w < in->n_devices; w++) gpus &= in->devices[w] >= 0;
     const rk_csr *a = &in->em->by_user, *b = &in->m->by_user; /* top-N reads the engine's ratings' pattern */
     const int same = a->ptr == b->ptr && a->idx == b->idx && a->n_rows == b->n_rows && a->nnz == b->nnz;
     return gpus && same && in->to != NULL && !in->by_user && cuda->fused_topn && in->to->n <= cuda->max_topn &&
-           !(env != NULL && strcmp(env, "0") == 0);
+           !rk_backend_switched_off("RECKNN_GPU_FUSED");
 }
 
 /* A part at the meeting (ok: with its lists); waits for the release.
@@ -351,8 +368,7 @@ static rk_status between(void *ud, const rk_lists **lists, const rk_topn_opts **
 static rk_status cpu_topn_from(part *p, int64_t done)
 {
     part_request(p, done);
-    rk_gpu_opts g = *p->in->gpu;
-    g.device = p->device;
+    const rk_gpu_opts g = part_gpu(p);
     return rk_backend_get(RK_BACKEND_CPU)->topn(p->in->m, p->in->lists, &p->to, &g, &p->ts, &p->err);
 }
 
@@ -362,14 +378,10 @@ static void *fused_part(void *arg)
     const rk_job_spread_in *in = p->in;
     part_threads(p); /* a thread of its own */
     p->t0 = rk_omp_wtime();
-    rk_knn_opts eko = *in->eko;
-    eko.rows = p->rows;
-    eko.n_rows = p->n_rows;
-    if (p->w > 0 || rk_dist_rank(in->dist) > 0) eko.progress = NULL;
-    rk_queries q = {p->nq, p->qu, p->qi, p->pred, p->used};
-    rk_queries *qp = p->nq > 0 ? &q : NULL;
-    rk_gpu_opts g = *in->gpu;
-    g.device = p->device;
+    rk_knn_opts eko;
+    rk_queries q;
+    rk_gpu_opts g;
+    rk_queries *qp = part_call(p, &eko, &q, &g);
     g.between = between;
     g.between_ud = p;
     p->s = gpu_backend(in)->knn(in->em, &eko, &g, p->lists, qp, in->to, &p->ts, &p->st, &p->err);
@@ -472,8 +484,7 @@ static void *topn_part(void *arg)
     if (p->n_users > 0) {
         part_request(p, 0);
         const rk_backend *cpu = rk_backend_get(RK_BACKEND_CPU);
-        rk_gpu_opts g = *in->gpu;
-        g.device = p->device;
+        const rk_gpu_opts g = part_gpu(p);
         if (in->by_user) { /* user-mode top-N: the CPU's */
             p->s = cpu->user_topn(in->m, in->lists, &p->to, &g, &p->ts, &p->err);
         } else {
