@@ -145,7 +145,7 @@ static rk_format guess_format(const sample *sm, fields *fl)
         double d;
         return fl->n == 4 && rk_parse_rating(fl->s[2], fl->len[2], &d) == 0 ? RK_FMT_TSV : RK_FMT_CSV;
     }
-    if (n >= 20 && strncasecmp(s, "userid,movieid,rating", 21) == 0) {
+    if (n >= 21 && strncasecmp(s, "userid,movieid,rating", 21) == 0) { /* the line is not NUL-ended */
         split(s, n, ',', 0, fl);
         if (fl->n == 4) return RK_FMT_MOVIELENS;
     }
