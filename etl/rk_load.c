@@ -49,11 +49,6 @@ void rk_load_opts_default(rk_load_opts *o)
 
 /* ---- the loader ---------------------------------------------------------------- */
 
-/* Progress over the training and test files together. */
-typedef struct rk_load_progress {
-    double done, total;
-} rk_load_progress;
-
 typedef struct loader {
     const rk_load_opts *o;
     int nt;
@@ -79,6 +74,8 @@ typedef struct loader {
     const rk_src *src;            /* the current source */
     int presize;                  /* one regular file, no budget: its rows sized at once (rk_rows_presize) */
     const rk_rows_feed *feed;     /* the training rows' reader until it is told to hold; NULL: none */
+    const rk_fmt *given;          /* a shard of a file (rk_load_range): its format, found at the file's start */
+    int64_t given_line;           /* and the lines before the shard */
 } loader;
 
 /* Newlines in p[0..n).  The one pass the loader makes over the bytes besides
@@ -431,18 +428,28 @@ nomem:
     return rk_error_set(err, RK_E_NOMEM, "out of memory parsing %s", L->name);
 }
 
-static rk_status load_src(loader *L, rk_src *s, rk_error *err)
+/* The bytes of a block (a thread's chunks), within a memory budget. */
+static size_t block_bytes(const loader *L)
 {
     size_t cs = L->o->chunk_bytes ? L->o->chunk_bytes : RK_CHUNK_DEFAULT;
     if (cs > ((size_t)1 << 30)) cs = (size_t)1 << 30;
     size_t block = cs * (size_t)L->nt;
     if (L->o->mem_limit > 0 && block > L->o->mem_limit / 16) /* the budget is not spent on one block */
         block = L->o->mem_limit / 16 > RK_DETECT_BYTES ? L->o->mem_limit / 16 : RK_DETECT_BYTES;
+    return block;
+}
+
+static rk_status load_src(loader *L, rk_src *s, rk_error *err)
+{
+    const size_t block = block_bytes(L);
     const char *p;
-    size_t n, skip_b;
+    size_t n, skip_b = 0;
     int last;
-    int64_t skip_l;
+    int64_t skip_l = L->given_line;
     rk_fmt f;
+    /* a shard ends at a line start inside the file: it is no file's end */
+    const int file_end = s->fstop == 0 || s->fstop == s->fsize;
+    const off_t span = (s->fstop > 0 ? s->fstop : s->fsize) - s->fpos;
 
     L->name = s->name;
     L->src = s;
@@ -452,7 +459,8 @@ static rk_status load_src(loader *L, rk_src *s, rk_error *err)
     RK_FORWARD(rk_src_next(s, block > RK_DETECT_BYTES ? block : RK_DETECT_BYTES, &p, &n, &last,
                            &L->rep->bytes, err));
     RK_FORWARD(budget_now(L, 1, err));
-    RK_FORWARD(rk_detect(L->o, s->name, p, n, last, &f, &skip_b, &skip_l, err));
+    if (L->given != NULL) f = *L->given;
+    else RK_FORWARD(rk_detect(L->o, s->name, p, n, last, &f, &skip_b, &skip_l, err));
     if (L->first_file) {
         L->rep->format = f.format;
         L->rep->delimiter = (char)f.delim;
@@ -463,10 +471,13 @@ static rk_status load_src(loader *L, rk_src *s, rk_error *err)
     L->pg->done += (double)skip_b;
     p += skip_b;
     n -= skip_b;
-    if (L->presize && s->seekable) rk_rows_presize(L->out, p, n, (double)s->fsize, f.want_time);
+    if (L->presize && s->seekable) rk_rows_presize(L->out, p, n, (double)span, f.want_time);
     for (;;) {
         size_t carry;
-        RK_FORWARD(run_region(L, &f, p, n, last, &carry, err));
+        RK_FORWARD(run_region(L, &f, p, n, last && file_end, &carry, err));
+        if (last && carry > 0) /* a quoted row runs on into the next shard: the shards cannot part there */
+            return rk_error_set(err, RK_E_PARSE, "%s:%lld: a quoted row runs past the shard's end", L->name,
+                                (long long)L->line_base + 1);
         if (last) break;
         /* an open row goes back to start the next block; a block that is all
          * one open row asks for more bytes */
@@ -483,8 +494,7 @@ static rk_status load_src(loader *L, rk_src *s, rk_error *err)
     return RK_OK;
 }
 
-/* The compression a regular file's first bytes announce (rk_zsrc_kind). */
-static int compressed_kind(int fd)
+int rk_load_compressed_kind(int fd)
 {
     unsigned char magic[4];
     return pread(fd, magic, 4, 0) == 4 ? rk_zsrc_kind(magic, 4) : RK_ZSRC_NONE;
@@ -510,7 +520,7 @@ static rk_status load_path(loader *L, const char *path, rk_error *err)
     s.nt = L->nt;
     struct stat sb;
     const int regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
-    const int kind = regular ? compressed_kind(fd) : RK_ZSRC_NONE;
+    const int kind = regular ? rk_load_compressed_kind(fd) : RK_ZSRC_NONE;
     rk_zsrc *z = NULL;
     rk_status st = RK_OK;
     if (kind != RK_ZSRC_NONE) { /* decoded as it is pulled (rk_zsrc.h): in place, or from a queue */
@@ -579,8 +589,8 @@ static void loader_init(loader *L, const rk_load_opts *o, rk_rows *out, rk_load_
     L->first_file = 1;
 }
 
-static rk_status load_paths(const char *const *paths, int n_paths, const rk_load_opts *o, rk_rows *out,
-                            const rk_rows *before, rk_load_report *rep, rk_load_progress *pg, rk_error *err)
+rk_status rk_load_paths(const char *const *paths, int n_paths, const rk_load_opts *o, rk_rows *out,
+                        const rk_rows *before, rk_load_report *rep, rk_load_progress *pg, rk_error *err)
 {
     loader L;
     rk_status st = RK_OK;
@@ -602,172 +612,86 @@ static rk_status load_paths(const char *const *paths, int n_paths, const rk_load
     return st;
 }
 
-/* ---- the data set ---------------------------------------------------------------- */
+/* ---- a shard of a file (rk_load_shard.c) ---------------------------------------- */
 
-/* The bytes a path holds (a directory: its rating files), -1: not known. */
-static double path_bytes(const char *path, const char *glob)
+/* Open a regular file as a source of bytes [from, to) (to 0: its end). */
+static rk_status open_part(const char *path, int nt, int64_t from, int64_t to, rk_src *s, rk_error *err)
 {
+    memset(s, 0, sizeof *s);
+    s->name = path;
+    s->fd = open(path, O_RDONLY);
+    if (s->fd < 0) return rk_error_set(err, RK_E_IO, "cannot open %s: %s", path, strerror(errno));
     struct stat sb;
-    if (path == NULL || strcmp(path, "-") == 0 || stat(path, &sb) != 0) return -1.0;
-    if (S_ISREG(sb.st_mode)) {
-        const int fd = open(path, O_RDONLY);
-        const int kind = fd >= 0 ? compressed_kind(fd) : RK_ZSRC_NONE;
-        if (fd >= 0) close(fd);
-        return kind == RK_ZSRC_NONE ? (double)sb.st_size : -1.0; /* compressed: the decoded size is unknown */
+    if (fstat(s->fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (to > 0 && to > sb.st_size)) {
+        close(s->fd);
+        s->fd = -1;
+        return rk_error_set(err, RK_E_IO, "%s is not the regular file of %lld bytes it was", path, (long long)to);
     }
-    if (!S_ISDIR(sb.st_mode)) return -1.0;
-    rk_dirlist dl;
-    rk_error e;
-    if (rk_dirlist_read(path, glob, &dl, &e) != RK_OK) return -1.0;
-    double sum = 0.0;
-    for (size_t k = 0; k < dl.n && sum >= 0.0; k++) { /* a compressed file makes the total unknown too */
-        const double b = path_bytes(dl.path[k], glob);
-        sum = b < 0.0 ? -1.0 : sum + b;
-    }
-    rk_dirlist_free(&dl);
-    return sum;
-}
-
-/* The progress total: the sizes of all files, or 0 when one is not known. */
-static double total_bytes(const char *const *paths, int n_paths, const char *test_path, const char *glob)
-{
-    double sum = 0.0;
-    for (int k = 0; k <= n_paths; k++) {
-        const char *p = k < n_paths ? paths[k] : test_path;
-        if (k == n_paths && p == NULL) break;
-        double b = path_bytes(p, glob);
-        if (b < 0) return 0.0;
-        sum += b;
-    }
-    return sum;
-}
-
-static rk_status finish(rk_rows *train, rk_rows *test, const rk_load_opts *o, rk_dataset *out,
-                        rk_error *err)
-{
-    int nt = o->threads > 0 ? o->threads : rk_omp_max_threads();
-    rk_triples *tr[2] = {&out->train, &out->test};
-    rk_rows *rw[2] = {train, test};
-    /* the indices go over the raw ids where the map allows: the rows' id blocks become the triples' */
-    rk_idcol uc[2], ic[2];
-    for (int w = 0; w < 2; w++) {
-        const int ranged = rw[w]->ranged == rw[w]->n;
-        uc[w] = (rk_idcol){rw[w]->u, rw[w]->utag, rw[w]->arena, rw[w]->n, NULL, 1, 0, ranged, rw[w]->lo[0],
-                           rw[w]->hi[0]};
-        ic[w] = (rk_idcol){rw[w]->i, rw[w]->itag, rw[w]->arena, rw[w]->n, NULL, 1, 0, ranged, rw[w]->lo[1],
-                           rw[w]->hi[1]};
-    }
-    rk_status st = rk_ids_build(uc, 2, nt, &out->users, err);
-    if (st == RK_OK) st = rk_ids_build(ic, 2, nt, &out->items, err);
-    if (o->feed.release != NULL) o->feed.release(o->feed.ud); /* before the rows' blocks are cut or freed */
-    rk_ids_cut(uc, 2);
-    rk_ids_cut(ic, 2);
-    for (int w = 0; w < 2; w++) { /* the indices made (NULL after a failure), the blocks taken */
-        tr[w]->user = uc[w].dense, tr[w]->item = ic[w].dense;
-        if (uc[w].took) rw[w]->u = NULL;
-        if (ic[w].took) rw[w]->i = NULL;
-    }
-    if (st == RK_E_RANGE && err != NULL) { /* say which map: never wrapped into negative indices */
-        char why[sizeof err->msg];
-        snprintf(why, sizeof why, "%s", err->msg);
-        return rk_error_set(err, st, "too many %s ids: %s", out->users == NULL ? "user" : "item", why);
-    }
-    RK_FORWARD(st);
-    for (int w = 0; w < 2; w++) {
-        const int64_t n = tr[w]->n = rw[w]->n;
-        if (n == 0) continue;
-        float *r = realloc(rw[w]->r, (size_t)n * sizeof *r);
-        tr[w]->rating = r != NULL ? r : rw[w]->r;
-        rw[w]->r = NULL;
-        if (o->want_time && rw[w]->t != NULL) {
-            int64_t *t = realloc(rw[w]->t, (size_t)n * sizeof *t);
-            tr[w]->time = t != NULL ? t : rw[w]->t;
-            rw[w]->t = NULL;
-        }
-    }
+    s->nt = nt;
+    s->seekable = 1;
+    s->fsize = sb.st_size;
+    s->fpos = (off_t)from;
+    s->fstop = (off_t)to;
     return RK_OK;
 }
 
-static rk_status load_all(const char *const *paths, int n_paths, const char *test_path,
-                          const char *buf_name, const char *buf, size_t buf_len,
-                          const rk_load_opts *opts, rk_dataset *out, rk_error *err)
+rk_status rk_load_detect_file(const rk_load_opts *o, const char *path, rk_fmt *f, size_t *skip_bytes,
+                              int64_t *skip_lines, rk_error *err)
 {
-    rk_load_opts dflt;
-    rk_rows train, test;
-    rk_status st;
-
-    memset(out, 0, sizeof *out);
-    memset(&train, 0, sizeof train);
-    memset(&test, 0, sizeof test);
-    if (opts == NULL) {
-        rk_load_opts_default(&dflt);
-        opts = &dflt;
-    }
-    if (opts->have_scale && !(opts->scale_min <= opts->scale_max))
-        return rk_error_set(err, RK_E_ARG, "the rating scale %g:%g is empty", opts->scale_min, opts->scale_max);
-    if (paths != NULL && n_paths < 1) return rk_error_set(err, RK_E_ARG, "no rating file given");
+    loader L;
+    rk_rows none;
+    rk_load_report rep;
     rk_load_progress pg = {0.0, 0.0};
-    if (opts->progress != NULL)
-        pg.total = paths != NULL ? total_bytes(paths, n_paths, test_path, opts->dir_glob) : (double)buf_len;
-    double t0 = rk_omp_wtime();
-    if (paths != NULL) {
-        st = load_paths(paths, n_paths, opts, &train, NULL, &out->train_report, &pg, err);
-    } else {
-        loader L;
-        rk_src s;
-        memset(&s, 0, sizeof s);
-        s.name = buf_name != NULL ? buf_name : "<buffer>";
-        s.fd = -1;
-        s.mem = buf != NULL ? buf : "";
-        s.mem_len = buf != NULL ? buf_len : 0;
-        loader_init(&L, opts, &train, &out->train_report, &pg);
-        st = load_src(&L, &s, err);
-        loader_free(&L);
-    }
-    if (st == RK_OK && train.n == 0)
-        st = rk_error_set(err, RK_E_EMPTY, "%s: no ratings found",
-                          paths != NULL ? (n_paths == 1 ? paths[0] : "the rating files")
-                                        : (buf_name != NULL ? buf_name : "<buffer>"));
-    double t1 = rk_omp_wtime();
-    out->train_report.read_parse_s = t1 - t0;
-    if (st == RK_OK && test_path != NULL) {
-        st = load_paths(&test_path, 1, opts, &test, &train, &out->test_report, &pg, err);
-        if (st == RK_OK && test.n == 0)
-            st = rk_error_set(err, RK_E_EMPTY, "%s: no ratings found in the test file", test_path);
-    }
-    double t2 = rk_omp_wtime();
-    out->test_report.read_parse_s = t2 - t1;
-    if (st == RK_OK) st = finish(&train, &test, opts, out, err);
-    if (opts->feed.release != NULL) opts->feed.release(opts->feed.ud); /* finish did, unless it did not run */
-    out->ids_s = rk_omp_wtime() - t2;
-    rk_rows_free(&train);
-    rk_rows_free(&test);
-    if (st != RK_OK) rk_dataset_free(out);
+    rk_src s;
+    memset(&none, 0, sizeof none);
+    loader_init(&L, o, &none, &rep, &pg);
+    RK_FORWARD(open_part(path, L.nt, 0, 0, &s, err));
+    s.line_max = L.line_max;
+    const size_t block = block_bytes(&L); /* the first block load_src detects the format on */
+    const char *p;
+    size_t n;
+    int last;
+    rk_status st = rk_src_next(&s, block > RK_DETECT_BYTES ? block : RK_DETECT_BYTES, &p, &n, &last, &rep.bytes, err);
+    if (st == RK_OK) st = rk_detect(o, path, p, n, last, f, skip_bytes, skip_lines, err);
+    free(s.buf);
+    close(s.fd);
     return st;
 }
 
-rk_status rk_load_dataset(const char *const *paths, int n_paths, const char *test_path,
-                          const rk_load_opts *o, rk_dataset *out, rk_error *err)
+rk_status rk_load_range(const rk_load_opts *o, const char *path, const rk_fmt *f, int64_t from, int64_t to,
+                        int64_t line0, rk_rows *out, rk_load_report *rep, rk_load_progress *pg, rk_error *err)
 {
-    if (paths == NULL) {
-        memset(out, 0, sizeof *out);
-        return rk_error_set(err, RK_E_ARG, "no rating file given");
+    loader L;
+    rk_src s;
+    loader_init(&L, o, out, rep, pg);
+    L.given = f;
+    L.given_line = line0;
+    L.presize = o->mem_limit == 0;
+    rk_status st = open_part(path, L.nt, from, to, &s, err);
+    if (st == RK_OK) st = from < to ? load_src(&L, &s, err) : RK_OK;
+    if (st == RK_OK) { /* the report as a whole file's load leaves it */
+        rep->format = f->format;
+        rep->delimiter = (char)f->delim;
+        rep->has_time = f->ct >= 0;
     }
-    return load_all(paths, n_paths, test_path, NULL, NULL, 0, o, out, err);
+    free(s.buf);
+    if (s.fd >= 0) close(s.fd);
+    loader_free(&L);
+    return st;
 }
 
-rk_status rk_load_buffer(const char *name, const char *buf, size_t len,
-                         const rk_load_opts *o, rk_dataset *out, rk_error *err)
+rk_status rk_load_memory(const rk_load_opts *o, const char *name, const char *buf, size_t len, rk_rows *out,
+                         rk_load_report *rep, rk_load_progress *pg, rk_error *err)
 {
-    return load_all(NULL, 0, NULL, name, buf, len, o, out, err);
-}
-
-void rk_dataset_free(rk_dataset *d)
-{
-    if (d == NULL) return;
-    rk_ids_free(d->users);
-    rk_ids_free(d->items);
-    rk_triples_free(&d->train);
-    rk_triples_free(&d->test);
-    memset(d, 0, sizeof *d);
+    loader L;
+    rk_src s;
+    memset(&s, 0, sizeof s);
+    s.name = name != NULL ? name : "<buffer>";
+    s.fd = -1;
+    s.mem = buf != NULL ? buf : "";
+    s.mem_len = buf != NULL ? len : 0;
+    loader_init(&L, o, out, rep, pg);
+    const rk_status st = load_src(&L, &s, err);
+    loader_free(&L);
+    return st;
 }

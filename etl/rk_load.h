@@ -85,6 +85,32 @@ typedef struct rk_rows_feed {
     void *ud;
 } rk_rows_feed;
 
+/* Processes that share the parse of a large file (an MPI run's ranks;
+ * rk_load_shard.c).  When size > 1 every process calls the loader with the
+ * same options and files; a lone, regular, uncompressed training or test
+ * file of min_bytes or more, in any format but netflix, without a memory
+ * limit, is then parsed in parts: process r reads the r-th line-aligned
+ * byte range (the header found by process 0 on the file's first block, as
+ * a whole load finds it), and the rows are gathered on every process in
+ * file order, the report's counts and bad lines as one process would give
+ * them.  Anything else, and any failure of a part (a bad line without
+ * skip_bad_lines, a quoted row across a range's end), makes every process
+ * read the file whole, which gives one process's result and message.  The
+ * loader calls the collectives in the same order on every process:
+ *   allgather: every process's n values of mine into all (size * n, in
+ *     process order);
+ *   bcast: root's buf[0..bytes) into every process's buf;
+ * both return RK_OK or a failure (err set) that ends the load. */
+#define RK_LOAD_GROUP_MAX 256 /* a larger group reads its files whole */
+
+typedef struct rk_load_group {
+    int rank, size;         /* size <= 1: every file is read whole */
+    int64_t min_bytes;      /* smaller files are read whole by every process */
+    rk_status (*allgather)(void *ud, const int64_t *mine, int n, int64_t *all, rk_error *err);
+    rk_status (*bcast)(void *ud, void *buf, size_t bytes, int root, rk_error *err);
+    void *ud;
+} rk_load_group;
+
 typedef struct rk_load_opts {
     rk_format format;     /* RK_FMT_AUTO: detect from the first bytes */
     char delimiter;       /* csv: field delimiter; 0 = guess (, ; TAB space) */
@@ -119,7 +145,9 @@ typedef struct rk_load_opts {
                                 sizes, 0 when one is not known), from one
                                 thread, a few times per block; NULL: none */
     void *progress_ud;
-    rk_rows_feed feed;    /* the training rows as they are parsed; zero: none */
+    rk_rows_feed feed;    /* the training rows as they are parsed; zero: none
+                             (a file read in parts hands none: hold(ud, 1)) */
+    rk_load_group group;  /* the processes sharing the parse; zero: none */
 } rk_load_opts;
 
 /* The default limit of a line's bytes (rk_load_opts.line_max). */
@@ -148,6 +176,7 @@ typedef struct rk_load_report {
     rk_bad_line bad[RK_LOAD_BAD_KEPT]; /* the first skipped lines */
     char first_bad_reason[160];        /* why the first one was bad */
     double read_parse_s;      /* reading and parsing (wall seconds) */
+    int parts;                /* processes that parsed a part of it (rk_load_group); 0: read whole */
 } rk_load_report;
 
 /* A loaded data set: triples in file order (duplicates NOT yet resolved) with

@@ -157,6 +157,54 @@ void rk_rows_add_ranges(rk_rows *out, const rk_chunk *ch, int nch, int64_t total
 /* Append a string to r's arena; @return its offset or -1 (no memory). */
 int64_t rk_rows_put_string(rk_rows *r, const char *s, size_t len);
 
+/* Progress over the training and test files together. */
+typedef struct rk_load_progress {
+    double done, total;
+} rk_load_progress;
+
+/* rk_load.c: the files (rk_load_set.c reads them as a data set). */
+/*! rk_load_paths() : the n_paths files (a directory: its rating files)
+ *  into *out, whose rows hold what *rep reports; `before` (may be NULL):
+ *  the rows of the files read before (the training files' for --test), for
+ *  the memory budget; they also end the training rows' feed.  @return
+ *  RK_OK, RK_E_IO, RK_E_PARSE, RK_E_NOMEM, RK_E_ARG. */
+rk_status rk_load_paths(const char *const *paths, int n_paths, const rk_load_opts *o, rk_rows *out,
+                        const rk_rows *before, rk_load_report *rep, rk_load_progress *pg, rk_error *err);
+/*! rk_load_memory() : as rk_load_paths for bytes in memory, named `name`. */
+rk_status rk_load_memory(const rk_load_opts *o, const char *name, const char *buf, size_t len, rk_rows *out,
+                         rk_load_report *rep, rk_load_progress *pg, rk_error *err);
+/*! rk_load_compressed_kind() : the compression a regular file's first
+ *  bytes announce (rk_zsrc_kind; RK_ZSRC_NONE when it has fewer than 4). */
+int rk_load_compressed_kind(int fd);
+
+/* rk_load.c: a shard of a file, for rk_load_shard.c. */
+/*! rk_load_detect_file() : the format of the regular file path, detected on
+ *  the first block a whole load of it would read (so the same), and the
+ *  header's bytes and lines to skip.  @return as rk_detect, RK_E_IO. */
+rk_status rk_load_detect_file(const rk_load_opts *o, const char *path, rk_fmt *f, size_t *skip_bytes,
+                              int64_t *skip_lines, rk_error *err);
+/*! rk_load_range() : the rows of bytes [from, to) of the regular file path
+ *  (from and to line starts, or to the file's end), parsed with *f, into
+ *  *out and *rep; line numbers are line0 plus the range's own.  A quoted
+ *  row open at `to` is RK_E_PARSE (the range cannot end there).  @return as
+ *  a whole file's load. */
+rk_status rk_load_range(const rk_load_opts *o, const char *path, const rk_fmt *f, int64_t from, int64_t to,
+                        int64_t line0, rk_rows *out, rk_load_report *rep, rk_load_progress *pg, rk_error *err);
+
+/* rk_load_shard.c */
+/*! rk_load_shard() : path's rows read by o->group's processes, each a
+ *  line-aligned byte range, then gathered in file order on every one
+ *  (*sharded 1), exactly as a whole load gives them; *sharded 0 (and
+ *  nothing in *out) where the file or the options do not allow it
+ *  (rk_load.h, rk_load_group) or where a process failed: the caller then
+ *  loads the file whole, and so reports the failure as one process would.
+ *  Collective over the group whenever o->group.size > 1, whatever path and
+ *  able: a process that cannot take part (able 0: its earlier files
+ *  failed) says no, and every process reads whole.  @return RK_OK, or
+ *  RK_E_DIST (a collective failed). */
+rk_status rk_load_shard(const rk_load_opts *o, const char *path, int able, rk_rows *out, rk_load_report *rep,
+                        rk_load_progress *pg, int *sharded, rk_error *err);
+
 
 /*! rk_csv_realloc() : libcsv's realloc, growing a buffer geometrically
  *  (csv_set_realloc_func): a huge field costs a few reallocs, not one per

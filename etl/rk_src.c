@@ -66,13 +66,14 @@ static rk_status src_fill(rk_src *s, size_t upto, int64_t *bytes, rk_error *err)
         size_t want = (upto < s->cap ? upto : s->cap) - s->len;
         ssize_t got;
         if (s->seekable) {
-            if (s->fpos >= s->fsize) {
+            const off_t stop = s->fstop > 0 ? s->fstop : s->fsize;
+            if (s->fpos >= stop) {
                 s->eof = 1;
                 break;
             }
-            if ((off_t)want > s->fsize - s->fpos) want = (size_t)(s->fsize - s->fpos);
+            if ((off_t)want > stop - s->fpos) want = (size_t)(stop - s->fpos);
             got = pread_par(s, s->buf + s->len, want);
-            if (got >= 0 && !s->changed && s->fpos >= s->fsize) { /* the end: same size as at open? */
+            if (got >= 0 && !s->changed && s->fpos >= stop) { /* the end: same size as at open? */
                 struct stat sb;
                 s->eof = 1;
                 if (fstat(s->fd, &sb) == 0 && sb.st_size != s->fsize) s->changed = 1;

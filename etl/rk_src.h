@@ -39,6 +39,9 @@ typedef struct rk_src {
                                      does not fit (rk_zsrc's direct mode): a block ends
                                      there instead of asking for a piece of the next */
     off_t fpos, fsize;
+    off_t fstop;                  /* a regular file read in part: its bytes end here
+                                     (a line start; 0: at the file's end).  The
+                                     change-of-size check still compares fsize */
 } rk_src;
 
 /* The next block: about `want` bytes of whole lines (the last line may lack
