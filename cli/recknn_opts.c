@@ -190,9 +190,11 @@ static const char usage_text[] =
     "                          default: device 0 (under mpirun: each rank of a\n"
     "                          host its own device, round robin)\n"
     "      --mpi-load MODE     under mpirun, how the ranks get the data: auto\n"
-    "                          (default), each (every rank reads the input), bcast\n"
-    "                          (rank 0 reads it and sends the ratings and model\n"
-    "                          to the others)\n"
+    "                          (default: shard for a file of 64 MiB or more, else\n"
+    "                          each), shard (each rank parses a part of the file,\n"
+    "                          the ratings are gathered), each (every rank reads\n"
+    "                          the input), bcast (rank 0 reads it and sends the\n"
+    "                          ratings and model to the others)\n"
     "\n"
     "Miscellaneous:\n"
     "      --progress          show progress on stderr (default: only when stderr\n"
@@ -700,7 +702,7 @@ static int device_option(int ch, const char *a, rk_job_opts *o)
     }
     case OPT_MPI_LOAD:
         if (rk_dist_load_parse(a, &o->dist_load) != RK_OK)
-            usage_error("--mpi-load: unknown mode '%s' (auto, each, bcast)", a);
+            usage_error("--mpi-load: unknown mode '%s' (auto, shard, each, bcast)", a);
         break;
     case OPT_GPU_SIMS:
         if (rk_gpu_sims_route_parse(a, &o->gpu_sims) != RK_OK)

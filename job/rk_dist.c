@@ -187,6 +187,18 @@ rk_status rk_dist_bcast(rk_dist *d, void *buf, size_t bytes, int root, rk_error 
     return RK_OK;
 }
 
+rk_status rk_dist_allgather_i64(rk_dist *d, const int64_t *mine, int n, int64_t *all, rk_error *err)
+{
+    memcpy(all + (size_t)rk_dist_rank(d) * (size_t)n, mine, (size_t)n * sizeof *all);
+    if (!multi(d)) return RK_OK;
+#ifdef HAVE_MPI
+    MPI_CHECK(err, MPI_Allgather(mine, n, MPI_INT64_T, all, n, MPI_INT64_T, d->comm));
+#else
+    (void)err;
+#endif
+    return RK_OK;
+}
+
 rk_status rk_dist_bcast_alloc(rk_dist *d, unsigned char **buf, size_t *bytes, int root, rk_error *err)
 {
     if (!multi(d)) return RK_OK;

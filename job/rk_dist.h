@@ -39,10 +39,11 @@ typedef struct rk_dist rk_dist; /* opaque */
 typedef enum rk_dist_load {
     RK_DIST_LOAD_AUTO = 0, /* the faster one measured (BENCHMARKS.md) */
     RK_DIST_LOAD_EACH,     /* every rank reads and parses the input itself */
-    RK_DIST_LOAD_BCAST     /* rank 0 loads, the others receive its ratings and model */
+    RK_DIST_LOAD_BCAST,    /* rank 0 loads, the others receive its ratings and model */
+    RK_DIST_LOAD_SHARD     /* each rank parses a part of the input; the rows are gathered */
 } rk_dist_load;
 
-/*! rk_dist_load_parse() : "auto", "each", "bcast".  @return RK_OK or RK_E_ARG. */
+/*! rk_dist_load_parse() : "auto", "each", "bcast", "shard".  @return RK_OK or RK_E_ARG. */
 rk_status rk_dist_load_parse(const char *name, rk_dist_load *out);
 const char *rk_dist_load_name(rk_dist_load l);
 
@@ -82,6 +83,11 @@ rk_status rk_dist_bcast(rk_dist *d, void *buf, size_t bytes, int root, rk_error 
  *  on the others *buf is allocated here (the caller frees).
  *  @return RK_OK, RK_E_NOMEM (on any rank: every rank then fails), RK_E_DIST. */
 rk_status rk_dist_bcast_alloc(rk_dist *d, unsigned char **buf, size_t *bytes, int root, rk_error *err);
+
+/*! rk_dist_allgather_i64() : collective: every rank's n values of mine
+ *  into all (size * n values, in rank order; the caller's).  No agreement
+ *  first: the loader's votes use it.  @return RK_OK, RK_E_DIST. */
+rk_status rk_dist_allgather_i64(rk_dist *d, const int64_t *mine, int n, int64_t *all, rk_error *err);
 
 /*! rk_dist_allgatherv() : collective: every rank's mine[0..bytes) to every
  *  rank.  *all (allocated here; the caller frees) holds rank r's bytes at

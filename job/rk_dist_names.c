@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-static const char *const load_names[] = {"auto", "each", "bcast"};
+static const char *const load_names[] = {"auto", "each", "bcast", "shard"};
 #define N_LOAD_NAMES ((int)(sizeof load_names / sizeof load_names[0]))
 
 rk_status rk_dist_load_parse(const char *name, rk_dist_load *out)

@@ -48,13 +48,22 @@ rk_status rk_job_dist_devices(const rk_job_opts *o, int32_t *ids, int *n, rk_err
     return RK_OK;
 }
 
-/* --mpi-load auto: every rank reads the input (BENCHMARKS.md: at Netflix
- * size the ranks of one host parse it side by side in about the time one
- * takes, while rank 0's broadcast adds the packing, the transfer and the
- * rebuilding to its load). */
-static rk_dist_load load_mode(const rk_job_opts *o)
+/* --mpi-load auto: the ranks share the parse of a file of RK_JOB_SHARD_MIN
+ * bytes or more (BENCHMARKS.md, issue 22: at Netflix size two ranks of one
+ * host parse their halves and gather the rows faster than each parses the
+ * whole), every rank reads a smaller one (the ranks' collectives cost more
+ * than its parse); rank 0's broadcast adds the packing, the transfer and the
+ * rebuilding to its load (measured slower) and is taken only when asked. */
+#define RK_JOB_SHARD_MIN ((int64_t)64 << 20)
+
+static rk_status group_allgather(void *ud, const int64_t *mine, int n, int64_t *all, rk_error *err)
 {
-    return o->dist_load == RK_DIST_LOAD_BCAST ? RK_DIST_LOAD_BCAST : RK_DIST_LOAD_EACH;
+    return rk_dist_allgather_i64(ud, mine, n, all, err);
+}
+
+static rk_status group_bcast(void *ud, void *buf, size_t bytes, int root, rk_error *err)
+{
+    return rk_dist_bcast(ud, buf, bytes, root, err);
 }
 
 rk_status rk_job_dist_load(const rk_job_opts *o, const rk_data_opts *dop, rk_data *d, rk_job_report *rep,
@@ -63,8 +72,17 @@ rk_status rk_job_dist_load(const rk_job_opts *o, const rk_data_opts *dop, rk_dat
     rk_dist *dist = o->dist;
     const int R = rk_dist_size(dist), root = rk_dist_rank(dist) == 0;
     if (R <= 1) return rk_data_load(dop, d, err);
-    const rk_dist_load mode = load_mode(o);
+    const rk_dist_load mode = o->dist_load == RK_DIST_LOAD_AUTO ? RK_DIST_LOAD_SHARD : o->dist_load;
     snprintf(rep->dist_load, sizeof rep->dist_load, "%s", rk_dist_load_name(mode));
+    if (mode == RK_DIST_LOAD_SHARD) { /* each parses a part (rk_load_group); a file it does not fit, whole */
+        rk_data_opts sop = *dop;
+        sop.load.group = (rk_load_group){rk_dist_rank(dist), R, o->dist_load == RK_DIST_LOAD_AUTO ? RK_JOB_SHARD_MIN : 0,
+                                         group_allgather, group_bcast, dist};
+        const rk_status s = rk_dist_agree(dist, rk_data_load(&sop, d, err), err);
+        if (s == RK_OK && d->ds.train_report.parts <= 1)
+            snprintf(rep->dist_load, sizeof rep->dist_load, "%s", rk_dist_load_name(RK_DIST_LOAD_EACH));
+        return s;
+    }
     if (mode == RK_DIST_LOAD_EACH) return rk_dist_agree(dist, rk_data_load(dop, d, err), err);
 
     /* rank 0 loads; the others rebuild its data from one broadcast */

@@ -4,7 +4,9 @@
 #   -np 1, 2 and 3 write the files of one plain process, byte for byte:
 #     lists, predictions and recommendations, for a test file, a holdout
 #     with the baseline predictor, folds, user mode, --items and --users
-#     subsets, and a saved model; with both --mpi-load modes;
+#     subsets, and a saved model; with every --mpi-load mode (shard: each
+#     rank parses a part of the file); bad lines skipped are reported with
+#     one process's lines and reason;
 #   a rank that fails (RECKNN_FAULT=R:fail:STAGE) stops every rank with
 #     exit status 5, a message naming the rank, and no file in --out;
 #   a rank that is killed (RECKNN_FAULT=R:kill:STAGE, SIGKILL) ends the job
@@ -47,7 +49,7 @@ same() {
         [ -e "$1/$(basename "$f")" ] || fail "$2 has $(basename "$f"), one process has not"
     done
 }
-# case NAME ARGS...: one process, then -np 1, 2, 3 (each load mode once at 2 and 3)
+# case NAME ARGS...: one process, then -np 1, 2, 3 (every load mode at 2 and 3)
 n_cases=0
 case_() {
     name=$1
@@ -55,8 +57,8 @@ case_() {
     expect_status 0 "$RECKNN" "$@" --device cpu --quiet --out "$tmp/$name.1p"
     ls "$tmp/$name.1p"/*.csv >/dev/null 2>&1 || fail "$name: one process wrote no file"
     for np in 1 2 3; do
-        for load in each bcast; do
-            [ "$np" = 1 ] && [ "$load" = bcast ] && continue
+        for load in each bcast shard; do
+            [ "$np" = 1 ] && [ "$load" != each ] && continue
             expect_status 0 mpi "$np" "$@" --device cpu --quiet --mpi-load "$load" --out "$tmp/$name.$np.$load"
             same "$tmp/$name.1p" "$tmp/$name.$np.$load"
         done
@@ -78,13 +80,32 @@ case_ items "$tmp/r.csv" --items "$tmp/ids.txt" --top-n 0 --metric jaccard -k 30
 case_ users "$tmp/r.csv" --test "$tmp/t.csv" --users "$tmp/ids.txt" --top-n 7
 case_ uusers "$tmp/r.csv" --by user --users "$tmp/ids.txt" -k 8
 case_ kbig "$tmp/r.csv" --test "$tmp/t.csv" -k 600 --top-n 600 # k and N above the item count
-[ "$n_cases" = 8 ] || fail "ran $n_cases cases"
+# bad lines skipped, only in the second half (the parts of ranks 1 and 2 count their lines from the
+# lines before them): the same lines and reason in metrics.json
+awk 'NR > 7000 && NR % 97 == 5 { print $0 ",x"; next } NR > 7000 && NR % 89 == 7 { print "1,2,many"; next }
+     { print }' "$tmp/r.csv" \
+    > "$tmp/rbad.csv"
+case_ skipbad "$tmp/rbad.csv" --skip-bad-lines --test "$tmp/t.csv" -k 10
+for np in 2 3; do
+    for m in skipbad.1p "skipbad.$np.shard"; do
+        { grep -E '^ *"(bad_lines|first_bad_reason)"' "$tmp/$m/metrics.json"
+          grep -o '"skipped_lines": [0-9]*' "$tmp/$m/metrics.json"; } > "$tmp/$m.bad"
+    done
+    grep -q '"line": ' "$tmp/skipbad.1p.bad" || fail "metrics.json reports no bad lines"
+    cmp -s "$tmp/skipbad.1p.bad" "$tmp/skipbad.$np.shard.bad" ||
+        { diff "$tmp/skipbad.1p.bad" "$tmp/skipbad.$np.shard.bad" >&2; fail "-np $np shard: other bad lines"; }
+done
+[ "$n_cases" = 9 ] || fail "ran $n_cases cases"
 # the files are not all empty: the runs above compared something
 [ "$(wc -l < "$tmp/test.2.each/recommendations.csv")" -gt 1000 ] || fail "few recommendations"
 [ "$(wc -l < "$tmp/holdout.3.bcast/predictions.csv")" -gt 1000 ] || fail "few predictions"
 # metrics.json has every part, and says how the ranks loaded
 grep -q '"ranks": 3' "$tmp/test.3.bcast/metrics.json" || fail "metrics.json lacks the rank count"
 grep -q '"load": "bcast"' "$tmp/test.3.bcast/metrics.json" || fail "metrics.json lacks the load mode"
+grep -q '"load": "shard"' "$tmp/test.3.shard/metrics.json" || fail "metrics.json: the file was not read in parts"
+# auto reads a file below 64 MiB whole
+expect_status 0 mpi 2 "$tmp/r.csv" --device cpu --quiet --out "$tmp/auto2"
+grep -q '"load": "each"' "$tmp/auto2/metrics.json" || fail "auto: a small file is read in parts"
 
 # ---- a rank that fails, a rank that dies -------------------------------------------------
 for stage in lists topn; do
@@ -110,7 +131,7 @@ grep -qi "rank 1" "$tmp/stderr" && grep -qi "signal 9\|killed" "$tmp/stderr" ||
 
 # ---- bad input under mpirun: the one-process status, the file and line named once ---------------
 printf 'userId,movieId,rating\n1,1,4\n2,1,x\n' > "$tmp/bad.csv"
-for load in each bcast; do
+for load in each bcast shard; do
     expect_status 3 mpi 2 "$tmp/bad.csv" --device cpu --mpi-load "$load" --out "$tmp/bad.$load"
     [ "$(grep -c "bad.csv:3" "$tmp/stderr")" = 1 ] || { cat "$tmp/stderr" >&2; fail "$load: the bad line is not named once"; }
     [ ! -e "$tmp/bad.$load" ] || [ -z "$(ls -A "$tmp/bad.$load")" ] || fail "$load: files left after bad input"
@@ -121,4 +142,4 @@ expect_status 2 mpi 2 "$tmp/r.csv" --model "$tmp/m.rkm" --device cpu --out "$tmp
 grep -q "without mpirun" "$tmp/stderr" || fail "--model under 2 ranks: no reason given"
 expect_status 2 mpi 2 "$tmp/r.csv" --approx rbc --metric cosine-full --device cpu --out "$tmp/refused"
 grep -q "without mpirun" "$tmp/stderr" || fail "--approx under 2 ranks: no reason given"
-echo "cli_mpi: $n_cases cases x 5 launches byte-identical; failures and a killed rank stop the run"
+echo "cli_mpi: $n_cases cases x 7 launches byte-identical; failures and a killed rank stop the run"

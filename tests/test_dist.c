@@ -160,6 +160,11 @@ static void test_bcast(void)
         CU_ASSERT_EQUAL(bytes, 10);
         CU_ASSERT(memcmp(buf, "0123456789", 10) == 0);
         free(buf);
+
+        const int64_t mine[3] = {-5, 7, INT64_MAX}; /* one process: its own values, in place */
+        int64_t all[4] = {1, 1, 1, 42};
+        CU_ASSERT_EQUAL(rk_dist_allgather_i64(h, mine, 3, all, &err), RK_OK);
+        CU_ASSERT(all[0] == -5 && all[1] == 7 && all[2] == INT64_MAX && all[3] == 42);
     }
     rk_dist_finalize(d);
 }
@@ -194,7 +199,8 @@ static void test_load_names(void)
     static const struct {
         const char *name;
         rk_dist_load l;
-    } good[] = {{"auto", RK_DIST_LOAD_AUTO}, {"each", RK_DIST_LOAD_EACH}, {"bcast", RK_DIST_LOAD_BCAST}};
+    } good[] = {{"auto", RK_DIST_LOAD_AUTO}, {"each", RK_DIST_LOAD_EACH}, {"bcast", RK_DIST_LOAD_BCAST},
+                {"shard", RK_DIST_LOAD_SHARD}};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         rk_dist_load l = (rk_dist_load)-1;
         CU_ASSERT_EQUAL(rk_dist_load_parse(good[i].name, &l), RK_OK);
@@ -205,7 +211,7 @@ static void test_load_names(void)
         CU_ASSERT_EQUAL(rk_dist_load_parse(rk_dist_load_name(good[i].l), &again), RK_OK);
         CU_ASSERT_EQUAL(again, good[i].l);
     }
-    static const char *const bad[] = {"", "Auto", "EACH", "bcast ", " each", "broadcast", "eac", "auto2", "1"};
+    static const char *const bad[] = {"", "Auto", "EACH", "bcast ", " each", "broadcast", "eac", "auto2", "1", "Shard", "shards"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         rk_dist_load l = RK_DIST_LOAD_EACH;
         CU_ASSERT_EQUAL(rk_dist_load_parse(bad[i], &l), RK_E_ARG);
@@ -214,7 +220,7 @@ static void test_load_names(void)
     rk_dist_load l = RK_DIST_LOAD_BCAST;
     CU_ASSERT_EQUAL(rk_dist_load_parse(NULL, &l), RK_E_ARG);
     CU_ASSERT_EQUAL(l, RK_DIST_LOAD_BCAST);
-    CU_ASSERT_STRING_EQUAL(rk_dist_load_name((rk_dist_load)3), "unknown");
+    CU_ASSERT_STRING_EQUAL(rk_dist_load_name((rk_dist_load)4), "unknown");
     CU_ASSERT_STRING_EQUAL(rk_dist_load_name((rk_dist_load)-1), "unknown");
 }
 
@@ -283,7 +289,7 @@ int main(void)
         {"init: rank 0 of 1", test_init},
         {"agree: the status and message unchanged", test_agree},
         {"allgatherv and gatherv: the bytes, padded", test_gathers},
-        {"bcast, bcast_alloc, max: no-ops", test_bcast},
+        {"bcast, bcast_alloc, allgather_i64: within one process", test_bcast},
         {"send and receive within one process refused", test_point_to_point},
         {"--mpi-load names", test_load_names},
         {"RECKNN_FAULT", test_fault},

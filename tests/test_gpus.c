@@ -266,6 +266,7 @@ static void test_dist_load(void)
 {
     static const struct { const char *name; rk_dist_load l; } good[] = {
         {"auto", RK_DIST_LOAD_AUTO}, {"each", RK_DIST_LOAD_EACH}, {"bcast", RK_DIST_LOAD_BCAST},
+        {"shard", RK_DIST_LOAD_SHARD},
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         rk_dist_load l = (rk_dist_load)-1;
