@@ -10,8 +10,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* A message with the full-vector metrics of the metric table. */
 static rk_status needs_full(rk_error *err, const char *fmt, const char *other)
@@ -222,6 +224,16 @@ rk_status rk_job_opts_check(rk_job_opts *o, rk_error *err)
 void rk_job_clamp_threads(rk_job_opts *o)
 {
     const int procs = rk_omp_num_procs();
+    /* ranks of one host share its cores: each takes its share unless told
+     * (--threads, OMP_NUM_THREADS) or bound to fewer by mpirun.  Two ranks
+     * of 32 threads each on 32 cores made every stage of the load 3-6 times
+     * slower than one process's (BENCHMARKS.md, issue 22) */
+    const int L = rk_dist_local_size(o->dist);
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (o->knn.threads == 0 && L > 1 && getenv("OMP_NUM_THREADS") == NULL && online > 0) {
+        const int share = online / L > 1 ? (int)(online / L) : 1;
+        o->knn.threads = share < procs ? share : procs;
+    }
     if (o->knn.threads > procs && procs > 0) {
         rk_note(o->note, o->ud, "--threads %d: this machine has %d processor%s, so %d threads are used",
                 o->knn.threads, procs, procs == 1 ? "" : "s", procs);
