@@ -48,14 +48,16 @@ rk_status rk_job_dist_devices(const rk_job_opts *o, int32_t *ids, int *n, rk_err
     return RK_OK;
 }
 
-/* --mpi-load auto: the ranks share the parse of a file of RK_JOB_SHARD_MIN
- * bytes or more (BENCHMARKS.md, issue 22: at Netflix size two ranks of one
- * host parse their halves and gather the rows faster than each parses the
- * whole), every rank reads a smaller one (the ranks' collectives cost more
- * than its parse); rank 0's broadcast adds the packing, the transfer and the
- * rebuilding to its load (measured slower) and is taken only when asked. */
-#define RK_JOB_SHARD_MIN ((int64_t)64 << 20)
-
+/* --mpi-load auto: every rank reads the input.  Measured on one host of two
+ * H200s (BENCHMARKS.md, issue 22): with shard, each rank parses half of the
+ * file, but gathering the other half's rows (20 bytes a rating, one
+ * broadcast per part and column through Open MPI's shared memory) took
+ * longer than the parse it saved (Netflix size: read and parse 1.4-1.8 s
+ * against 0.8-0.9 s for each; 200,000 items: 4.0 s against 1.9 s), and the
+ * GPU sort lost the rows it uploads while the parse goes on.  Shard is
+ * there to be asked for where parsing is slow beside the network (string
+ * ids, quoted fields).  rank 0's broadcast (bcast) adds the packing, the
+ * transfer and the rebuilding to its load: slower again. */
 static rk_status group_allgather(void *ud, const int64_t *mine, int n, int64_t *all, rk_error *err)
 {
     return rk_dist_allgather_i64(ud, mine, n, all, err);
@@ -72,12 +74,11 @@ rk_status rk_job_dist_load(const rk_job_opts *o, const rk_data_opts *dop, rk_dat
     rk_dist *dist = o->dist;
     const int R = rk_dist_size(dist), root = rk_dist_rank(dist) == 0;
     if (R <= 1) return rk_data_load(dop, d, err);
-    const rk_dist_load mode = o->dist_load == RK_DIST_LOAD_AUTO ? RK_DIST_LOAD_SHARD : o->dist_load;
+    const rk_dist_load mode = o->dist_load == RK_DIST_LOAD_AUTO ? RK_DIST_LOAD_EACH : o->dist_load;
     snprintf(rep->dist_load, sizeof rep->dist_load, "%s", rk_dist_load_name(mode));
     if (mode == RK_DIST_LOAD_SHARD) { /* each parses a part (rk_load_group); a file it does not fit, whole */
         rk_data_opts sop = *dop;
-        sop.load.group = (rk_load_group){rk_dist_rank(dist), R, o->dist_load == RK_DIST_LOAD_AUTO ? RK_JOB_SHARD_MIN : 0,
-                                         group_allgather, group_bcast, dist};
+        sop.load.group = (rk_load_group){rk_dist_rank(dist), R, 0, group_allgather, group_bcast, dist};
         const rk_status s = rk_dist_agree(dist, rk_data_load(&sop, d, err), err);
         if (s == RK_OK && d->ds.train_report.parts <= 1)
             snprintf(rep->dist_load, sizeof rep->dist_load, "%s", rk_dist_load_name(RK_DIST_LOAD_EACH));

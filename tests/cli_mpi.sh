@@ -103,9 +103,9 @@ done
 grep -q '"ranks": 3' "$tmp/test.3.bcast/metrics.json" || fail "metrics.json lacks the rank count"
 grep -q '"load": "bcast"' "$tmp/test.3.bcast/metrics.json" || fail "metrics.json lacks the load mode"
 grep -q '"load": "shard"' "$tmp/test.3.shard/metrics.json" || fail "metrics.json: the file was not read in parts"
-# auto reads a file below 64 MiB whole
+# auto: every rank reads the file whole
 expect_status 0 mpi 2 "$tmp/r.csv" --device cpu --quiet --out "$tmp/auto2"
-grep -q '"load": "each"' "$tmp/auto2/metrics.json" || fail "auto: a small file is read in parts"
+grep -q '"load": "each"' "$tmp/auto2/metrics.json" || fail "auto: the file was not read whole by every rank"
 
 # ---- a rank that fails, a rank that dies -------------------------------------------------
 for stage in lists topn; do
