@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <algorithm>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -173,6 +174,13 @@ struct knn_call {
     rk_status run_tile(int32_t tile, rk_error *err);
     rk_status download(rk_error *err);
     rk_status topn_stage(rk_error *err);
+    void drop_tile() // the similarity tile and its counts, once they are no longer read
+    {
+        mem.release(d_S);
+        mem.release(d_N);
+        d_S = NULL;
+        d_N = NULL;
+    }
 };
 
 // The device, its stream and events, cuSPARSE and the pinned buffers; the
@@ -627,16 +635,14 @@ rk_status knn_call::download(rk_error *err)
 // go up into the device's lists first.
 rk_status knn_call::topn_stage(rk_error *err)
 {
-    mem.release(d_S);
-    mem.release(d_N);
+    drop_tile();
     const rk_lists *hl = shared != NULL ? shared : host_select ? hsel.out : NULL;
     if (hl != NULL && n_items > 0) {
         const size_t cells = (size_t)n_items * k;
         RK_CUDA_CHECK(err, cudaMemcpyAsync(d_len, hl->len, (size_t)n_items * sizeof(int32_t), cudaMemcpyHostToDevice, s));
         RK_CUDA_CHECK(err, cudaMemcpyAsync(d_nbr, hl->nbr, cells * sizeof(int32_t), cudaMemcpyHostToDevice, s));
         RK_CUDA_CHECK(err, cudaMemcpyAsync(d_sim, hl->sim, cells * sizeof(float), cudaMemcpyHostToDevice, s));
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(d_sup, hl->support, cells * sizeof(int32_t), cudaMemcpyHostToDevice, s));
-        RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
+        RK_CUDA_CHECK(err, cudaStreamSynchronize(s)); // top-N reads no support counts: they stay on the host
     }
     uint64_t *d_q;
     RK_FORWARD(mem.alloc(&d_q, (size_t)n_items * k, err));
@@ -676,8 +682,19 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     RK_FORWARD(c.download(err));
     if (topn == NULL) return RK_OK;
     if (g != NULL && g->between != NULL) { // the other parts' lists, and this part's users
+        // the tile is freed beside the meeting: its free (141 GB at 200,000 items) took 0.33-0.38 s
+        // of each part's top-N after it, both parts at once (BENCHMARKS.md, issue 22)
         const rk_topn_opts *mine = NULL;
-        RK_FORWARD(g->between(g->between_ud, &c.shared, &mine, err));
+        std::thread freer;
+        try {
+            freer = std::thread([&c, g] {
+                if (cudaSetDevice(g->device) == cudaSuccess) c.drop_tile(); // else topn_stage frees it
+            });
+        } catch (...) { // no thread: topn_stage frees the tile after the meeting
+        }
+        const rk_status bs = g->between(g->between_ud, &c.shared, &mine, err);
+        if (freer.joinable()) freer.join();
+        RK_FORWARD(bs);
         if (mine == NULL) return RK_OK;
         if (c.shared == NULL || c.shared->k != c.k) // rk_topn_check: the item count
             return rk_error_set(err, RK_E_INTERNAL, "the lists for the top-N are not of this call's shape");
