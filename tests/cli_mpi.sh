@@ -103,6 +103,18 @@ done
 grep -q '"ranks": 3' "$tmp/test.3.bcast/metrics.json" || fail "metrics.json lacks the rank count"
 grep -q '"load": "bcast"' "$tmp/test.3.bcast/metrics.json" || fail "metrics.json lacks the load mode"
 grep -q '"load": "shard"' "$tmp/test.3.shard/metrics.json" || fail "metrics.json: the file was not read in parts"
+# the ranks of one host share its cores: each takes half of them (two ranks, not bound, no
+# OMP_NUM_THREADS), or what its binding leaves it
+online=$(getconf _NPROCESSORS_ONLN)
+avail=$(nproc)
+want=$((online / 2))
+[ "$want" -ge 1 ] || want=1
+[ "$want" -le "$avail" ] || want=$avail
+# shellcheck disable=SC2086 # mpi_flags are words
+env -u OMP_NUM_THREADS timeout 300 "$MPIEXEC" $mpi_flags --bind-to none -np 2 "$RECKNN" "$tmp/r.csv" \
+    --device cpu --quiet --out "$tmp/shares" >"$tmp/stdout" 2>"$tmp/stderr" || { cat "$tmp/stderr" >&2; fail "shares"; }
+grep -q "\"threads\": $want," "$tmp/shares/metrics.json" ||
+    fail "two ranks of $online cores: not $want threads each ($(grep -o '"threads": [0-9]*' "$tmp/shares/metrics.json"))"
 # auto: every rank reads the file whole
 expect_status 0 mpi 2 "$tmp/r.csv" --device cpu --quiet --out "$tmp/auto2"
 grep -q '"load": "each"' "$tmp/auto2/metrics.json" || fail "auto: the file was not read whole by every rank"
