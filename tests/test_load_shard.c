@@ -8,6 +8,7 @@
  * format, smaller than min_bytes) say so. */
 #define _POSIX_C_SOURCE 200809L
 #include "test_load_util.h"
+#include "test_load_report.h"
 #include <pthread.h>
 
 /* ---- a group of threads --------------------------------------------------------- */
@@ -66,23 +67,6 @@ static void *member_run(void *arg)
 
 /* ---- the comparison ------------------------------------------------------------ */
 
-static void same_report(const rk_load_report *a, const rk_load_report *b)
-{
-    CU_ASSERT_EQUAL(a->format, b->format);
-    CU_ASSERT_EQUAL(a->delimiter, b->delimiter);
-    CU_ASSERT_EQUAL(a->has_time, b->has_time);
-    CU_ASSERT_EQUAL(a->bytes, b->bytes);
-    CU_ASSERT_EQUAL(a->lines, b->lines);
-    CU_ASSERT_EQUAL(a->ratings, b->ratings);
-    CU_ASSERT_EQUAL(a->skipped_lines, b->skipped_lines);
-    CU_ASSERT_EQUAL_FATAL(a->n_bad_kept, b->n_bad_kept);
-    for (int k = 0; k < a->n_bad_kept; k++) {
-        CU_ASSERT_EQUAL(a->bad[k].file, b->bad[k].file);
-        CU_ASSERT_EQUAL(a->bad[k].line, b->bad[k].line);
-    }
-    CU_ASSERT_STRING_EQUAL(a->first_bad_reason, b->first_bad_reason);
-}
-
 static void same_triples(const rk_triples *a, const rk_triples *b)
 {
     CU_ASSERT_EQUAL_FATAL(a->n, b->n);
@@ -137,8 +121,8 @@ static int check_group(const char *path, const char *test_path, const rk_load_op
         free(b);
         same_triples(&d->train, &one.train);
         same_triples(&d->test, &one.test);
-        same_report(&d->train_report, &one.train_report);
-        same_report(&d->test_report, &one.test_report);
+        rk_test_same_load_report(&d->train_report, &one.train_report);
+        rk_test_same_load_report(&d->test_report, &one.test_report);
         if (want_parts >= 0) CU_ASSERT_EQUAL(d->train_report.parts, want_parts);
         if (r == 0) parts = d->train_report.parts;
         CU_ASSERT_EQUAL(one.train_report.parts, 0);
