@@ -668,12 +668,7 @@ rk_status rk_load_range(const rk_load_opts *o, const char *path, const rk_fmt *f
     L.given_line = line0;
     L.presize = o->mem_limit == 0;
     rk_status st = open_part(path, L.nt, from, to, &s, err);
-    if (st == RK_OK) st = from < to ? load_src(&L, &s, err) : RK_OK;
-    if (st == RK_OK) { /* the report as a whole file's load leaves it */
-        rep->format = f->format;
-        rep->delimiter = (char)f->delim;
-        rep->has_time = f->ct >= 0;
-    }
+    if (st == RK_OK && from < to) st = load_src(&L, &s, err);
     free(s.buf);
     if (s.fd >= 0) close(s.fd);
     loader_free(&L);

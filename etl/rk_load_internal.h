@@ -186,8 +186,9 @@ rk_status rk_load_detect_file(const rk_load_opts *o, const char *path, rk_fmt *f
 /*! rk_load_range() : the rows of bytes [from, to) of the regular file path
  *  (from and to line starts, or to the file's end), parsed with *f, into
  *  *out and *rep; line numbers are line0 plus the range's own.  A quoted
- *  row open at `to` is RK_E_PARSE (the range cannot end there).  @return as
- *  a whole file's load. */
+ *  row open at `to` is RK_E_PARSE (the range cannot end there).  *rep holds
+ *  the counts and bad lines; the format is *f's.  @return as a whole
+ *  file's load. */
 rk_status rk_load_range(const rk_load_opts *o, const char *path, const rk_fmt *f, int64_t from, int64_t to,
                         int64_t line0, rk_rows *out, rk_load_report *rep, rk_load_progress *pg, rk_error *err);
 

@@ -270,8 +270,7 @@ rk_status rk_load_shard(const rk_load_opts *o, const char *path, int able, rk_ro
     if (g->rank == 0 && ok) { /* the header and format a whole load finds; its failure is the whole load's to say */
         rk_error e;
         size_t sb = 0;
-        ok = rk_load_detect_file(o, path, &head.f, &sb, &head.skip_l, &e) == RK_OK && !head.f.netflix &&
-             head.f.format != RK_FMT_NETFLIX;
+        ok = rk_load_detect_file(o, path, &head.f, &sb, &head.skip_l, &e) == RK_OK && !head.f.netflix;
         head.skip_b = (int64_t)sb;
         head.size = size;
     }

@@ -221,15 +221,8 @@ rk_status rk_dist_bcast_alloc(rk_dist *d, unsigned char **buf, size_t *bytes, in
 static rk_status layout(rk_dist *d, size_t bytes, uint64_t *counts, size_t *offs, rk_error *err)
 {
     const int R = rk_dist_size(d);
-    counts[rk_dist_rank(d)] = bytes;
-#ifdef HAVE_MPI
-    if (multi(d)) {
-        uint64_t mine = bytes;
-        MPI_CHECK(err, MPI_Allgather(&mine, 1, MPI_UINT64_T, counts, 1, MPI_UINT64_T, d->comm));
-    }
-#else
-    (void)err;
-#endif
+    const int64_t mine = (int64_t)bytes;
+    RK_FORWARD(rk_dist_allgather_i64(d, &mine, 1, (int64_t *)counts, err)); /* the same bits, signed */
     offs[0] = 0;
     for (int r = 0; r < R; r++) offs[r + 1] = offs[r] + pad((size_t)counts[r]);
     return RK_OK;
