@@ -195,6 +195,10 @@ static const char usage_text[] =
     "                          reads the input), shard (each rank parses a part of\n"
     "                          the file, the ratings are gathered), bcast (rank 0\n"
     "                          reads it and sends the ratings and model)\n"
+    "      --mpi-output MODE   under mpirun, who formats recommendations.csv: auto\n"
+    "                          (default: slices), slices (each rank its users'\n"
+    "                          rows, written into rank 0's file at their offsets),\n"
+    "                          root (rank 0 every row)\n"
     "\n"
     "Miscellaneous:\n"
     "      --progress          show progress on stderr (default: only when stderr\n"
@@ -217,7 +221,7 @@ enum {
     OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TOP_N, OPT_USERS, OPT_GPU_TOPN, OPT_ITEMS, OPT_GPU_QUERY, OPT_GPU_SIMS,
     OPT_SPLIT, OPT_FOLDS, OPT_WRITE_FOLDS, OPT_RELEVANCE, OPT_BASELINE, OPT_REPORT,
     OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT, OPT_BY, OPT_IMPLICIT,
-    OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK, OPT_GPUS, OPT_MPI_LOAD,
+    OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK, OPT_GPUS, OPT_MPI_LOAD, OPT_MPI_OUTPUT,
     OPT_RANK, OPT_RANK_K, OPT_ALPHA, OPT_BETA, OPT_WEIGHTING, OPT_BM25, OPT_RANK_VALUES, OPT_RANK_SHRINK,
     OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS, OPT_TUNE, OPT_TUNE_METRIC, OPT_TUNE_FRACTION, OPT_TUNE_GRID, OPT_TUNE_ROUNDS, OPT_USER_METRICS, OPT_TUNE_USERS,
     OPT_NEGATIVE, OPT_DIR_GLOB, OPT_MAX_LINE,
@@ -293,6 +297,7 @@ static const struct option long_opts[] = {
     {"approx-check", required_argument, NULL, OPT_APPROX_CHECK},
     {"gpus", required_argument, NULL, OPT_GPUS},
     {"mpi-load", required_argument, NULL, OPT_MPI_LOAD},
+    {"mpi-output", required_argument, NULL, OPT_MPI_OUTPUT},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -703,6 +708,10 @@ static int device_option(int ch, const char *a, rk_job_opts *o)
     case OPT_MPI_LOAD:
         if (rk_dist_load_parse(a, &o->dist_load) != RK_OK)
             usage_error("--mpi-load: unknown mode '%s' (auto, shard, each, bcast)", a);
+        break;
+    case OPT_MPI_OUTPUT:
+        if (rk_dist_output_parse(a, &o->dist_output) != RK_OK)
+            usage_error("--mpi-output: unknown mode '%s' (auto, slices, root)", a);
         break;
     case OPT_GPU_SIMS:
         if (rk_gpu_sims_route_parse(a, &o->gpu_sims) != RK_OK)

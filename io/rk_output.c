@@ -245,3 +245,56 @@ void rk_out_free(rk_out *o)
     free(o->dir);
     free(o);
 }
+
+/* ---- slices written by other processes --------------------------------------- */
+
+const char *rk_out_temp_of(const rk_out *o, FILE *fp)
+{
+    for (int i = 0; o != NULL && fp != NULL && i < o->n; i++)
+        if (o->f[i].fp == fp) return o->f[i].tmp_path;
+    return NULL;
+}
+
+rk_status rk_out_write_at(const char *path, const char *label, int64_t off, const void *buf, size_t n,
+                          rk_error *err)
+{
+    const int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return rk_error_set(err, RK_E_IO, "cannot open %s to write a slice: %s", label, strerror(errno));
+    const unsigned char *p = buf;
+    size_t done = 0;
+    int e = 0;
+    while (done < n) {
+        const ssize_t w = pwrite(fd, p + done, n - done, (off_t)(off + (int64_t)done));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            e = w < 0 ? errno : EIO;
+            break;
+        }
+        done += (size_t)w;
+    }
+    if (close(fd) != 0 && e == 0) e = errno;
+    if (e != 0)
+        return rk_error_set(err, RK_E_IO, "cannot write %s (%zu bytes at byte %lld): %s", label, n, (long long)off,
+                            strerror(e));
+    return RK_OK;
+}
+
+rk_status rk_out_read_at(const char *path, const char *label, int64_t off, void *buf, size_t n, size_t *got,
+                         rk_error *err)
+{
+    *got = 0;
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return rk_error_set(err, RK_E_IO, "cannot open %s to read it back: %s", label, strerror(errno));
+    unsigned char *p = buf;
+    int e = 0;
+    while (*got < n) {
+        const ssize_t r = pread(fd, p + *got, n - *got, (off_t)(off + (int64_t)*got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) e = errno;
+        if (r <= 0) break;
+        *got += (size_t)r;
+    }
+    close(fd);
+    if (e != 0) return rk_error_set(err, RK_E_IO, "cannot read %s back: %s", label, strerror(e));
+    return RK_OK;
+}

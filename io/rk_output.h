@@ -99,6 +99,32 @@ void rk_out_free(rk_out *o);
  *  stream.  The string lives until the stream's rk_out is committed or aborted. */
 const char *rk_out_path_of(FILE *fp);
 
+/* ---- Slices written by other processes ---------------------------------------
+ *
+ * Under mpirun every rank may format a slice of a streamed file (its users'
+ * recommendations); the slices are written into rank 0's pending file at
+ * their byte offsets, by the ranks that reach the file (a folder shared by
+ * their hosts), by rank 0 for the others.  The file stays rank 0's: its
+ * commit (or abort) puts it in place (or removes it) with the run's others. */
+
+/*! rk_out_temp_of() : the temporary path of o's pending file whose stream is
+ *  fp (what other processes open to write their slices), or NULL. */
+const char *rk_out_temp_of(const rk_out *o, FILE *fp);
+
+/*! rk_out_write_at() : buf[0..n) into the existing file path from byte off
+ *  (opened without O_CREAT, written with pwrite, closed: on a shared file
+ *  system the close sends the bytes to the server).  label names the file
+ *  in messages.  @return RK_OK, RK_E_IO (cannot open, write or close). */
+rk_status rk_out_write_at(const char *path, const char *label, int64_t off, const void *buf, size_t n,
+                          rk_error *err);
+
+/*! rk_out_read_at() : up to n bytes of path from byte off into buf, through a
+ *  descriptor opened now (so that a shared file system shows what other
+ *  hosts wrote and closed); *got: the bytes read (fewer past the end).
+ *  @return RK_OK, RK_E_IO. */
+rk_status rk_out_read_at(const char *path, const char *label, int64_t off, void *buf, size_t n, size_t *got,
+                         rk_error *err);
+
 /* ---- Interrupted runs --------------------------------------------------------
  *
  * The registry is a fixed table of RK_OUT_PENDING_MAX slots in static storage;

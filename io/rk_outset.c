@@ -203,6 +203,17 @@ rk_status rk_outset_restart(rk_outset_stream *st, rk_error *err)
     return RK_OK;
 }
 
+rk_status rk_outset_stream_target(rk_outset_stream *st, const char **tmp_path, FILE **fp, rk_error *err)
+{
+    *tmp_path = NULL;
+    *fp = NULL;
+    if (st->n != 1) return rk_error_set(err, RK_E_ARG, "a stream of %d files cannot be written in slices", st->n);
+    *tmp_path = rk_out_temp_of(st->set->out, st->f[0].fp);
+    *fp = st->f[0].fp;
+    if (*tmp_path == NULL) return rk_error_set(err, RK_E_INTERNAL, "%s: no pending file", st->f[0].row->name);
+    return RK_OK;
+}
+
 void rk_outset_stream_free(rk_outset_stream *st)
 {
     if (st == NULL) return;

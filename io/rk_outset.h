@@ -142,6 +142,35 @@ rk_status rk_outset_later_open(rk_outset *set, rk_outset_content c, int fold, rk
 rk_status rk_outset_later_write(rk_outset_later *l, const void *in, rk_error *err);
 void rk_outset_later_free(rk_outset_later *l);
 
+/*! rk_outset_stream_target() : the one pending file of the stream st: its
+ *  temporary path (rk_out_temp_of) and its stream (the caller may flush it
+ *  and read its position; the set still closes it).  @return RK_OK,
+ *  RK_E_ARG (the content has not exactly one file), RK_E_INTERNAL. */
+rk_status rk_outset_stream_target(rk_outset_stream *st, const char **tmp_path, FILE **fp, rk_error *err);
+
+/* A slice of a streamed content, formatted in memory by a process that does
+ * not hold the file (an MPI rank other than 0): the content's row writer on
+ * a memory stream, whose head (what the writer writes when it opens: the
+ * CSV header) is left out, as the holder of the file writes it once. */
+typedef struct rk_outset_slice rk_outset_slice;
+
+/*! rk_outset_slice_open() : a slice of content c (streamed; exactly one row
+ *  of rows[] holds it; the table is kept by the caller).  @return RK_OK,
+ *  RK_E_ARG, RK_E_NOMEM, or the writer's status. */
+rk_status rk_outset_slice_open(const rk_outset_row *rows, int n_rows, rk_outset_content c, const rk_outset_ids *ids,
+                               rk_outset_slice **sp, rk_error *err);
+
+/*! rk_outset_slice_put() : one batch into the slice (fits rk_topn_sink,
+ *  ud = the slice).  @return RK_OK or the writer's status. */
+rk_status rk_outset_slice_put(void *sp, const rk_topn_batch *b, rk_error *err);
+
+/*! rk_outset_slice_bytes() : the slice's bytes so far, head left out
+ *  (valid until the next put or the free).  @return RK_OK, RK_E_NOMEM. */
+rk_status rk_outset_slice_bytes(rk_outset_slice *s, const unsigned char **data, size_t *bytes, rk_error *err);
+
+/*! rk_outset_slice_free() : NULL is fine. */
+void rk_outset_slice_free(rk_outset_slice *s);
+
 /*! rk_outset_stream_free() : free the writers (NULL is fine); the files stay,
  *  for the commit.  Before rk_outset_free of its set. */
 void rk_outset_stream_free(rk_outset_stream *st);

@@ -47,6 +47,17 @@ typedef enum rk_dist_load {
 rk_status rk_dist_load_parse(const char *name, rk_dist_load *out);
 const char *rk_dist_load_name(rk_dist_load l);
 
+/* Who formats the recommendations' rows (--mpi-output). */
+typedef enum rk_dist_output {
+    RK_DIST_OUTPUT_AUTO = 0, /* slices (BENCHMARKS.md) */
+    RK_DIST_OUTPUT_SLICES,   /* each rank its users' rows, written at their byte offsets */
+    RK_DIST_OUTPUT_ROOT      /* rank 0 every row, from the others' batches */
+} rk_dist_output;
+
+/*! rk_dist_output_parse() : "auto", "slices", "root".  @return RK_OK or RK_E_ARG. */
+rk_status rk_dist_output_parse(const char *name, rk_dist_output *out);
+const char *rk_dist_output_name(rk_dist_output o);
+
 /*! rk_dist_built() : @return 1 when built with MPI, else 0. */
 int rk_dist_built(void);
 

@@ -2,7 +2,6 @@
 #include "config.h"
 #include "rk_job.h"
 #include "rk_data.h"
-#include "rk_idlist.h"
 #include "rk_mfile.h"
 #include "rk_job_internal.h"
 #include "rk_model.h"
@@ -72,6 +71,7 @@ typedef struct job_state {
     int64_t n_topn_users;
     rk_outset_stream *recs; /* the recommendations of a written fold, batch by batch (started
                                over when the GPU fails and the CPU runs) */
+    rk_outset_slice *slice; /* under mpirun, a rank's slice of them (--mpi-output slices) */
     rk_rank *rank;          /* the fold's ranking metrics and recommendation counts */
     rk_rank *base;          /* the popularity baseline's */
     const rk_job_opts *o;   /* for the seam's callbacks: --gpus, the ranks, --items */
@@ -93,7 +93,9 @@ static void fold_free(job_state *j)
     free(j->topn_users);
     j->topn_users = NULL;
     rk_outset_stream_free(j->recs);
+    rk_outset_slice_free(j->slice);
     j->recs = NULL;
+    j->slice = NULL;
     rk_rank_free(j->rank);
     rk_rank_free(j->base);
     j->rank = j->base = NULL;
@@ -205,35 +207,6 @@ static int shape_pays(void *ud, char *why, size_t cap)
         return 0;
     }
     return 1;
-}
-
-/* --users FILE: the ids of the file that name users, in file order; unknown
- * ids are counted (and noted with the users unknown to training, per fold). */
-static rk_status read_users(const rk_job_opts *o, job_state *j, rk_job_report *rep, rk_error *err)
-{
-    rk_idlist_report ir;
-    RK_FORWARD(rk_idlist_read(o->users_path, j->data.ds.users, &j->users_asked, &j->n_users_asked, &ir, err));
-    rep->users_file_ids = ir.ids;
-    rep->users_unknown = ir.unknown;
-    rep->users_repeated = ir.repeated;
-    rep->users_first_unknown_line = ir.first_unknown_line;
-    snprintf(rep->users_first_unknown, sizeof rep->users_first_unknown, "%s", ir.first_unknown);
-    return RK_OK;
-}
-
-/* --items FILE: the items of the file that the training data has, file order. */
-static rk_status read_items(const rk_job_opts *o, job_state *j, rk_job_report *rep, rk_error *err)
-{
-    rk_idlist_report ir;
-    RK_FORWARD(rk_idlist_read(o->items_path, j->data.ds.items, &j->items_asked, &j->n_items_asked, &ir, err));
-    rep->items_file_ids = ir.ids;
-    rep->items_unknown = ir.unknown;
-    rep->items_repeated = ir.repeated;
-    if (ir.unknown > 0)
-        rk_note(o->note, o->ud, "%.300s: %lld id%s that no rating names (the first, '%.64s', on line %lld) get no "
-                "list", o->items_path, (long long)ir.unknown, ir.unknown == 1 ? "" : "s", ir.first_unknown,
-                (long long)ir.first_unknown_line);
-    return RK_OK;
 }
 
 /* The fold's users among --users: those with a training rating. */
@@ -404,6 +377,7 @@ typedef struct fold_engine {
     rk_topn_opts to;     /* top-N into tee */
     tee_sink tee;        /* the file being written and the ranking metrics */
     int want_topn;       /* top-N is computed when it is written or measured */
+    int write;           /* the fold's files are written */
     rk_topn_stats ts;
     rk_job_early *early;  /* the lists' and predictions' files, written beside the ranking stage (NULL: after) */
 } fold_engine;
@@ -417,6 +391,7 @@ static rk_status fold_engine_setup(const rk_job_opts *o, const rk_knn_opts *ko, 
     const rk_triples *test = j->te;
     const int root = rk_dist_rank(o->dist) == 0; /* under mpirun only rank 0 writes and measures */
     e->want_topn = rep->top_n > 0 && (write || test->n > 0);
+    e->write = write;
     if (e->want_topn && root) {
         RK_FORWARD(rk_rank_new(&j->rank, test, rk_ids_count(ds->users), rk_ids_count(ds->items), rep->top_n,
                                o->relevance, err));
@@ -501,10 +476,13 @@ static rk_status fold_engine_run(const rk_job_opts *o, const rk_knn_opts *ko, jo
     } else if (rk_dist_size(o->dist) > 1 || (gpu && j->seam.n_devices > 1)) {
         /* several ranks or GPUs: the stage shared out (rk_job_spread.c) */
         const rk_gpu_opts g = rk_backend_call_opts(&j->seam);
+        rk_job_recs_out ro; /* the recommendations in slices (rk_job_recjoin.c) */
+        RK_FORWARD(rk_job_recs_setup(o, e->write && e->want_topn && !ranked, j->recs, j->rank, &j->data.ds, &ro,
+                                     &j->slice, err));
         rk_job_spread_in in = {o, o->dist, &e->eko, e->em, j->m, o->by_user, j->seam.devices,
                                gpu ? j->seam.n_devices : 0, &g, &j->seam, &j->lists, e->q.n > 0 ? &e->q : NULL,
                                e->want_topn && !ranked ? &e->to : NULL, &e->ts, st, rep, RK_JOB_STAGE_LISTS,
-                               NULL, NULL, NULL, NULL};
+                               NULL, NULL, NULL, NULL, ro.tmp_path != NULL || ro.slice != NULL ? &ro : NULL};
         RK_FORWARD(rk_job_spread(&in, err));
         topn_done = 1;
     } else {
@@ -712,11 +690,11 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
     rep->metric = (int)ko.sim.metric;
     rep->k = ko.k;
     if (rep->top_n > 0 && o->users_path != NULL) {
-        s = read_users(o, &j, rep, err);
+        s = rk_job_read_users(o, j.data.ds.users, &j.users_asked, &j.n_users_asked, rep, err);
         if (s != RK_OK) goto fail;
     }
     if (o->items_path != NULL) {
-        s = read_items(o, &j, rep, err);
+        s = rk_job_read_items(o, j.data.ds.items, &j.items_asked, &j.n_items_asked, rep, err);
         if (s != RK_OK) goto fail;
     }
     if (o->memory_limit_gb > 0.0) {

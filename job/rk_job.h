@@ -90,6 +90,7 @@ typedef struct rk_job_opts {
                                    (zeroed: device 0; under MPI: one per rank of a host) */
     rk_dist *dist;              /* the processes of an MPI run (NULL: this process alone) */
     rk_dist_load dist_load;     /* --mpi-load: every rank loads, or rank 0 broadcasts */
+    rk_dist_output dist_output; /* --mpi-output: each rank writes its slice, or rank 0 every row */
     /* evaluation (CONTRACT.md §6) */
     int32_t folds;              /* --folds K (0: none): K runs, every rating tested once */
     rk_split_kind split;        /* --split: how --holdout draws (ratings, user, temporal) */
@@ -230,6 +231,11 @@ typedef struct rk_job_report {
     char dist_load[8];                 /* "each" or "bcast" under mpirun */
     double t_dist_load;                /* bcast: packing, sending and rebuilding the data */
     double t_exchange;                 /* sum over folds: gathering lists, predictions, recommendations */
+    /* --mpi-output slices (the last written fold's; slices 0: rank 0 wrote every row) */
+    int32_t out_slices;                /* ranks whose slices were joined */
+    int32_t out_direct;                /* of them, those that wrote into the file themselves */
+    int64_t out_bytes;                 /* the recommendations' file, header included */
+    double t_out_join;                 /* the slices' sizes, writes and checks after the last batch */
 } rk_job_report;
 
 /* What rk_job_balance compares among the parts of a report. */

@@ -217,6 +217,12 @@ rk_status rk_job_files_open(rk_outset **set, const char *dir, rk_error *err)
     return rk_outset_open(set, dir, job_files, (int)(sizeof job_files / sizeof job_files[0]), err);
 }
 
+rk_status rk_job_recs_slice_open(const rk_outset_ids *ids, rk_outset_slice **sp, rk_error *err)
+{
+    return rk_outset_slice_open(job_files, (int)(sizeof job_files / sizeof job_files[0]), RK_OUTSET_RECOMMENDATIONS,
+                                ids, sp, err);
+}
+
 rk_status rk_job_finish(const rk_job_opts *o, rk_job_report *rep, const rk_data *d, const rk_model *m,
                         const rk_knn_stats *st, rk_outset *out, double t0, double t_engine_end,
                         const rk_job_shown *shown, rk_error *err)

@@ -10,6 +10,7 @@
 #include "rk_output.h"
 #include "rk_outset.h"
 #include "rk_rank.h"
+#include "rk_recbuf.h"
 #include "rk_gpu.h"
 
 /* What the report shows of the last fold (each may be NULL or empty). */
@@ -144,6 +145,18 @@ rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_ba
                            rk_status (*restart)(void *ud, rk_error *err), void *ud, rk_lists *rl,
                            rk_topn_stats *ts, rk_job_report *rep, rk_error *err);
 
+/* The recommendations' file written in slices (--mpi-output slices): on
+ * rank 0 its pending file, which to's sink writes rank 0's rows into, and
+ * the ranking metrics' sink for the other ranks' batches; on the others the
+ * slice their rows are formatted into. */
+typedef struct rk_job_recs_out {
+    const char *tmp_path;       /* rank 0 */
+    FILE *fp;                   /* rank 0: the stream to.sink writes */
+    rk_topn_sink measure;       /* rank 0: the other ranks' batches (NULL: none wanted) */
+    void *measure_ud;
+    rk_outset_slice *slice;     /* the other ranks */
+} rk_job_recs_out;
+
 /* The engine stage shared out among MPI ranks and GPUs (rk_job_spread.c). */
 typedef struct rk_job_spread_in {
     const rk_job_opts *o;       /* notes */
@@ -172,6 +185,7 @@ typedef struct rk_job_spread_in {
     void (*shape)(void *ud, rk_lists *lists);
     void *hook_ud;
     const rk_backend *gpu_be;   /* the GPU parts' engine (NULL: CUDA's); tests */
+    const rk_job_recs_out *recs; /* NULL on every rank: rank 0 formats every row */
 } rk_job_spread_in;
 
 /*! rk_job_spread() : the lists, predictions and top-N of one fold shared
@@ -180,6 +194,41 @@ typedef struct rk_job_spread_in {
  *  one engine call, byte for byte.  @return RK_OK, or the first failing
  *  rank's status with its message (the same on every rank). */
 rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err);
+
+/*! rk_job_join_recs() : collective, after the parts' top-N (rk_job_recjoin.c):
+ *  the ranks' recommendations to rank 0's sinks in request order, and with
+ *  in->recs each rank's slice of the file put at its byte offset (by the
+ *  rank itself when it reaches rank 0's pending file, else sent to rank 0,
+ *  which writes it; rank 0 reads the first and last bytes of every slice
+ *  back and has any that differ sent again).  bufs: this rank's parts'
+ *  batches; drained: handed to the sink (rank 0) or the slice already;
+ *  rb[r]: rank r's first user; s: this rank's status so far.  Fills rep's
+ *  out_* members on rank 0.  @return RK_OK or the first failing rank's status. */
+rk_status rk_job_join_recs(const rk_job_spread_in *in, const rk_recbuf *const *bufs, int n_bufs, int drained,
+                           const int32_t *rb, rk_status s, rk_error *err);
+
+/*! rk_job_read_users() : --users FILE (rk_job_ids.c): the ids of the file
+ *  that name users, in file order (*asked, *n: the caller frees); unknown
+ *  ids counted in rep.  rk_job_read_items() : --items FILE: the items of
+ *  the file that the training data has, file order, the others noted.
+ *  @return as rk_idlist_read. */
+rk_status rk_job_read_users(const rk_job_opts *o, const rk_idmap *users, int32_t **asked, int64_t *n,
+                            rk_job_report *rep, rk_error *err);
+rk_status rk_job_read_items(const rk_job_opts *o, const rk_idmap *items, int32_t **asked, int64_t *n,
+                            rk_job_report *rep, rk_error *err);
+
+/*! rk_job_recs_setup() : a written fold's recommendations in slices
+ *  (rk_job_recjoin.c), when several ranks write them and --mpi-output is
+ *  not root: rank 0's pending file of recs and the ranking metrics' sink of
+ *  rank (may be NULL), another rank's new slice (*slice, freed first; the
+ *  caller frees it).  ro->tmp_path or ro->slice set: slices; ro zeroed:
+ *  rank 0 formats every row.  @return RK_OK, RK_E_NOMEM, RK_E_INTERNAL. */
+rk_status rk_job_recs_setup(const rk_job_opts *o, int write, rk_outset_stream *recs, rk_rank *rank,
+                            const rk_dataset *ds, rk_job_recs_out *ro, rk_outset_slice **slice, rk_error *err);
+
+/*! rk_job_recs_slice_open() : a slice of recommendations.csv (rk_job_files.c's
+ *  table) for a rank other than 0.  @return as rk_outset_slice_open. */
+rk_status rk_job_recs_slice_open(const rk_outset_ids *ids, rk_outset_slice **sp, rk_error *err);
 
 /*! rk_job_exchange_lists() : collective: the lists of the items each rank
  *  owns (owner[item] = its rank) to every rank (everyone), or to rank 0

@@ -342,11 +342,16 @@ static json_t *json_scale(const rk_job_report *r, rk_json_layout *ly)
         json_decref(parts);
         return NULL;
     }
-    return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "ranks", r->ranks > 0 ? r->ranks : 1,
+    json_t *out = r->out_slices > 0
+                      ? json_pack("{s:s, s:i, s:i, s:I, s:o}", "mode", "slices", "slices", r->out_slices,
+                                  "written_by_their_rank", r->out_direct, "bytes", (json_int_t)r->out_bytes,
+                                  "join_s", rk_json_num(r->t_out_join))
+                      : json_null();
+    return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "ranks", r->ranks > 0 ? r->ranks : 1,
                      "load", r->dist_load[0] != '\0' ? rk_json_str(r->dist_load) : json_null(),
-                     "load_s", rk_json_num(r->t_dist_load), "exchange_s", rk_json_num(r->t_exchange), "balance",
-                     json_balance(r, RK_JOB_STAGE_LISTS), "balance_ranking", json_balance(r, RK_JOB_STAGE_RANKING),
-                     "parts", parts);
+                     "load_s", rk_json_num(r->t_dist_load), "exchange_s", rk_json_num(r->t_exchange), "output", out,
+                     "balance", json_balance(r, RK_JOB_STAGE_LISTS), "balance_ranking",
+                     json_balance(r, RK_JOB_STAGE_RANKING), "parts", parts);
 }
 
 /* ---- the members of metrics.json, by section ----------------------------------- */

@@ -47,7 +47,8 @@ static rk_status rank_spread(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_
     h.tm = tm;
     const rk_gpu_opts g = rk_backend_call_opts(seam);
     rk_job_spread_in in = {o, NULL, ko, &tm->model, m, 0, seam->devices, seam->n_devices, &g, seam, rl, NULL,
-                           to, ts, &rep->rank_lists, rep, RK_JOB_STAGE_RANKING, rank_host_model, rank_shape, &h, NULL};
+                           to, ts, &rep->rank_lists, rep, RK_JOB_STAGE_RANKING, rank_host_model, rank_shape, &h, NULL,
+                           NULL};
     const rk_status s = rk_job_spread(&in, err);
     if (h.made) { /* what rk_rankw_expand made of the copy */
         if (h.host.model.by_user.val != tm->model.by_user.val) free(h.host.model.by_user.val);

@@ -12,9 +12,12 @@
  *        work (rk_part_ranges), one per rank and, within it, one per part;
  *        each part appends its batches to a stream of its own (rk_recstream)
  *        and rank 0 hands them to the sink in request order: its own, then
- *        each rank's as it arrives, one at a time.  The files are thus those
- *        of one process, byte for byte: every list, prediction and score is
- *        computed by the same code from the same data whoever computes it.
+ *        each rank's as it arrives, one at a time (rk_job_join_recs); with
+ *        slices (in->recs) each rank formats its own rows of the file and
+ *        rank 0's sink measures the others' batches only.  The files are
+ *        thus those of one process, byte for byte: every list, prediction
+ *        and score is computed by the same code from the same data whoever
+ *        computes it.
  * fused: when every part of the rank is a GPU (item top-N), each part's
  *        engine call goes on to its top-N (rk_gpu_opts.between): the parts
  *        meet once their lists are made, this thread joins the lists,
@@ -452,12 +455,13 @@ static void meet_join(meet *mt, int n_parts)
     pthread_cond_destroy(&mt->cv);
 }
 
-/* Rank 0 of a fused stage: its parts' batches into the sink as they come,
- * part after part; a part that failed ends the writing (the job fails).
- * The sink's OpenMP teams (formatting, ranking metrics) leave a core to each
- * part's thread, which feeds its GPU: measured on four GPUs, a team of every
- * core beside them halved the writing's rate and the GPUs'. */
-static rk_status drain_parts(const rk_job_spread_in *in, part *parts, int n_parts, rk_error *err)
+/* A fused stage: the parts' batches into this rank's sink as they come
+ * (rank 0: the file and the ranking metrics; another rank: its slice of the
+ * file), part after part; a part that failed ends the writing (the job
+ * fails).  The sink's OpenMP teams (formatting, ranking metrics) leave a
+ * core to each part's thread, which feeds its GPU: measured on four GPUs, a
+ * team of every core beside them halved the writing's rate and the GPUs'. */
+static rk_status drain_parts(part *parts, int n_parts, rk_topn_sink sink, void *ud, rk_error *err)
 {
     const int was = rk_omp_max_threads();
     int nt = rk_omp_num_procs() - n_parts;
@@ -465,11 +469,25 @@ static rk_status drain_parts(const rk_job_spread_in *in, part *parts, int n_part
     rk_omp_set_threads(nt > 0 ? nt : 1);
     rk_status s = RK_OK;
     for (int w = 0; w < n_parts && s == RK_OK; w++) {
-        s = rk_recstream_drain(&parts[w].recs, 0, in->to->sink, in->to->sink_ud, err);
+        s = rk_recstream_drain(&parts[w].recs, 0, sink, ud, err);
         if (s == RK_OK && parts[w].s != RK_OK) break; /* its status is the stage's */
     }
     rk_omp_set_threads(was);
     return s;
+}
+
+/* This rank's sink as its parts' batches come (none: they are kept). */
+static int rank_sink(const rk_job_spread_in *in, rk_topn_sink *sink, void **ud)
+{
+    if (rk_dist_rank(in->dist) == 0) {
+        *sink = in->to->sink;
+        *ud = in->to->sink_ud;
+        return 1;
+    }
+    if (in->recs == NULL) return 0;
+    *sink = rk_outset_slice_put;
+    *ud = in->recs->slice;
+    return 1;
 }
 
 /* ---- top-N ---------------------------------------------------------------- */
@@ -562,49 +580,14 @@ static rk_status plan_topn(const rk_job_spread_in *in, part *parts, int n_parts,
     return s;
 }
 
-/* Rank 0: its batches (unless drained already), then every other rank's as
- * they arrive, into the sink.  A failing sink stops the replays but not the
- * receiving, so that no rank is left waiting on its send. */
-static rk_status join_recommendations(const rk_job_spread_in *in, part *parts, int n_parts, int drained,
-                                      const int32_t *rb, const rk_recbuf *mine, rk_error *err)
-{
-    const int R = rk_dist_size(in->dist), me = rk_dist_rank(in->dist);
-    rk_status s = RK_OK;
-    if (me != 0) return rk_dist_send(in->dist, 0, mine->data, mine->bytes, err);
-    for (int w = 0; w < n_parts && s == RK_OK && !drained; w++)
-        s = rk_recbuf_replay(parts[w].recs.buf.data, parts[w].recs.buf.bytes, rb[0], in->to->sink, in->to->sink_ud,
-                             err);
-    for (int r = 1; r < R; r++) {
-        unsigned char *buf = NULL;
-        size_t bytes = 0;
-        rk_error e2;
-        rk_status rs = rk_dist_recv_alloc(in->dist, r, &buf, &bytes, s == RK_OK ? err : &e2);
-        if (rs != RK_OK) {
-            free(buf);
-            if (s == RK_OK) s = rs;
-            if (rs == RK_E_DIST) break; /* the link is gone: nothing more will come */
-            continue;
-        }
-        if (s == RK_OK) s = rk_recbuf_replay(buf, bytes, rb[r], in->to->sink, in->to->sink_ud, err);
-        free(buf);
-    }
-    return s;
-}
-
-/* After the parts' top-N: a rank other than 0 sends its parts' batches as
- * one message (made before the agreement, so that a failure to make it is
- * agreed on), rank 0 writes them; the stage's statistics. */
+/* After the parts' top-N: the ranks' batches and files joined
+ * (rk_job_join_recs); the stage's statistics. */
 static rk_status finish_topn(const rk_job_spread_in *in, part *parts, int n_parts, int drained, const int32_t *rb,
                              int64_t n_users, rk_status s, rk_error *err)
 {
-    const int me = rk_dist_rank(in->dist);
-    rk_recbuf mine;
-    rk_recbuf_init(&mine);
-    for (int w = 0; me != 0 && s == RK_OK && w < n_parts; w++) s = rk_recbuf_append(&mine, &parts[w].recs.buf, err);
-    if (s == RK_OK) s = rk_dist_fault(in->dist, "topn", err);
-    s = rk_dist_agree(in->dist, s, err);
-    if (s == RK_OK) s = join_recommendations(in, parts, n_parts, drained, rb, &mine, err);
-    rk_recbuf_free(&mine);
+    const rk_recbuf *bufs[RK_GPUS_MAX];
+    for (int w = 0; w < n_parts; w++) bufs[w] = &parts[w].recs.buf;
+    s = rk_job_join_recs(in, bufs, n_parts, drained, rb, s, err);
     s = rk_dist_agree(in->dist, s, err);
     if (s == RK_OK && in->ts != NULL) {
         memset(in->ts, 0, sizeof *in->ts);
@@ -759,10 +742,13 @@ rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err)
     int64_t n_users = 0;
     if (topn && rb == NULL) s = rk_error_set(err, RK_E_NOMEM, "out of memory for %d ranges", R);
     if (topn && s == RK_OK) s = plan_topn(in, parts, n_parts, rb, &n_users, &all, err);
+    rk_topn_sink sink = NULL;
+    void *sink_ud = NULL;
+    const int drains = fused && topn && rank_sink(in, &sink, &sink_ud);
     if (fused) {
         meet_release(&mt, topn && s == RK_OK);
         rk_status sd = RK_OK;
-        if (topn && s == RK_OK && rk_dist_rank(in->dist) == 0) sd = drain_parts(in, parts, n_parts, err);
+        if (drains && s == RK_OK) sd = drain_parts(parts, n_parts, sink, sink_ud, err);
         meet_join(&mt, n_parts);
         if (topn && s == RK_OK) s = parts_status(in, parts, n_parts, 1, err);
         if (s == RK_OK) s = sd;
@@ -770,7 +756,7 @@ rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err)
         run_parts(parts, n_parts, topn_part);
         s = parts_status(in, parts, n_parts, 1, err);
     }
-    if (topn) s = finish_topn(in, parts, n_parts, fused, rb, n_users, s, err);
+    if (topn) s = finish_topn(in, parts, n_parts, drains, rb, n_users, s, err);
     free(all);
     free(rb);
     if (s == RK_OK) s = gather_parts(in, parts, n_parts, err);

@@ -100,11 +100,13 @@ bad_opt "$G" --out "$tmp/o" --rating-scale 5:1
 bad_opt "$G" --out "$tmp/o" --rating-scale 1-5
 bad_opt "$G" --out "$tmp/o" --rating-scale 1:nan
 bad_opt "$G" --out ''
-# --gpus and --mpi-load: a message naming the option and the value
+# --gpus, --mpi-load and --mpi-output: a message naming the option and the value
 bad_opt "$G" --out "$tmp/o" --gpus bogus
 grep -q "^recknn: error: --gpus: .*'bogus'" "$tmp/stderr" || fail "--gpus bogus: $(cat "$tmp/stderr")"
 bad_opt "$G" --out "$tmp/o" --mpi-load bogus
 grep -q "^recknn: error: --mpi-load: .*'bogus'" "$tmp/stderr" || fail "--mpi-load bogus: $(cat "$tmp/stderr")"
+bad_opt "$G" --out "$tmp/o" --mpi-output bogus
+grep -q "^recknn: error: --mpi-output: .*'bogus'" "$tmp/stderr" || fail "--mpi-output bogus: $(cat "$tmp/stderr")"
 for v in 0 '' -1 65 , ,0 0,,1 '0, 1' all,; do
     bad_opt "$G" --out "$tmp/o" --gpus "$v"
     grep -q "^recknn: error: --gpus: " "$tmp/stderr" || fail "--gpus '$v': $(cat "$tmp/stderr")"
@@ -122,6 +124,7 @@ expect_status 0 "$RECKNN" "$CLI/good.tsv" --out "$tmp/ok" --format csv --delimit
 expect_status 0 "$RECKNN" "$CLI/good.tsv" --out "$tmp/ok" --format csv --delimiter '\t' --quiet
 expect_status 0 "$RECKNN" "$G" --out "$tmp/ok" --format csv --header --columns userId,movieId,rating --quiet
 expect_status 0 "$RECKNN" "$G" --out "$tmp/ok" --mpi-load each --device cpu --quiet
+expect_status 0 "$RECKNN" "$G" --out "$tmp/ok" --mpi-output root --device cpu --quiet
 
 # ---- --skip-bad-lines: the bad line is skipped, counted and reported ---------------------------
 expect_status 0 "$RECKNN" "$CLI/bad_rating.csv" --skip-bad-lines --out "$tmp/skip"

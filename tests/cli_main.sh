@@ -158,7 +158,7 @@ grep -q '^Usage: recknn RATINGS' "$tmp/stdout" || fail "--help has no usage line
 for o in --format --delimiter --header --no-header --columns --rating-scale --duplicates \
          --skip-bad-lines --metric -k, --k --min-support --shrinkage --predict --min-k --test \
          --holdout --seed --out --no-neighbors --device --gpu-memory --threads --progress \
-         --top-n --users --gpu-topn --gpus --mpi-load \
+         --top-n --users --gpu-topn --gpus --mpi-load --mpi-output \
          --no-progress --quiet --help --version; do
     grep -q -e "$o" "$tmp/stdout" || fail "--help does not mention $o"
 done

@@ -12,7 +12,12 @@
 #   a rank that is killed (RECKNN_FAULT=R:kill:STAGE, SIGKILL) ends the job
 #     (mpirun names the rank and the signal), non-zero, no file in --out;
 #   bad input under mpirun is exit 3 with the file and line named once;
-#   --model and --approx are refused across ranks (exit 2).
+#   --model and --approx are refused across ranks (exit 2);
+#   with top-N shared among the ranks (--rank lists) recommendations.csv is
+#     written in slices (each rank its users' rows, at their byte offsets)
+#     or by rank 0 alone (--mpi-output root): the same bytes; a rank that
+#     cannot open the file, or whose write went elsewhere, has rank 0 write
+#     its slice (RECKNN_SLICE_FAULT).
 # MPIEXEC: the launcher (default mpirun); as root Open MPI needs
 # --allow-run-as-root, and on 2 cores --oversubscribe for 3 ranks.
 . "$top_srcdir/tests/setup.sh"
@@ -80,6 +85,8 @@ case_ items "$tmp/r.csv" --items "$tmp/ids.txt" --top-n 0 --metric jaccard -k 30
 case_ users "$tmp/r.csv" --test "$tmp/t.csv" --users "$tmp/ids.txt" --top-n 7
 case_ uusers "$tmp/r.csv" --by user --users "$tmp/ids.txt" -k 8
 case_ kbig "$tmp/r.csv" --test "$tmp/t.csv" -k 600 --top-n 600 # k and N above the item count
+# top-N from the lists, shared among the ranks: recommendations.csv written in slices (the default)
+case_ lists "$tmp/r.csv" --test "$tmp/t.csv" --rank lists --metric cosine -k 25 --top-n 8
 # bad lines skipped, only in the second half (the parts of ranks 1 and 2 count their lines from the
 # lines before them): the same lines and reason in metrics.json
 awk 'NR > 7000 && NR % 97 == 5 { print $0 ",x"; next } NR > 7000 && NR % 89 == 7 { print "1,2,many"; next }
@@ -95,7 +102,7 @@ for np in 2 3; do
     cmp -s "$tmp/skipbad.1p.bad" "$tmp/skipbad.$np.shard.bad" ||
         { diff "$tmp/skipbad.1p.bad" "$tmp/skipbad.$np.shard.bad" >&2; fail "-np $np shard: other bad lines"; }
 done
-[ "$n_cases" = 9 ] || fail "ran $n_cases cases"
+[ "$n_cases" = 10 ] || fail "ran $n_cases cases"
 # the files are not all empty: the runs above compared something
 [ "$(wc -l < "$tmp/test.2.each/recommendations.csv")" -gt 1000 ] || fail "few recommendations"
 [ "$(wc -l < "$tmp/holdout.3.bcast/predictions.csv")" -gt 1000 ] || fail "few predictions"
@@ -118,6 +125,33 @@ grep -q "\"threads\": $want," "$tmp/shares/metrics.json" ||
 # auto: every rank reads the file whole
 expect_status 0 mpi 2 "$tmp/r.csv" --device cpu --quiet --out "$tmp/auto2"
 grep -q '"load": "each"' "$tmp/auto2/metrics.json" || fail "auto: the file was not read whole by every rank"
+
+# ---- recommendations.csv in slices: each rank writes its users' rows at their byte offsets ----------
+lists_args="$tmp/r.csv --test $tmp/t.csv --rank lists --metric cosine -k 25 --top-n 8 --device cpu --quiet"
+for np in 2 3; do
+    grep -q "\"output\": {\"mode\": \"slices\", \"slices\": $np, \"written_by_their_rank\": $np," \
+        "$tmp/lists.$np.each/metrics.json" || fail "-np $np: metrics.json reports no $np slices by their rank"
+    # shellcheck disable=SC2086 # lists_args are words
+    expect_status 0 mpi "$np" $lists_args --mpi-output root --out "$tmp/lists.$np.root"
+    same "$tmp/lists.1p" "$tmp/lists.$np.root"
+    grep -q '"output": null' "$tmp/lists.$np.root/metrics.json" || fail "--mpi-output root: slices reported"
+done
+# a rank that cannot open the file sends its slice to rank 0; a slice written elsewhere (another
+# host's folder of the same name) is found by rank 0's read-back and sent again
+for fault in 1:unreachable 1:lost 2:lost; do
+    # shellcheck disable=SC2086 # lists_args are words
+    RECKNN_SLICE_FAULT=$fault expect_status 0 mpi 3 $lists_args --out "$tmp/lists.$fault"
+    same "$tmp/lists.1p" "$tmp/lists.$fault"
+    grep -q '"written_by_their_rank": 2,' "$tmp/lists.$fault/metrics.json" ||
+        fail "$fault: metrics.json does not count the slice rank 0 wrote"
+done
+# a rank that fails after its top-N: no file, no temporary file
+for who in 0 2; do
+    # shellcheck disable=SC2086 # lists_args are words
+    RECKNN_FAULT="$who:fail:topn" expect_status 5 mpi 3 $lists_args --out "$tmp/lists.fail.$who"
+    [ ! -e "$tmp/lists.fail.$who" ] || [ -z "$(ls -A "$tmp/lists.fail.$who")" ] ||
+        fail "files left after rank $who failed: $(ls -A "$tmp/lists.fail.$who")"
+done
 
 # ---- a rank that fails, a rank that dies -------------------------------------------------
 for stage in lists topn; do

@@ -224,6 +224,26 @@ static void test_load_names(void)
     CU_ASSERT_STRING_EQUAL(rk_dist_load_name((rk_dist_load)-1), "unknown");
 }
 
+/* --mpi-output's names go both ways; others are refused and leave the value. */
+static void test_output_names(void)
+{
+    static const char *const good[] = {"auto", "slices", "root"};
+    for (int i = 0; i < 3; i++) {
+        rk_dist_output m = (rk_dist_output)-1;
+        CU_ASSERT_EQUAL(rk_dist_output_parse(good[i], &m), RK_OK);
+        CU_ASSERT_EQUAL((int)m, i);
+        CU_ASSERT_STRING_EQUAL(rk_dist_output_name(m), good[i]);
+    }
+    CU_ASSERT_EQUAL(RK_DIST_OUTPUT_AUTO, 0); /* a zeroed rk_job_opts asks for auto */
+    CU_ASSERT_STRING_EQUAL(rk_dist_output_name((rk_dist_output)7), "unknown");
+    static const char *const bad[] = {"", "Auto", "slice", "ROOT", " root", "parallel", "each"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rk_dist_output m = RK_DIST_OUTPUT_ROOT;
+        CU_ASSERT_EQUAL(rk_dist_output_parse(bad[i], &m), RK_E_ARG);
+        CU_ASSERT_EQUAL(m, RK_DIST_OUTPUT_ROOT);
+    }
+}
+
 /* rk_dist_fault under RECKNN_FAULT=value at `stage`: the status, and err
  * (marked beforehand) left alone when no fault is injected. */
 static rk_status fault(const rk_dist *d, const char *value, const char *stage, rk_error *err)
@@ -292,6 +312,7 @@ int main(void)
         {"bcast, bcast_alloc, allgather_i64: within one process", test_bcast},
         {"send and receive within one process refused", test_point_to_point},
         {"--mpi-load names", test_load_names},
+        {"--mpi-output names", test_output_names},
         {"RECKNN_FAULT", test_fault},
         {"built with MPI as config.h says", test_built},
         {NULL, NULL},

@@ -1,7 +1,8 @@
 /* Tests of rk_outset, the registry of a run's files: tables checked, every
  * file of a content written and all committed together, a failing writer
  * leaving nothing and the earlier files intact, fold names, streams started
- * over, the CSV rows and the job's own table. */
+ * over, the CSV rows and the job's own table, and slices of a stream
+ * formatted apart and written in at their offsets. */
 #define _POSIX_C_SOURCE 200809L
 #include "test_output_util.h"
 #include "rk_outset.h"
@@ -458,6 +459,110 @@ static void test_csv_rows(void)
     rk_ids_free(items);
 }
 
+/* Slices: a recommendations' file made of the stream's own rows and slices
+ * formatted elsewhere (as MPI ranks do) is the file of one stream, byte for
+ * byte; the slices go in at their offsets through the pending file's
+ * temporary path, and are committed with it. */
+static void test_slices(void)
+{
+    const rk_outset_row rows[] = {
+        {RK_OUTSET_RECOMMENDATIONS, "recommendations.csv", NULL, rk_outset_recs_csv_open, rk_outset_recs_csv_put,
+         rk_outset_recs_csv_close},
+    };
+    const char *raw_u[] = {"u1", "u,2", "u3"}, *raw_i[] = {"10", "20", "30", "40"};
+    rk_idmap *users = NULL, *items = NULL;
+    rk_error err;
+    CU_ASSERT_EQUAL_FATAL(rk_ids_from_strings(raw_u, 3, &users, &err), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_ids_from_strings(raw_i, 4, &items, &err), RK_OK);
+    const rk_outset_ids ids = {users, items};
+    /* three batches: a user each, lists of 2, 1 and 0 items (N 2) */
+    int32_t user[3] = {0, 1, 2}, len[3] = {2, 1, 0}, item[6] = {3, 1, 2, 0, 0, 0};
+    uint64_t score[6];
+    for (int x = 0; x < 6; x++) score[x] = rk_topn_fixed(0.5f + 0.125f * (float)x);
+    rk_topn_batch b[3];
+    for (int x = 0; x < 3; x++) b[x] = (rk_topn_batch){x, 1, &user[x], 2, &len[x], &item[2 * x], &score[2 * x]};
+    /* the reference: one stream of every batch */
+    char *ref_dir = make_tmpdir(), *dir = make_tmpdir();
+    rk_outset *set;
+    rk_outset_stream *st;
+    CU_ASSERT_EQUAL_FATAL(rk_outset_open(&set, ref_dir, rows, 1, &err), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_outset_stream_open(set, RK_OUTSET_RECOMMENDATIONS, 0, &ids, &st, &err), RK_OK);
+    for (int x = 0; x < 3; x++) CU_ASSERT_EQUAL(rk_outset_put(st, &b[x], &err), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_outset_commit(set, &err), RK_OK);
+    rk_outset_stream_free(st);
+    rk_outset_free(set);
+    char *rp = path_in(ref_dir, "recommendations.csv");
+    char *want = slurp(rp, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+    CU_ASSERT_PTR_NOT_NULL(strstr(want, "\"u,2\",1,40,0.5\n"));
+
+    /* the holder writes batch 0; batches 1 and 2 are another process's slice */
+    CU_ASSERT_EQUAL_FATAL(rk_outset_open(&set, dir, rows, 1, &err), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_outset_stream_open(set, RK_OUTSET_RECOMMENDATIONS, 0, &ids, &st, &err), RK_OK);
+    CU_ASSERT_EQUAL(rk_outset_put(st, &b[0], &err), RK_OK);
+    const char *tmp = NULL;
+    FILE *fp = NULL;
+    CU_ASSERT_EQUAL_FATAL(rk_outset_stream_target(st, &tmp, &fp, &err), RK_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmp);
+    CU_ASSERT_PTR_NULL(strstr(tmp, "recommendations.csv") == tmp ? tmp : NULL); /* a temporary name */
+    rk_outset_slice *sl = NULL;
+    CU_ASSERT_EQUAL_FATAL(rk_outset_slice_open(rows, 1, RK_OUTSET_RECOMMENDATIONS, &ids, &sl, &err), RK_OK);
+    const unsigned char *data;
+    size_t bytes;
+    CU_ASSERT_EQUAL(rk_outset_slice_bytes(sl, &data, &bytes, &err), RK_OK);
+    CU_ASSERT_EQUAL(bytes, 0); /* the header is the holder's */
+    CU_ASSERT_EQUAL(rk_outset_slice_put(sl, &b[1], &err), RK_OK);
+    CU_ASSERT_EQUAL(rk_outset_slice_put(sl, &b[2], &err), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_outset_slice_bytes(sl, &data, &bytes, &err), RK_OK);
+    CU_ASSERT_FATAL(fflush(fp) == 0);
+    const int64_t at = ftello(fp);
+    CU_ASSERT_EQUAL_FATAL((size_t)at + bytes, strlen(want));
+    CU_ASSERT_EQUAL(rk_out_write_at(tmp, "recs", at, data, bytes, &err), RK_OK);
+    char back[64];
+    size_t got = 0;
+    CU_ASSERT_EQUAL(rk_out_read_at(tmp, "recs", at, back, sizeof back, &got, &err), RK_OK);
+    CU_ASSERT_EQUAL(got, bytes < sizeof back ? bytes : sizeof back);
+    CU_ASSERT(memcmp(back, data, got) == 0);
+    /* past the end: fewer bytes; a file that is not there: an error */
+    CU_ASSERT_EQUAL(rk_out_read_at(tmp, "recs", at + (int64_t)bytes - 3, back, sizeof back, &got, &err), RK_OK);
+    CU_ASSERT_EQUAL(got, 3);
+    char *gone = path_in(dir, "no-such-file");
+    CU_ASSERT_EQUAL(rk_out_write_at(gone, "recs", 0, "x", 1, &err), RK_E_IO);
+    CU_ASSERT_EQUAL(rk_out_read_at(gone, "recs", 0, back, 1, &got, &err), RK_E_IO);
+    CU_ASSERT_EQUAL(count_entries(dir), 1); /* writing a slice creates nothing */
+    CU_ASSERT_EQUAL_FATAL(rk_outset_commit(set, &err), RK_OK);
+    rk_outset_slice_free(sl);
+    rk_outset_stream_free(st);
+    rk_outset_free(set);
+    expect_file(dir, "recommendations.csv", want);
+
+    /* a content of two files has no one target, and no slices */
+    const rk_outset_row two[] = {
+        {RK_OUTSET_RECOMMENDATIONS, "recs.a", NULL, rec_open_a, rec_put, rec_close},
+        {RK_OUTSET_RECOMMENDATIONS, "recs.b", NULL, rec_open_b, rec_put, rec_close},
+    };
+    CU_ASSERT_EQUAL(rk_outset_slice_open(two, 2, RK_OUTSET_RECOMMENDATIONS, &ids, &sl, &err), RK_E_ARG);
+    CU_ASSERT_PTR_NULL(sl);
+    rm_rf(dir);
+    mkdir(dir, 0777);
+    CU_ASSERT_EQUAL_FATAL(rk_outset_open(&set, dir, two, 2, &err), RK_OK);
+    CU_ASSERT_EQUAL_FATAL(rk_outset_stream_open(set, RK_OUTSET_RECOMMENDATIONS, 0, &ids, &st, &err), RK_OK);
+    CU_ASSERT_EQUAL(rk_outset_stream_target(st, &tmp, &fp, &err), RK_E_ARG);
+    rk_outset_stream_free(st);
+    rk_outset_free(set);
+    CU_ASSERT_EQUAL(count_entries(dir), 0);
+    CU_ASSERT_EQUAL(g_open_writers, 0);
+    free(gone);
+    free(want);
+    free(rp);
+    rm_rf(dir);
+    rm_rf(ref_dir);
+    free(dir);
+    free(ref_dir);
+    rk_ids_free(users);
+    rk_ids_free(items);
+}
+
 int main(void)
 {
     static const rk_test_case cases[] = {
@@ -469,6 +574,7 @@ int main(void)
         {"fold names", test_fold_names},
         {"streams: every row, started over, freed", test_stream},
         {"CSV rows: rk_output's bytes, --queries answers", test_csv_rows},
+        {"slices written elsewhere: one stream's bytes", test_slices},
         {NULL, NULL},
     };
     return rk_test_main("rk_outset", cases);
