@@ -471,30 +471,34 @@ static rk_status fold_engine_run(const rk_job_opts *o, const rk_knn_opts *ko, jo
     const int ranked = e->want_topn && rank_model_on(o);
     int topn_done = !e->want_topn || ranked;
     const int gpu = rk_backend_current(&j->seam)->gpu;
+    /* the ranking model's stage shared among the ranks too (every rank builds the same model from the
+     * same data), unless --tune's search or --split users' training users make it rank 0's */
+    const int rank_shared = ranked && rk_dist_size(o->dist) > 1 && !o->tune && o->split != RK_SPLIT_USERS_OUT;
+    rk_job_recs_out ro; /* the recommendations in slices when the ranks share top-N (rk_job_recjoin.c) */
+    RK_FORWARD(rk_job_recs_setup(o, e->write && e->want_topn && (!ranked || rank_shared), j->recs, j->rank,
+                                 &j->data.ds, &ro, &j->slice, err));
+    const rk_job_recs_out *rop = ro.tmp_path != NULL || ro.slice != NULL ? &ro : NULL;
     if (o->approx != RK_APPROX_NONE) { /* lists only; top-N from them on the CPU */
         RK_FORWARD(rk_job_approx_lists(o, ko, e->em, &j->seam, &j->lists, rep, st, err));
     } else if (rk_dist_size(o->dist) > 1 || (gpu && j->seam.n_devices > 1)) {
         /* several ranks or GPUs: the stage shared out (rk_job_spread.c) */
         const rk_gpu_opts g = rk_backend_call_opts(&j->seam);
-        rk_job_recs_out ro; /* the recommendations in slices (rk_job_recjoin.c) */
-        RK_FORWARD(rk_job_recs_setup(o, e->write && e->want_topn && !ranked, j->recs, j->rank, &j->data.ds, &ro,
-                                     &j->slice, err));
         rk_job_spread_in in = {o, o->dist, &e->eko, e->em, j->m, o->by_user, j->seam.devices,
                                gpu ? j->seam.n_devices : 0, &g, &j->seam, &j->lists, e->q.n > 0 ? &e->q : NULL,
                                e->want_topn && !ranked ? &e->to : NULL, &e->ts, st, rep, RK_JOB_STAGE_LISTS,
-                               NULL, NULL, NULL, NULL, ro.tmp_path != NULL || ro.slice != NULL ? &ro : NULL};
+                               NULL, NULL, NULL, NULL, ranked ? NULL : rop};
         RK_FORWARD(rk_job_spread(&in, err));
         topn_done = 1;
     } else {
         RK_FORWARD(engine_lists(o, j, rep, f, e, &topn_done, st, err));
     }
     if (ranked) {
-        /* rank 0 alone makes the ranking lists and ranks (CONTRACT.md §11);
-         * the others wait for its status, so that a failure anywhere stops
-         * every rank before rank 0 writes */
+        /* the ranks share the ranking lists and top-N out, or rank 0 alone
+         * makes them (CONTRACT.md §11) while the others wait for its
+         * status; a failure anywhere stops every rank before rank 0 writes */
         rk_status s = rk_dist_fault(o->dist, "topn", err);
         if (s == RK_OK && e->early != NULL) s = rk_job_early_start(e->early, j->out, err);
-        if (s == RK_OK && rk_dist_rank(o->dist) == 0) {
+        if (s == RK_OK && (rank_shared || rk_dist_rank(o->dist) == 0)) {
             rk_rankw_opts cfg = o->rank;
             const rk_model *lm = j->m;
             if (o->split == RK_SPLIT_USERS_OUT && j->data.part != NULL) s = training_users(j, err);
@@ -502,8 +506,8 @@ static rk_status fold_engine_run(const rk_job_opts *o, const rk_knn_opts *ko, jo
             if (s == RK_OK && o->tune) s = tune_fold(o, j, lm, rep, &cfg, err);
             rank_restart rr = {o, j, &e->tee, &e->to};
             if (s == RK_OK)
-                s = rk_job_rank_topn(o, &cfg, &j->seam, lm, j->m, &e->to, restart_rank, &rr, &j->rlists, &e->ts, rep,
-                                     err);
+                s = rk_job_rank_topn(o, &cfg, &j->seam, rank_shared ? o->dist : NULL, lm, j->m, &e->to, rop,
+                                     restart_rank, &rr, &j->rlists, &e->ts, rep, err);
         }
         return rk_dist_agree(o->dist, s, err);
     }

@@ -133,18 +133,6 @@ rk_status rk_job_early_finish(rk_job_early *w, rk_error *err);
 rk_status rk_job_user_metrics(rk_outset *out, int file_fold, const rk_rank *rank, const rk_idmap *users,
                               rk_error *err);
 
-/*! rk_job_rank_topn() : top-N from the ranking model cfg (o->rank, or --tune's choice)
- *  (rk_job_rank.c): the transformed matrix of lm (m, or m without the
- *  held-out users of --split users), top-N from the ratings of m, its lists on the seam's
- *  current backend (the CPU after a GPU failure under --device auto, which
- *  restart(ud) is told of before the CPU starts over), their shaping, then
- *  top-N into to's sink.  rl: the lists' storage (the caller frees it).
- *  Fills rep's rank members and *ts.  @return any engine status. */
-rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_backend_seam *seam, const rk_model *lm,
-                           const rk_model *m, const rk_topn_opts *to,
-                           rk_status (*restart)(void *ud, rk_error *err), void *ud, rk_lists *rl,
-                           rk_topn_stats *ts, rk_job_report *rep, rk_error *err);
-
 /* The recommendations' file written in slices (--mpi-output slices): on
  * rank 0 its pending file, which to's sink writes rank 0's rows into, and
  * the ranking metrics' sink for the other ranks' batches; on the others the
@@ -156,6 +144,21 @@ typedef struct rk_job_recs_out {
     void *measure_ud;
     rk_outset_slice *slice;     /* the other ranks */
 } rk_job_recs_out;
+
+/*! rk_job_rank_topn() : top-N from the ranking model cfg (o->rank, or --tune's choice)
+ *  (rk_job_rank.c): the transformed matrix of lm (m, or m without the
+ *  held-out users of --split users), top-N from the ratings of m, its lists on the seam's
+ *  current backend (the CPU after a GPU failure under --device auto, which
+ *  restart(ud) is told of before the CPU starts over), their shaping, then
+ *  top-N into to's sink.  rl: the lists' storage (the caller frees it).
+ *  dist of several ranks: a collective, the stage shared among them as
+ *  rk_job_spread shares it (recs: the file in slices, or NULL); NULL: this
+ *  process alone.  Fills rep's rank members and *ts.  @return any engine
+ *  status. */
+rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_backend_seam *seam, rk_dist *dist,
+                           const rk_model *lm, const rk_model *m, const rk_topn_opts *to, const rk_job_recs_out *recs,
+                           rk_status (*restart)(void *ud, rk_error *err), void *ud, rk_lists *rl,
+                           rk_topn_stats *ts, rk_job_report *rep, rk_error *err);
 
 /* The engine stage shared out among MPI ranks and GPUs (rk_job_spread.c). */
 typedef struct rk_job_spread_in {

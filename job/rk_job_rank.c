@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The ranking stage shared among the run's GPUs (rk_job_spread, rank 0's
- * devices alone): a part that runs the CPU engine reads a copy of the model
+/* The ranking stage shared among the run's ranks and GPUs (rk_job_spread;
+ * dist NULL: this process's devices alone): a part that runs the CPU engine reads a copy of the model
  * whose values are expanded (the GPU parts read tm meanwhile), and the lists
  * are shaped once joined, before top-N. */
 typedef struct rank_hooks {
@@ -36,19 +36,20 @@ static void rank_shape(void *ud, rk_lists *l)
     rk_rankw_shape(h->cfg, l);
 }
 
-static rk_status rank_spread(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_backend_seam *seam,
+static rk_status rank_spread(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_backend_seam *seam, rk_dist *dist,
                              const rk_rankw_model *tm, const rk_knn_opts *ko, const rk_model *m,
-                             const rk_topn_opts *to, rk_lists *rl, rk_topn_stats *ts, rk_job_report *rep,
-                             rk_error *err)
+                             const rk_topn_opts *to, const rk_job_recs_out *recs, rk_lists *rl, rk_topn_stats *ts,
+                             rk_job_report *rep, rk_error *err)
 {
     rank_hooks h;
     memset(&h, 0, sizeof h);
     h.cfg = cfg;
     h.tm = tm;
     const rk_gpu_opts g = rk_backend_call_opts(seam);
-    rk_job_spread_in in = {o, NULL, ko, &tm->model, m, 0, seam->devices, seam->n_devices, &g, seam, rl, NULL,
-                           to, ts, &rep->rank_lists, rep, RK_JOB_STAGE_RANKING, rank_host_model, rank_shape, &h, NULL,
-                           NULL};
+    const int gpu = rk_backend_current(seam)->gpu;
+    rk_job_spread_in in = {o, dist, ko, &tm->model, m, 0, seam->devices, gpu ? seam->n_devices : 0, &g, seam, rl,
+                           NULL, to, ts, &rep->rank_lists, rep, RK_JOB_STAGE_RANKING, rank_host_model, rank_shape, &h,
+                           NULL, recs};
     const rk_status s = rk_job_spread(&in, err);
     if (h.made) { /* what rk_rankw_expand made of the copy */
         if (h.host.model.by_user.val != tm->model.by_user.val) free(h.host.model.by_user.val);
@@ -73,8 +74,8 @@ static void rank_report(const rk_rankw_opts *cfg, const rk_lists *rl, rk_job_rep
     rep->have_rank_model = 1;
 }
 
-rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_backend_seam *seam, const rk_model *lm,
-                           const rk_model *m, const rk_topn_opts *to,
+rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_backend_seam *seam, rk_dist *dist,
+                           const rk_model *lm, const rk_model *m, const rk_topn_opts *to, const rk_job_recs_out *recs,
                            rk_status (*restart)(void *ud, rk_error *err), void *ud, rk_lists *rl,
                            rk_topn_stats *ts, rk_job_report *rep, rk_error *err)
 {
@@ -87,8 +88,8 @@ rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_ba
     ko.progress = o->progress;
     ko.progress_ud = o->ud;
     rk_status s = rk_lists_alloc(rl, lm->by_item.n_rows, ko.k, err);
-    if (s == RK_OK && rank_spreads(seam)) { /* lists and top-N shared among the GPUs */
-        s = rank_spread(o, cfg, seam, &tm, &ko, m, to, rl, ts, rep, err);
+    if (s == RK_OK && (rk_dist_size(dist) > 1 || rank_spreads(seam))) { /* shared among the ranks and GPUs */
+        s = rank_spread(o, cfg, seam, dist, &tm, &ko, m, to, recs, rl, ts, rep, err);
         rep->rank_quantum = tm.quantum;
         rk_rankw_free(&tm);
         RK_FORWARD(s);

@@ -13,7 +13,8 @@
 #     (mpirun names the rank and the signal), non-zero, no file in --out;
 #   bad input under mpirun is exit 3 with the file and line named once;
 #   --model and --approx are refused across ranks (exit 2);
-#   with top-N shared among the ranks (--rank lists) recommendations.csv is
+#   the ranking model's stage (the default) is shared among the ranks too;
+#   with top-N shared among the ranks recommendations.csv is
 #     written in slices (each rank its users' rows, at their byte offsets)
 #     or by rank 0 alone (--mpi-output root): the same bytes; a rank that
 #     cannot open the file, or whose write went elsewhere, has rank 0 write
@@ -110,6 +111,10 @@ done
 grep -q '"ranks": 3' "$tmp/test.3.bcast/metrics.json" || fail "metrics.json lacks the rank count"
 grep -q '"load": "bcast"' "$tmp/test.3.bcast/metrics.json" || fail "metrics.json lacks the load mode"
 grep -q '"load": "shard"' "$tmp/test.3.shard/metrics.json" || fail "metrics.json: the file was not read in parts"
+# the ranking model's lists and top-N (the default) are shared among the ranks too, and its
+# recommendations written in slices
+grep -q '"stage": "ranking", "rank": 2,' "$tmp/test.3.each/metrics.json" || fail "the ranking stage is not shared"
+grep -q '"slices": 3, "written_by_their_rank": 3,' "$tmp/test.3.bcast/metrics.json" || fail "no slices (ranking)"
 # the ranks of one host share its cores: each takes half of them (two ranks, not bound, no
 # OMP_NUM_THREADS), or what its binding leaves it
 online=$(getconf _NPROCESSORS_ONLN)
