@@ -4,7 +4,8 @@
 # 17,770 items, 100,480,507 ratings in random order; pearson, k 20, top-10 for
 # every user, 2% held out for predictions) as one process, --gpus 1, --gpus
 # all, --gpus 0,0 (two workers on one GPU) and mpirun -np 2 sharing the GPU
-# with each load mode (shard: each rank parses half of the file); every file
+# with each load mode (shard: each rank parses half of the file; np2root:
+# rank 0 formats every recommendation, --mpi-output root); every file
 # compared byte for byte with the first run.  SET names another file of DATA
 # (default netflix-random).
 # Prints one table line per run: wall time, load, engine, top-N, rank 0's
@@ -38,6 +39,7 @@ for r in $runs; do
     np2bcast) cmd="$mpi -np 2 $R $job --device gpu --mpi-load bcast" ;;
     np2shard) cmd="$mpi -np 2 $R $job --device gpu --mpi-load shard" ;;
     np2auto) cmd="$mpi -np 2 $R $job --device gpu" ;;
+    np2root) cmd="$mpi -np 2 $R $job --device gpu --mpi-output root" ;;
     np2each8) cmd="$mpi -np 2 $R $job --device gpu --mpi-load each --threads 8" ;;
     np2bcast8) cmd="$mpi -np 2 $R $job --device gpu --mpi-load bcast --threads 8" ;;
     np1) cmd="$mpi -np 1 $R $job --device gpu" ;;

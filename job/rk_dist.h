@@ -49,7 +49,7 @@ const char *rk_dist_load_name(rk_dist_load l);
 
 /* Who formats the recommendations' rows (--mpi-output). */
 typedef enum rk_dist_output {
-    RK_DIST_OUTPUT_AUTO = 0, /* slices (BENCHMARKS.md) */
+    RK_DIST_OUTPUT_AUTO = 0, /* slices when the ranks span several hosts, else root (BENCHMARKS.md) */
     RK_DIST_OUTPUT_SLICES,   /* each rank its users' rows, written at their byte offsets */
     RK_DIST_OUTPUT_ROOT      /* rank 0 every row, from the others' batches */
 } rk_dist_output;

@@ -254,7 +254,13 @@ rk_status rk_job_recs_setup(const rk_job_opts *o, int write, rk_outset_stream *r
                             const rk_dataset *ds, rk_job_recs_out *ro, rk_outset_slice **slice, rk_error *err)
 {
     memset(ro, 0, sizeof *ro);
-    if (!write || rk_dist_size(o->dist) < 2 || o->dist_output == RK_DIST_OUTPUT_ROOT) return RK_OK;
+    /* auto: slices when the ranks span several hosts, each with its own
+     * cores; on one host rank 0 formats every row, measured faster
+     * (BENCHMARKS.md 2026-11-28, third steps: the ranks share the cores,
+     * and a slice costs its memory stream and its write on top) */
+    const int hosts = rk_dist_local_size(o->dist) < rk_dist_size(o->dist); /* the same answer on every rank */
+    const int slices = o->dist_output == RK_DIST_OUTPUT_SLICES || (o->dist_output == RK_DIST_OUTPUT_AUTO && hosts);
+    if (!write || rk_dist_size(o->dist) < 2 || !slices) return RK_OK;
     if (rk_dist_rank(o->dist) != 0) {
         const rk_outset_ids ids = {ds->users, ds->items};
         rk_outset_slice_free(*slice);

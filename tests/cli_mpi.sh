@@ -86,8 +86,8 @@ case_ items "$tmp/r.csv" --items "$tmp/ids.txt" --top-n 0 --metric jaccard -k 30
 case_ users "$tmp/r.csv" --test "$tmp/t.csv" --users "$tmp/ids.txt" --top-n 7
 case_ uusers "$tmp/r.csv" --by user --users "$tmp/ids.txt" -k 8
 case_ kbig "$tmp/r.csv" --test "$tmp/t.csv" -k 600 --top-n 600 # k and N above the item count
-# top-N from the lists, shared among the ranks: recommendations.csv written in slices (the default)
-case_ lists "$tmp/r.csv" --test "$tmp/t.csv" --rank lists --metric cosine -k 25 --top-n 8
+# top-N from the lists, shared among the ranks: recommendations.csv written in slices
+case_ lists "$tmp/r.csv" --test "$tmp/t.csv" --rank lists --metric cosine -k 25 --top-n 8 --mpi-output slices
 # bad lines skipped, only in the second half (the parts of ranks 1 and 2 count their lines from the
 # lines before them): the same lines and reason in metrics.json
 awk 'NR > 7000 && NR % 97 == 5 { print $0 ",x"; next } NR > 7000 && NR % 89 == 7 { print "1,2,many"; next }
@@ -114,11 +114,16 @@ grep -q '"load": "shard"' "$tmp/test.3.shard/metrics.json" || fail "metrics.json
 # the ranking model's lists and top-N (the default) are shared among the ranks too, and its
 # recommendations written in slices
 grep -q '"stage": "ranking", "rank": 2,' "$tmp/test.3.each/metrics.json" || fail "the ranking stage is not shared"
-grep -q '"slices": 3, "written_by_their_rank": 3,' "$tmp/test.3.bcast/metrics.json" || fail "no slices (ranking)"
+# on one host --mpi-output auto lets rank 0 format every row; slices give the same bytes
+grep -q '"output": null' "$tmp/test.3.bcast/metrics.json" || fail "auto on one host: slices"
+expect_status 0 mpi 3 "$D/ratings.csv" --test "$D/test.csv" --metric pearson -k 20 --device cpu --quiet \
+    --mpi-output slices --save-model "$tmp/test.3.slices/model.rkm" --out "$tmp/test.3.slices"
+same "$tmp/test.1p" "$tmp/test.3.slices"
+grep -q '"slices": 3, "written_by_their_rank": 3,' "$tmp/test.3.slices/metrics.json" || fail "no slices (ranking)"
 # the ranks of one host share its cores: each takes half of them (two ranks, not bound, no
 # OMP_NUM_THREADS), or what its binding leaves it
 online=$(getconf _NPROCESSORS_ONLN)
-avail=$(nproc)
+avail=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc) # nproc itself honours OMP_NUM_THREADS
 want=$((online / 2))
 [ "$want" -ge 1 ] || want=1
 [ "$want" -le "$avail" ] || want=$avail
@@ -133,6 +138,7 @@ grep -q '"load": "each"' "$tmp/auto2/metrics.json" || fail "auto: the file was n
 
 # ---- recommendations.csv in slices: each rank writes its users' rows at their byte offsets ----------
 lists_args="$tmp/r.csv --test $tmp/t.csv --rank lists --metric cosine -k 25 --top-n 8 --device cpu --quiet"
+slices_args="$lists_args --mpi-output slices"
 for np in 2 3; do
     grep -q "\"output\": {\"mode\": \"slices\", \"slices\": $np, \"written_by_their_rank\": $np," \
         "$tmp/lists.$np.each/metrics.json" || fail "-np $np: metrics.json reports no $np slices by their rank"
@@ -144,16 +150,16 @@ done
 # a rank that cannot open the file sends its slice to rank 0; a slice written elsewhere (another
 # host's folder of the same name) is found by rank 0's read-back and sent again
 for fault in 1:unreachable 1:lost 2:lost; do
-    # shellcheck disable=SC2086 # lists_args are words
-    RECKNN_SLICE_FAULT=$fault expect_status 0 mpi 3 $lists_args --out "$tmp/lists.$fault"
+    # shellcheck disable=SC2086 # slices_args are words
+    RECKNN_SLICE_FAULT=$fault expect_status 0 mpi 3 $slices_args --out "$tmp/lists.$fault"
     same "$tmp/lists.1p" "$tmp/lists.$fault"
     grep -q '"written_by_their_rank": 2,' "$tmp/lists.$fault/metrics.json" ||
         fail "$fault: metrics.json does not count the slice rank 0 wrote"
 done
 # a rank that fails after its top-N: no file, no temporary file
 for who in 0 2; do
-    # shellcheck disable=SC2086 # lists_args are words
-    RECKNN_FAULT="$who:fail:topn" expect_status 5 mpi 3 $lists_args --out "$tmp/lists.fail.$who"
+    # shellcheck disable=SC2086 # slices_args are words
+    RECKNN_FAULT="$who:fail:topn" expect_status 5 mpi 3 $slices_args --out "$tmp/lists.fail.$who"
     [ ! -e "$tmp/lists.fail.$who" ] || [ -z "$(ls -A "$tmp/lists.fail.$who")" ] ||
         fail "files left after rank $who failed: $(ls -A "$tmp/lists.fail.$who")"
 done
