@@ -117,6 +117,7 @@ struct knn_call {
     rk_queries *q;
     const rk_topn_opts *topn;
     const rk_lists *shared = NULL; // every item's lists, from g->between: uploaded for the top-N
+    double t_topn = 0.0, free_wait = 0.0; // top-N's start (the meeting's release), the wait for the tile's free
     rk_topn_stats *tst;
     rk_knn_stats *st;
     // resources: released in reverse order
@@ -635,6 +636,7 @@ rk_status knn_call::download(rk_error *err)
 // go up into the device's lists first.
 rk_status knn_call::topn_stage(rk_error *err)
 {
+    if (t_topn == 0.0) t_topn = rk_omp_wtime();
     drop_tile();
     const rk_lists *hl = shared != NULL ? shared : host_select ? hsel.out : NULL;
     if (hl != NULL && n_items > 0) {
@@ -654,7 +656,13 @@ rk_status knn_call::topn_stage(rk_error *err)
     in.sm_count = prop.multiProcessorCount;
     in.smem_optin = prop.sharedMemPerBlockOptin;
     RK_FORWARD(rk_gpu_budget_left(g, mem, &in.budget, err));
-    return rk_gpu_topn_run(m, &in, topn, g, s, tst, err);
+    const double t_run = rk_omp_wtime();
+    RK_FORWARD(rk_gpu_topn_run(m, &in, topn, g, s, tst, err));
+    // the set-up before the first batch: this stage's (the tile's free, the lists up) and the call's
+    const size_t at = strlen(tst->detail);
+    snprintf(tst->detail + at, sizeof tst->detail - at, ", set-up %.3f (free wait %.3f) s",
+             t_run - t_topn + tst->upload_s, free_wait);
+    return RK_OK;
 }
 
 // The engine's stages in order; the call's destructor frees what it held.
@@ -693,7 +701,9 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
         } catch (...) { // no thread: topn_stage frees the tile after the meeting
         }
         const rk_status bs = g->between(g->between_ud, &c.shared, &mine, err);
+        c.t_topn = rk_omp_wtime();
         if (freer.joinable()) freer.join();
+        c.free_wait = rk_omp_wtime() - c.t_topn;
         RK_FORWARD(bs);
         if (mine == NULL) return RK_OK;
         if (c.shared == NULL || c.shared->k != c.k) // rk_topn_check: the item count

@@ -582,9 +582,9 @@ rk_status topn_call::stream(rk_error *err)
     }
     if (s != RK_OK) cudaStreamSynchronize(st); // nothing in flight touches freed buffers
     ts->compute_s = kernel_ms / 1000.0;
-    snprintf(ts->detail, sizeof ts->detail, "%zu batch%s of <=%lld, %d blocks, %.0f MB budget; scores %.4f s, "
-             "selection %.4f s", n_batches, n_batches == 1 ? "" : "es", (long long)max_count, grid,
-             (double)in->budget / 1048576.0, score_ms / 1000.0, (kernel_ms - score_ms) / 1000.0);
+    snprintf(ts->detail, sizeof ts->detail, "%zu batch%s <=%lld, %.0f MB; scores %.3f, sel %.3f s", n_batches,
+             n_batches == 1 ? "" : "es", (long long)max_count, (double)in->budget / 1048576.0, score_ms / 1000.0,
+             (kernel_ms - score_ms) / 1000.0);
     ts->sink_s = sink_s;
     ts->rows = rows;
     return s;
