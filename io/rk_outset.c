@@ -4,6 +4,7 @@
 #include "rk_outset.h"
 #include "rk_output.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -58,6 +59,42 @@ rk_status rk_outset_check(const rk_outset_row *rows, int n_rows, rk_error *err)
     return RK_OK;
 }
 
+/* A temporary file of the table's (".NAME.tmp.XXXXXX", NAME a row's name or
+ * its fold variant), as rk_out_file names them. */
+static int table_temp(const rk_outset_row *rows, int n_rows, const char *name)
+{
+    const size_t n = strlen(name), tail = strlen(".tmp.XXXXXX");
+    if (n < tail + 2 || name[0] != '.' || strncmp(name + n - tail, ".tmp.", 5) != 0) return 0;
+    for (size_t i = n - 6; i < n; i++)
+        if (!isalnum((unsigned char)name[i])) return 0; /* mkstemp's letters */
+    char mid[256];
+    if (n - tail - 1 >= sizeof mid) return 0;
+    memcpy(mid, name + 1, n - tail - 1);
+    mid[n - tail - 1] = '\0';
+    return rk_outset_is_file(rows, n_rows, mid);
+}
+
+/* The temporary files that a run killed outright (SIGKILL: mpirun sends it
+ * a second after SIGTERM to ranks that have not ended) left behind.  The
+ * folder's lock is held, so no other run is writing them; hidden names
+ * only, never a final one. */
+static void drop_leftovers(const rk_outset *set, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!table_temp(set->rows, set->n_rows, e->d_name)) continue;
+        const size_t cap = strlen(dir) + strlen(e->d_name) + 2;
+        char *p = malloc(cap);
+        if (p == NULL) break;
+        snprintf(p, cap, "%s/%s", dir, e->d_name);
+        (void)unlink(p);
+        free(p);
+    }
+    closedir(d);
+}
+
 rk_status rk_outset_open(rk_outset **setp, const char *dir, const rk_outset_row *rows, int n_rows, rk_error *err)
 {
     *setp = NULL;
@@ -78,6 +115,7 @@ rk_status rk_outset_open(rk_outset **setp, const char *dir, const rk_outset_row 
     set->dir = d;
     set->rows = rows;
     set->n_rows = n_rows;
+    if (dir != NULL) drop_leftovers(set, dir);
     *setp = set;
     return RK_OK;
 }

@@ -108,7 +108,9 @@ rk_status rk_outset_check(const rk_outset_row *rows, int n_rows, rk_error *err);
 
 /*! rk_outset_open() : check the table (kept by the caller while the set
  *  lives), then start writing into `dir` (rk_out_open: created with its
- *  parents when missing).  @return RK_OK, RK_E_ARG, RK_E_IO, RK_E_NOMEM. */
+ *  parents when missing), and remove the table's temporary files that a run
+ *  killed outright left there (".NAME.tmp.XXXXXX"; the folder's lock says
+ *  no run is writing them).  @return RK_OK, RK_E_ARG, RK_E_IO, RK_E_NOMEM. */
 rk_status rk_outset_open(rk_outset **set, const char *dir, const rk_outset_row *rows, int n_rows, rk_error *err);
 
 /*! rk_outset_write() : the whole content c into the file of every row of c

@@ -563,6 +563,53 @@ static void test_slices(void)
     rk_ids_free(items);
 }
 
+/* A run killed outright leaves its hidden temporary files: the next run in
+ * the folder removes those of its table, and nothing else. */
+static void test_leftovers(void)
+{
+    const rk_outset_row rows[] = {
+        {RK_OUTSET_RECOMMENDATIONS, "recommendations.csv", NULL, rec_open_a, rec_put, rec_close},
+        {RK_OUTSET_NEIGHBORS, "neighbors.csv", put_text, NULL, NULL, NULL},
+    };
+    static const char *const gone[] = {".recommendations.csv.tmp.Ab12Cd", ".neighbors.fold2.csv.tmp.x1y2z3"};
+    static const char *const kept[] = {".neighbors.csv.tmp.ab", ".other.csv.tmp.abcdef", "recommendations.csv",
+                                       ".recommendations.csv.tmp.Ab12C-", "recommendations.csv.tmp.Ab12Cd",
+                                       ".neighbors.fold0.csv.tmp.x1y2z3"};
+    char *root = make_tmpdir();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    for (size_t i = 0; i < 2; i++) {
+        char *p = path_in(root, gone[i]);
+        FILE *f = fopen(p, "w");
+        CU_ASSERT_PTR_NOT_NULL(f);
+        if (f != NULL) fclose(f);
+        free(p);
+    }
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        char *p = path_in(root, kept[i]);
+        FILE *f = fopen(p, "w");
+        CU_ASSERT_PTR_NOT_NULL(f);
+        if (f != NULL) fclose(f);
+        free(p);
+    }
+    rk_outset *set = NULL;
+    rk_error err;
+    CU_ASSERT_EQUAL_FATAL(rk_outset_open(&set, root, rows, 2, &err), RK_OK);
+    for (size_t i = 0; i < 2; i++) {
+        char *p = path_in(root, gone[i]);
+        CU_ASSERT(access(p, F_OK) != 0);
+        free(p);
+    }
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        char *p = path_in(root, kept[i]);
+        CU_ASSERT(access(p, F_OK) == 0);
+        free(p);
+    }
+    rk_outset_free(set);
+    CU_ASSERT_EQUAL(count_entries(root), (int)(sizeof kept / sizeof kept[0]));
+    rm_rf(root);
+    free(root);
+}
+
 int main(void)
 {
     static const rk_test_case cases[] = {
@@ -575,6 +622,7 @@ int main(void)
         {"streams: every row, started over, freed", test_stream},
         {"CSV rows: rk_output's bytes, --queries answers", test_csv_rows},
         {"slices written elsewhere: one stream's bytes", test_slices},
+        {"a killed run's temporary files removed by the next", test_leftovers},
         {NULL, NULL},
     };
     return rk_test_main("rk_outset", cases);
