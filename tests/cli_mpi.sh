@@ -15,7 +15,8 @@
 #   --model and --approx are refused across ranks (exit 2);
 #   the ranking model's stage (the default) is shared among the ranks too;
 #   with top-N shared among the ranks recommendations.csv is
-#     written in slices (each rank its users' rows, at their byte offsets)
+#     written in slices (each rank its users' rows, at their byte offsets;
+#     folds and user mode too)
 #     or by rank 0 alone (--mpi-output root): the same bytes; a rank that
 #     cannot open the file, or whose write went elsewhere, has rank 0 write
 #     its slice (RECKNN_SLICE_FAULT).
@@ -147,6 +148,14 @@ for np in 2 3; do
     same "$tmp/lists.1p" "$tmp/lists.$np.root"
     grep -q '"output": null' "$tmp/lists.$np.root/metrics.json" || fail "--mpi-output root: slices reported"
 done
+# every fold's file in slices, and user mode's
+expect_status 0 mpi 3 "$tmp/r.csv" --folds 3 --seed 1 --write-folds --metric cosine -k 15 --device cpu --quiet \
+    --mpi-output slices --out "$tmp/folds.slices"
+same "$tmp/folds.1p" "$tmp/folds.slices"
+expect_status 0 mpi 2 "$tmp/r.csv" --test "$tmp/t.csv" --by user --metric msd -k 12 --device cpu --quiet \
+    --mpi-output slices --out "$tmp/byuser.slices"
+same "$tmp/byuser.1p" "$tmp/byuser.slices"
+grep -q '"slices": 2, "written_by_their_rank": 2,' "$tmp/byuser.slices/metrics.json" || fail "user mode: no slices"
 # a rank that cannot open the file sends its slice to rank 0; a slice written elsewhere (another
 # host's folder of the same name) is found by rank 0's read-back and sent again
 for fault in 1:unreachable 1:lost 2:lost; do
