@@ -102,6 +102,12 @@ static int64_t line_start(int fd, int64_t x, int64_t size, size_t max)
     return size;
 }
 
+/* Byte r/R of a file of size bytes (exact in int64 for any size). */
+static int64_t cut_at(int64_t size, int r, int R)
+{
+    return size / R * r + size % R * r / R;
+}
+
 /* This process's bytes [*from, *to): -1 in *from when they cannot be found. */
 static void my_range(const rk_load_opts *o, const char *path, int64_t size, int64_t skip_b, int64_t *from,
                      int64_t *to)
@@ -111,11 +117,8 @@ static void my_range(const rk_load_opts *o, const char *path, int64_t size, int6
     const int fd = open(path, O_RDONLY);
     *from = *to = -1;
     if (fd < 0) return;
-    const int64_t a = line_start(fd, size / g->size * g->rank + size % g->size * g->rank / g->size, size, max);
-    const int64_t b = g->rank + 1 == g->size
-                          ? size
-                          : line_start(fd, size / g->size * (g->rank + 1) + size % g->size * (g->rank + 1) / g->size,
-                                       size, max);
+    const int64_t a = line_start(fd, cut_at(size, g->rank, g->size), size, max);
+    const int64_t b = g->rank + 1 == g->size ? size : line_start(fd, cut_at(size, g->rank + 1, g->size), size, max);
     close(fd);
     if (a < 0 || b < 0) return;
     *from = g->rank == 0 || a < skip_b ? skip_b : a; /* a header of several lines may reach past r/R */

@@ -140,7 +140,7 @@ rk_status rk_job_user_metrics(rk_outset *out, int file_fold, const rk_rank *rank
 typedef struct rk_job_recs_out {
     const char *tmp_path;       /* rank 0 */
     FILE *fp;                   /* rank 0: the stream to.sink writes */
-    rk_topn_sink measure;       /* rank 0: the other ranks' batches (NULL: none wanted) */
+    rk_topn_sink measure;       /* rank 0: the ranking metrics' sink of the other ranks' batches */
     void *measure_ud;
     rk_outset_slice *slice;     /* the other ranks */
 } rk_job_recs_out;
@@ -223,7 +223,7 @@ rk_status rk_job_read_items(const rk_job_opts *o, const rk_idmap *items, int32_t
 /*! rk_job_recs_setup() : a written fold's recommendations in slices
  *  (rk_job_recjoin.c), when several ranks write them and --mpi-output is
  *  not root: rank 0's pending file of recs and the ranking metrics' sink of
- *  rank (may be NULL), another rank's new slice (*slice, freed first; the
+ *  rank (both required there), another rank's new slice (*slice, freed first; the
  *  caller frees it).  ro->tmp_path or ro->slice set: slices; ro zeroed:
  *  rank 0 formats every row.  @return RK_OK, RK_E_NOMEM, RK_E_INTERNAL. */
 rk_status rk_job_recs_setup(const rk_job_opts *o, int write, rk_outset_stream *recs, rk_rank *rank,

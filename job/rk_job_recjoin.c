@@ -34,16 +34,6 @@
 
 /* ---- batches to rank 0 ------------------------------------------------------ */
 
-/* The sink of the other ranks' batches on rank 0: the file and the metrics
- * (to's sink), or with slices the metrics alone (NULL: dropped). */
-static rk_status drop_batch(void *ud, const rk_topn_batch *b, rk_error *err)
-{
-    (void)ud;
-    (void)b;
-    (void)err;
-    return RK_OK;
-}
-
 /* Rank 0: its batches (unless drained already), then every other rank's as
  * they arrive.  A failing sink stops the replays but not the receiving, so
  * that no rank is left waiting on its send. */
@@ -52,12 +42,9 @@ static rk_status join_batches(const rk_job_spread_in *in, const rk_recbuf *const
 {
     const int R = rk_dist_size(in->dist), me = rk_dist_rank(in->dist);
     if (me != 0) return rk_dist_send(in->dist, 0, mine->data, mine->bytes, err);
-    rk_topn_sink others = in->to->sink;
-    void *others_ud = in->to->sink_ud;
-    if (in->recs != NULL) {
-        others = in->recs->measure != NULL ? in->recs->measure : drop_batch;
-        others_ud = in->recs->measure_ud;
-    }
+    /* the other ranks' batches: the file and the metrics (to's sink), or with slices the metrics alone */
+    const rk_topn_sink others = in->recs != NULL ? in->recs->measure : in->to->sink;
+    void *others_ud = in->recs != NULL ? in->recs->measure_ud : in->to->sink_ud;
     rk_status s = RK_OK;
     for (int w = 0; w < n_bufs && s == RK_OK && !drained; w++)
         s = rk_recbuf_replay(bufs[w]->data, bufs[w]->bytes, rb[0], in->to->sink, in->to->sink_ud, err);
@@ -107,18 +94,15 @@ static int slice_fault(const rk_dist *d, const char *what)
 /* Rank 0: slice r (bytes at off) as its rank reported it?  Its ends read back. */
 static int slice_arrived(const char *path, const char *label, int64_t off, int64_t bytes, const int64_t *sent)
 {
-    unsigned char h[EDGE] = {0}, t[EDGE] = {0};
+    unsigned char h[EDGE], t[EDGE];
     const size_t k = bytes < EDGE ? (size_t)bytes : EDGE;
     size_t got = 0, got2 = 0;
     rk_error e;
     if (rk_out_read_at(path, label, off, h, k, &got, &e) != RK_OK || got != k) return 0;
     if (rk_out_read_at(path, label, off + bytes - (int64_t)k, t, k, &got2, &e) != RK_OK || got2 != k) return 0;
-    int64_t head, tail;
-    unsigned char hp[EDGE] = {0}, tp[EDGE] = {0};
-    memcpy(hp, h, k);
-    memcpy(tp, t, k);
-    memcpy(&head, hp, EDGE);
-    memcpy(&tail, tp, EDGE);
+    int64_t head, tail, unused; /* the ends as the rank took them from its slice (edges) */
+    edges(h, k, &head, &unused);
+    edges(t, k, &unused, &tail);
     return head == sent[1] && tail == sent[2];
 }
 
@@ -269,9 +253,10 @@ rk_status rk_job_recs_setup(const rk_job_opts *o, int write, rk_outset_stream *r
         ro->slice = *slice;
         return RK_OK;
     }
-    if (recs == NULL) return rk_error_set(err, RK_E_INTERNAL, "no recommendations' file to write slices into");
+    if (recs == NULL || rank == NULL)
+        return rk_error_set(err, RK_E_INTERNAL, "no recommendations' file or ranking metrics for the slices");
     RK_FORWARD(rk_outset_stream_target(recs, &ro->tmp_path, &ro->fp, err));
-    ro->measure = rank != NULL ? rk_rank_sink : NULL;
+    ro->measure = rk_rank_sink;
     ro->measure_ud = rank;
     return RK_OK;
 }
