@@ -5,12 +5,15 @@
 #                and wide-random (2M users, 200,000 items, 300M ratings); bench/gen.sh makes
 #                them when missing.
 #   runs: --gpus 1, 2 and 4 (GPUS: the counts, default "1 2", and 4 where the host has
-#         four), each shared-out count three ways (VARIANTS): fused (the default: the ratings
-#         copied from the first device peer to peer, the lists and top-N of each stage in one
-#         engine call a GPU, the ranking stage shared too), nopeer (fused, but every device
-#         uploads the ratings: RECKNN_GPU_PEER=0) and old (the earlier path: every device
-#         uploads, top-N uploads the ratings again, the ranking model's lists and top-N on the
-#         first GPU alone: RECKNN_GPU_PEER=0 RECKNN_GPU_FUSED=0 RECKNN_GPU_RANK_SPREAD=0);
+#         four), each shared-out count in several ways (VARIANTS, default "fused nopeer old"):
+#         fused (the default: the ratings copied from the first device peer to peer, the lists
+#         and top-N of each stage in one engine call a GPU, the ranking stage shared too, one
+#         symmetric tile shared by the GPUs where it holds every item), nopeer (fused, but every
+#         device uploads the ratings and sums its rows in full: RECKNN_GPU_PEER=0
+#         RECKNN_GPU_SYMSHARE=0), nosym (fused, rows in full: RECKNN_GPU_SYMSHARE=0) and old (the
+#         earlier path: every device uploads, top-N uploads the ratings again, the ranking
+#         model's lists and top-N on the first GPU alone: RECKNN_GPU_PEER=0 RECKNN_GPU_FUSED=0
+#         RECKNN_GPU_RANK_SPREAD=0 RECKNN_GPU_SYMSHARE=0);
 #         ROUNDS rounds (default 2), alternating.  EXTRA: more options for every run (e.g.
 #         --rank lists: top-N from the lists of --metric instead of the ranking model).
 # Pearson, k 20, top-10 for every user (from the default ranking model, rp3beta).  One table
@@ -52,9 +55,10 @@ for set in ${SETS:-netflix-random wide-random}; do
                 o=$out/$set-$run-$r
                 t0=$(date +%s.%N)
                 new=$([ "$p" = old ] && echo 0 || echo 1)
-                peer=$([ "$p" = fused ] && echo 1 || echo 0)
+                peer=$([ "$p" = fused ] || [ "$p" = nosym ] && echo 1 || echo 0)
+                sym=$([ "$p" = fused ] && echo 1 || echo 0)
                 # shellcheck disable=SC2086
-                RECKNN_GPU_FUSED=$new RECKNN_GPU_RANK_SPREAD=$new RECKNN_GPU_PEER=$peer \
+                RECKNN_GPU_FUSED=$new RECKNN_GPU_RANK_SPREAD=$new RECKNN_GPU_PEER=$peer RECKNN_GPU_SYMSHARE=$sym \
                     timeout "${TIMEOUT:-300}" $R $job --gpus "$g" $EXTRA --out "$o" >"$o.log" 2>&1
                 st=$?
                 t1=$(date +%s.%N)

@@ -145,6 +145,13 @@ void rk_knn_item_norms(const rk_model *m, const rk_sim_params *p, double scale, 
  *  (co-rating pair updates, self-pairs included), or -1 when out of memory. */
 int64_t rk_knn_item_order(const rk_model *m, int32_t *order, int64_t *cost);
 
+/*! rk_knn_item_sym_cost() : cost[n_items] = each item's work when each
+ *  co-rating pair is summed once, in the row of its lower item: Σ over the
+ *  raters u of i of the items u rated after i (the GPU's symmetric tile;
+ *  its k_sym_cost computes the same).  Reads m->by_user only.  @return the
+ *  total, or -1 when out of memory. */
+int64_t rk_knn_item_sym_cost(const rk_model *m, int64_t *cost);
+
 /*! rk_knn_needs_baselines() : 1 when these options read the model's
  *  baselines (the baseline predictor, pearson-baseline), else 0.  The engines
  *  refuse such options on a model built without them (RK_E_ARG). */

@@ -263,3 +263,35 @@ int64_t rk_knn_item_order(const rk_model *m, int32_t *order, int64_t *cost_out)
     return total;
 }
 
+
+int64_t rk_knn_item_sym_cost(const rk_model *m, int64_t *cost)
+{
+    const rk_csr *U = &m->by_user;
+    const int32_t n = U->n_cols;
+    /* a row of counts a thread, summed after: no atomics on the popular
+     * items; at most 256 MiB of them (fewer threads for a large catalogue) */
+    const size_t row = (size_t)(n > 0 ? n : 1) * sizeof(int64_t), cap = (size_t)256 << 20;
+    int nt = rk_omp_max_threads();
+    if ((size_t)nt * row > cap) nt = cap / row > 0 ? (int)(cap / row) : 1;
+    int64_t *part = calloc((size_t)nt * (size_t)(n > 0 ? n : 1), sizeof *part);
+    if (part == NULL) return -1;
+    int64_t total = 0;
+#pragma omp parallel num_threads(nt) reduction(+ : total)
+    {
+        int64_t *c = part + (size_t)rk_omp_thread_num() * (size_t)(n > 0 ? n : 1);
+#pragma omp for schedule(dynamic, 1024)
+        for (int32_t u = 0; u < U->n_rows; u++) {
+            const int64_t lo = U->ptr[u], hi = U->ptr[u + 1];
+            for (int64_t p = lo; p < hi; p++) c[U->idx[p]] += hi - p - 1;
+            total += (hi - lo) * (hi - lo - 1) / 2;
+        }
+    }
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < n; i++) {
+        int64_t v = 0;
+        for (int t = 0; t < nt; t++) v += part[(size_t)t * (size_t)n + (size_t)i];
+        cost[i] = v;
+    }
+    free(part);
+    return total;
+}

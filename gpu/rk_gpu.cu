@@ -17,71 +17,6 @@
 
 namespace {
 
-
-__global__ void k_to_grid(const float *__restrict__ v, int64_t n, double scale, int32_t *__restrict__ q)
-{
-    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < n; p += (int64_t)gridDim.x * blockDim.x)
-        q[p] = (int32_t)rint((double)v[p] * scale);
-}
-
-__global__ void k_to_double(const float *__restrict__ v, int64_t n, double *__restrict__ d)
-{
-    for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < n; p += (int64_t)gridDim.x * blockDim.x)
-        d[p] = (double)v[p];
-}
-
-// Baseline residuals e = r − (μ + b_u + b_i) of a CSR whose rows are users
-// (rows_are_users) or items, with the host's expression and order of
-// operations (rk_model_residuals), so that both engines get the same doubles.
-__global__ void k_residuals(const int64_t *__restrict__ ptr, const int32_t *__restrict__ idx,
-                            const float *__restrict__ v, int32_t n_rows, int rows_are_users, double mu,
-                            const double *__restrict__ bu, const double *__restrict__ bi, double *__restrict__ e)
-{
-    const int lane = threadIdx.x % 32;
-    const int32_t warps = (int32_t)(gridDim.x * blockDim.x / 32);
-    for (int32_t r = (int32_t)((blockIdx.x * blockDim.x + threadIdx.x) / 32); r < n_rows; r += warps)
-        for (int64_t p = ptr[r] + lane; p < ptr[r + 1]; p += 32) {
-            const int32_t c = idx[p];
-            const double b_u = rows_are_users ? bu[r] : bu[c], b_i = rows_are_users ? bi[c] : bi[r];
-            e[p] = (double)v[p] - (mu + b_u + b_i);
-        }
-}
-
-// The values the sums are made of: grid units, the ratings as doubles, or
-// the baseline residuals (res: the model's μ and baselines on the device).
-struct residual_args {
-    double mu;
-    const double *bu, *bi;
-    int rows_are_users;
-};
-rk_status acc_values(rk_dev_csr *c, const float *d_ratings, double scale, const residual_args *res,
-                     dev_mem &mem, cudaStream_t st, rk_error *err)
-{
-    if (res != NULL) {
-        RK_FORWARD(mem.alloc(&c->d, (size_t)c->nnz, err));
-        if (c->nnz > 0) {
-            k_residuals<<<1024, 256, 0, st>>>(c->ptr, c->idx, d_ratings, c->n_rows, res->rows_are_users, res->mu,
-                                             res->bu, res->bi, c->d);
-            RK_LAUNCH_CHECK(err, "k_residuals");
-        }
-        return RK_OK;
-    }
-    if (scale > 0.0) {
-        RK_FORWARD(mem.alloc(&c->q, (size_t)c->nnz, err));
-        if (c->nnz > 0) {
-            k_to_grid<<<1024, 256, 0, st>>>(d_ratings, c->nnz, scale, c->q);
-            RK_LAUNCH_CHECK(err, "k_to_grid");
-        }
-        return RK_OK;
-    }
-    RK_FORWARD(mem.alloc(&c->d, (size_t)c->nnz, err));
-    if (c->nnz > 0) {
-        k_to_double<<<1024, 256, 0, st>>>(d_ratings, c->nnz, c->d);
-        RK_LAUNCH_CHECK(err, "k_to_double");
-    }
-    return RK_OK;
-}
-
 // The co-rating sums of metric m, from the metric table (RK_SUMS_NONE for a
 // row without them, which the engine refuses before any work).
 static int sums_kind(rk_metric m)
@@ -150,6 +85,8 @@ struct knn_call {
     float *d_sim = NULL;
     int64_t *seg = NULL;
     int one_per_kernel = 0, host_select = 0, sym = 0;
+    int shared_sym = 0; // the tile of every item is shared with other parts (g->sym): its rows' upper triangles
+    double sym_wait = 0.0, sym_mirror = 0.0;
     int kept = 0; // what of the user-major matrix was on a device already (1 ptr, 2 idx, 4 values, 8 another's)
     void *d_one = NULL;
     int32_t one_batch = 1, T = 0, n_tiles = 0;
@@ -169,6 +106,7 @@ struct knn_call {
     rk_status upload_model(rk_error *err);
     rk_status plan_rows(rk_error *err);
     rk_status plan_tiles(rk_error *err);
+    rk_status plan_shared(size_t budget, size_t row_bytes, rk_error *err);
     rk_status tile_memory_error(size_t budget, size_t row_bytes, size_t query_bytes, int64_t queries_known,
                                 rk_error *err);
     rk_status upload_queries(rk_error *err);
@@ -277,9 +215,9 @@ rk_status knn_call::upload_model(rk_error *err)
     }
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     t_tr = rk_omp_wtime();
-    const residual_args res_u = {m->mu, d_bu, d_bi, 1}, res_i = {m->mu, d_bu, d_bi, 0};
-    RK_FORWARD(acc_values(&by_user, by_user.v, scale, pb ? &res_u : NULL, mem, s, err));
-    RK_FORWARD(acc_values(&by_item, by_item.v, scale, pb ? &res_i : NULL, mem, s, err));
+    const rk_residual_args res_u = {m->mu, d_bu, d_bi, 1}, res_i = {m->mu, d_bu, d_bi, 0};
+    RK_FORWARD(rk_gpu_acc_values(&by_user, by_user.v, scale, pb ? &res_u : NULL, mem, s, err));
+    RK_FORWARD(rk_gpu_acc_values(&by_item, by_item.v, scale, pb ? &res_i : NULL, mem, s, err));
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     t_h2d = rk_omp_wtime();
     // The float ratings were only the source of the sums' values, except
@@ -401,6 +339,10 @@ rk_status knn_call::plan_tiles(rk_error *err)
         RK_FORWARD(rk_gpu_segments_launch(&by_user, n_chunks, chunk, seg, s, err));
         budget -= seg_bytes;
     } // one chunk: its segment is the whole row, no table and no search
+    if (g != NULL && g->sym != NULL) { // parts sharing one tile decide, whatever they do
+        RK_FORWARD(plan_shared(budget, row_bytes, err));
+        if (shared_sym) return RK_OK;
+    }
     // one query per kernel: the sums of one row in global memory; auto takes
     // it for a subset of fewer rows than the crossover (a whole run of a tiny
     // catalogue keeps its symmetric tile)
@@ -454,8 +396,8 @@ rk_status knn_call::plan_tiles(rk_error *err)
     // ML-20M size, -30% at Netflix size; cosine -14%/-16%; pearson-baseline
     // -44%/-47%), not for the two of msd and euclidean (+12%/+23%), whose
     // rows stay full.
-    sym = n_tiles == 1 && n_run == n_items && n_items > 1 && kind != RK_SUMS_DIFF && kind != RK_SUMS_DOT &&
-          rk_metric_row_of(sp.metric)->symmetric && !one_per_kernel && !host_select && !(g != NULL && g->full_rows);
+    sym = n_tiles == 1 && n_run == n_items && n_items > 1 && rk_gpu_sym_applies(o, g) && !one_per_kernel &&
+          !host_select && !spgemm;
     if (sym) {
         // its rows' work differs from the full rows': heaviest first again
         unsigned char *scratch;
@@ -467,6 +409,31 @@ rk_status knn_call::plan_tiles(rk_error *err)
         st->pair_updates = (work - m->by_user.nnz) / 2;
         snprintf(st->path + strlen(st->path), sizeof st->path - strlen(st->path), ", symmetric");
     }
+    return RK_OK;
+}
+
+// Parts sharing one tile of every item (g->sym): this part's say, and with
+// the tile shared, its rows in the order of their upper triangles' work.
+rk_status knn_call::plan_shared(size_t budget, size_t row_bytes, rk_error *err)
+{
+    const bool can = rk_gpu_sym_applies(o, g) && !spgemm && n_items > 1 && budget / row_bytes >= (size_t)n_items &&
+                     !(g->tile_items > 0 && g->tile_items < n_items);
+    std::vector<int32_t> own;
+    int64_t own_work = 0;
+    bool yes = false;
+    RK_FORWARD(rk_gpu_sym_decide(g->sym, g->sym_part, can, order.data(), n_run, &yes, own, &own_work, err));
+    if (!yes) return RK_OK; // full rows
+    shared_sym = sym = 1;
+    T = n_items;
+    n_tiles = 1;
+    std::copy(own.begin(), own.end(), order.begin());
+    if (n_run > 0)
+        RK_CUDA_CHECK(err, cudaMemcpyAsync(d_order, order.data(), (size_t)n_run * sizeof(int32_t),
+                                           cudaMemcpyHostToDevice, s));
+    row_of.resize((size_t)n_items);
+    for (int32_t i = 0; i < n_items; i++) row_of[(size_t)i] = i;
+    st->pair_updates = own_work;
+    snprintf(st->path + strlen(st->path), sizeof st->path - strlen(st->path), ", shared symmetric");
     return RK_OK;
 }
 
@@ -515,7 +482,7 @@ rk_status knn_call::run_tile(int32_t tile, rk_error *err)
     sa.h_tile_items = order.data() + first;
     sa.h_iptr = m->by_item.ptr;
     sa.tile_rows = rows;
-    sa.sym = sym;
+    sa.sym = shared_sym ? 2 : sym;
     sa.sp = sp;
     sa.ncnt = d_ncnt;
     sa.nsq = d_nsq;
@@ -532,6 +499,7 @@ rk_status knn_call::run_tile(int32_t tile, rk_error *err)
     } else {
         RK_FORWARD(rk_gpu_sims_launch(&sa, kind, grid, (size_t)chunk * col_bytes, s, err));
     }
+    if (shared_sym) RK_FORWARD(rk_gpu_sym_exchange(g->sym, g->sym_part, d_S, d_N, mem, s, &sym_wait, &sym_mirror, err));
     RK_CUDA_CHECK(err, cudaEventRecord(se.ev[1], s));
     if (host_select) {
         RK_FORWARD(rk_gpu_select_host(d_S, d_N, n_items, order.data() + first, rows, o->negative, hsel, s, err));
@@ -541,7 +509,8 @@ rk_status knn_call::run_tile(int32_t tile, rk_error *err)
         sel.N = d_N;
         sel.ld = n_items;
         sel.n_cols = n_items;
-        sel.tile_items = sym ? NULL : d_order + first;
+        sel.tile_items = sym && !shared_sym ? NULL : d_order + first;
+        sel.row_is_item = shared_sym;
         sel.rows = rows;
         sel.k = k;
         sel.len = d_len;
@@ -624,6 +593,11 @@ rk_status knn_call::download(rk_error *err)
     st->select_s = t_sel / 1000.0;
     st->predict_s = t_pred / 1000.0;
     st->sim_s = t_sims / 1000.0;
+    if (shared_sym) {
+        const size_t len = strlen(st->detail);
+        snprintf(st->detail + len, sizeof st->detail - len, "; shared tile: waited %.4f s for the other parts' "
+                 "sums, lower triangle filled in %.4f s", sym_wait, sym_mirror);
+    }
     snprintf(st->path + strlen(st->path), sizeof st->path - strlen(st->path), ", %d tile%s of %d%s%s%s%s", n_tiles,
              n_tiles == 1 ? "" : "s", T, dev_transpose ? ", device transpose" : "",
              seg == NULL && n_chunks > 1 && !one_per_kernel ? ", searched" : "",
@@ -665,11 +639,22 @@ rk_status knn_call::topn_stage(rk_error *err)
     return RK_OK;
 }
 
+// A part of a shared tile (g->sym) leaves it when its call returns, so that
+// no other part waits for it; its tile is freed only after the others' reads.
+struct sym_leaver {
+    const rk_gpu_opts *g;
+    ~sym_leaver()
+    {
+        if (g != NULL && g->sym != NULL) rk_gpu_sym_leave_part(g->sym, g->sym_part);
+    }
+};
+
 // The engine's stages in order; the call's destructor frees what it held.
 rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_lists *lists, rk_queries *q,
               const rk_topn_opts *topn, rk_topn_stats *tst, rk_knn_stats *st, rk_error *err)
 {
     knn_call c{}; // zeroed: the device CSRs fields an upload leaves are NULL
+    sym_leaver leave{g}; // before c's memory goes, whatever the return
     c.m = m;
     c.o = o;
     c.g = g;
@@ -722,6 +707,7 @@ extern "C" rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const r
 {
     rk_knn_stats local;
     rk_topn_stats tlocal;
+    sym_leaver leave{g}; // a call that returns before run()
     if (st == NULL) st = &local;
     if (tst == NULL) tst = &tlocal;
     memset(st, 0, sizeof *st);

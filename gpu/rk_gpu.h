@@ -169,7 +169,53 @@ typedef struct rk_gpu_opts {
        call's own lists. */
     rk_status (*between)(void *ud, const rk_lists **lists, const rk_topn_opts **topn, rk_error *err);
     void *between_ud;
+    /* rk_gpu_knn as part sym_part of the parts of one process that share a
+       symmetric tile (rk_gpu_sym_create; NULL: none): see rk_gpu_sym below. */
+    struct rk_gpu_sym *sym;
+    int sym_part;
 } rk_gpu_opts;
+
+/* ---- one symmetric tile summed by several GPUs -----------------------------
+ * One GPU whose tile holds every item sums each co-rating pair once (the
+ * upper triangle, mirrored): for Pearson at Netflix size 25-30% less work
+ * than full rows.  Parts of one process sharing the items out among GPUs
+ * (job/rk_job_spread.c) lose that, unless they share one tile: each part's
+ * call (rk_gpu_opts.sym, .sym_part; its rows o->rows = the items whose
+ * part_of is its index) holds a tile of every item, sums the upper triangle
+ * of its own rows, and once every part has done so fills its rows' lower
+ * triangle from the owners' tiles (peer to peer, or the same device's
+ * memory), then selects and predicts its own rows.  The parts decide
+ * together when they plan their tiles: each says whether its device holds
+ * the whole tile, reads the others' devices, and its options sum this
+ * metric symmetrically (rk_gpu_sym_applies); if any cannot, or its call
+ * failed before, every part sums its rows in full (the same lists).  A
+ * part's call that fails after the decision ends the others' calls with
+ * RK_E_GPU (each may then be redone, in full rows, elsewhere).  The lists
+ * and predictions are those of one GPU, bit for bit.
+ * The parts' calls run at the same time on threads of one process, one call
+ * a part; an rk_gpu_sym serves one round of calls. */
+typedef struct rk_gpu_sym rk_gpu_sym;
+
+/*! rk_gpu_sym_applies() : 1 when the GPU engine sums the similarities of o
+ *  (its metric, route and selection) over a symmetric tile once it holds
+ *  every item, else 0. */
+int rk_gpu_sym_applies(const rk_knn_opts *o, const rk_gpu_opts *g);
+
+/*! rk_gpu_sym_create() : the meeting of n_parts calls (2..64) on
+ *  devices[n_parts] for items 0..n_items-1, part_of[n_items] the part of
+ *  each item and cost[n_items] each item's work over the upper triangle
+ *  (rk_knn_item_sym_cost); both copied.  @return RK_OK, RK_E_ARG,
+ *  RK_E_NOMEM, RK_E_GPU (built without CUDA). */
+rk_status rk_gpu_sym_create(int n_parts, const int *devices, const int32_t *part_of, const int64_t *cost,
+                            int32_t n_items, rk_gpu_sym **out, rk_error *err);
+/*! rk_gpu_sym_leave() : part's call will not be made, or has ended: the
+ *  others no longer wait for it (its call leaves by itself; a caller whose
+ *  thread for a part did not start says so here).  Once per part is enough;
+ *  more are no-ops. */
+void rk_gpu_sym_leave(rk_gpu_sym *sh, int part);
+/*! rk_gpu_sym_shared() : 1 when the parts decided to share the tile. */
+int rk_gpu_sym_shared(const rk_gpu_sym *sh);
+void rk_gpu_sym_free(rk_gpu_sym *sh);
 
 /*! rk_gpu_knn() : the engine of rk_knn_cpu on the GPU, and, when topn is
  *  not NULL, the top-N of rk_topn_cpu from the lists while they are still on

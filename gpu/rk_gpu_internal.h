@@ -276,7 +276,8 @@ struct rk_sims_args {
     const int32_t *h_tile_items;   // the same on the host, and the host's item-major row
     const int64_t *h_iptr;         // offsets (one query per kernel sizes its grid from them)
     int32_t tile_rows;
-    int sym;                       // the tile holds every item: rows by item, each pair once
+    int sym;                       // the tile holds every item: rows by item, each pair once (1: mirrored
+                                   // here; 2: a shared tile's rows, mirrored by rk_gpu_sym_exchange)
     rk_sim_params sp;
     const double *ncnt, *nsq;      // RK_SUMS_DOT: |U_i| and ‖x_i‖² in units of every item
     double *S;                     // [tile_rows][n_items] similarities
@@ -303,6 +304,34 @@ size_t rk_gpu_sims_one_bytes(int kind, int grid, int32_t n_items);
 rk_status rk_gpu_sims_one_launch(const rk_sims_args *a, int kind, int grid, void *acc, int32_t batch, size_t smem,
                                  int sm_count, cudaStream_t st, rk_error *err);
 
+// The values the sums are made of (rk_gpu_values.cu): with res, the
+// baseline residuals r − (μ + b_u + b_i) of c's ratings d_ratings (res: the
+// model's μ and baselines on the device; rows_are_users: c's rows are
+// users), with the host's order of operations; else with scale > 0 the
+// ratings in grid units (int32, c->q), else as doubles (c->d).
+struct rk_residual_args {
+    double mu;
+    const double *bu, *bi;
+    int rows_are_users;
+};
+rk_status rk_gpu_acc_values(rk_dev_csr *c, const float *d_ratings, double scale, const rk_residual_args *res,
+                           dev_mem &mem, cudaStream_t st, rk_error *err);
+
+// One symmetric tile shared by several parts (rk_gpu_symshare.cu).
+// rk_gpu_sym_decide: part p's say at the decision (can: its tile of every
+// item fits and its options sum symmetrically; order[n_run]: its rows); *yes
+// when the tile is shared, own then gets its rows heaviest first over the
+// upper triangle and *work their pair updates (else: full rows).
+// rk_gpu_sym_exchange: after the part's sums on stream s, its tile (S, N, a
+// row an item) published, the others' awaited, its rows' lower triangle
+// filled from them (wait_s: the wait, mirror_s: the fill); every part's reads
+// done when it returns.  rk_gpu_sym_leave_part: rk_gpu_sym_leave.
+rk_status rk_gpu_sym_decide(rk_gpu_sym *sh, int p, bool can, const int32_t *order, int32_t n_run, bool *yes,
+                            std::vector<int32_t> &own, int64_t *work, rk_error *err);
+rk_status rk_gpu_sym_exchange(rk_gpu_sym *sh, int p, double *S, int32_t *N, dev_mem &mem, cudaStream_t s,
+                              double *wait_s, double *mirror_s, rk_error *err);
+void rk_gpu_sym_leave_part(rk_gpu_sym *sh, int p);
+
 // The order of a symmetric tile's rows: items by descending work when each
 // pair is summed once (ties by index), so that the longest rows start
 // first.  scratch: rk_gpu_sym_order_bytes(n_items) bytes of device memory.
@@ -321,6 +350,7 @@ struct rk_select_args {
     int64_t ld;                    // row stride of S and N
     int32_t n_cols;
     const int32_t *tile_items;     // row t holds item tile_items[t] (NULL: item t)
+    int row_is_item;               // 1: item tile_items[t] is in row tile_items[t] (a tile of every item)
     int32_t rows, k;
     int32_t *len, *nbr, *sup;      // per item: len[item], nbr/sim/sup[item * k + r]
     float *sim;

@@ -172,7 +172,8 @@ __global__ void __launch_bounds__(kThreads) k_select(rk_select_args a)
     int32_t *cidx = reinterpret_cast<int32_t *>(ckey + kcap);
     const int32_t t = blockIdx.x;
     const int32_t item = a.tile_items != NULL ? a.tile_items[t] : t;
-    tile_row row{a.S + (int64_t)t * a.ld};
+    const int64_t at = a.row_is_item ? item : t;
+    tile_row row{a.S + at * a.ld};
     int32_t m;
     select_row(row, a.n_cols, a.k, a.negative != 0, ckey, cidx, &m);
     const int64_t base = (int64_t)item * a.k;
@@ -180,7 +181,7 @@ __global__ void __launch_bounds__(kThreads) k_select(rk_select_args a)
         int32_t j = cidx[r];
         a.nbr[base + r] = j;
         a.sim[base + r] = (float)row(j); // signed: the key holds |sim|
-        a.sup[base + r] = a.N != NULL ? a.N[(int64_t)t * a.ld + j] : 0;
+        a.sup[base + r] = a.N != NULL ? a.N[at * a.ld + j] : 0;
     }
     if (threadIdx.x == 0) a.len[item] = m;
 }

@@ -376,7 +376,7 @@ rk_status launch(const rk_sims_args *a, const V *ival, const V *uval, size_t sme
                                                uval, a->seg, a->n_chunks, a->chunk, a->by_item.n_rows,
                                                a->tile_items, a->sym, a->sp, a->ncnt, a->nsq, a->S, a->N);
     RK_LAUNCH_CHECK(err, "k_sims");
-    if (a->sym) {
+    if (a->sym == 1) { // 2: a shared tile, whose parts fill their rows' lower triangles (rk_gpu_sym_exchange)
         const int32_t n = a->by_item.n_rows, nb = (n + kMirror - 1) / kMirror;
         k_mirror<<<dim3(nb, nb), dim3(kMirror, 8), 0, st>>>(a->S, a->N, n);
         RK_LAUNCH_CHECK(err, "k_mirror");

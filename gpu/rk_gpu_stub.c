@@ -117,3 +117,35 @@ rk_status rk_gpu_rbc(const rk_model *m, const rk_knn_opts *o, const rk_rbc_opts 
     (void)m; (void)o; (void)r; (void)g; (void)lists; (void)st;
     return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
 }
+
+int rk_gpu_sym_applies(const rk_knn_opts *o, const rk_gpu_opts *g)
+{
+    (void)o;
+    (void)g;
+    return 0;
+}
+
+rk_status rk_gpu_sym_create(int n_parts, const int *devices, const int32_t *part_of, const int64_t *cost,
+                            int32_t n_items, rk_gpu_sym **out, rk_error *err)
+{
+    (void)n_parts; (void)devices; (void)part_of; (void)cost; (void)n_items;
+    *out = NULL;
+    return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
+}
+
+void rk_gpu_sym_leave(rk_gpu_sym *sh, int part)
+{
+    (void)sh;
+    (void)part;
+}
+
+int rk_gpu_sym_shared(const rk_gpu_sym *sh)
+{
+    (void)sh;
+    return 0;
+}
+
+void rk_gpu_sym_free(rk_gpu_sym *sh)
+{
+    (void)sh;
+}

@@ -233,6 +233,27 @@ rk_status rk_job_recs_setup(const rk_job_opts *o, int write, rk_outset_stream *r
  *  table) for a rank other than 0.  @return as rk_outset_slice_open. */
 rk_status rk_job_recs_slice_open(const rk_outset_ids *ids, rk_outset_slice **sp, rk_error *err);
 
+/*! rk_job_served_users() : the users in->to serves, in request order
+ *  (rk_topn_request: every user with a training rating, ascending, when the
+ *  request names none; *all is what it allocated), and the top-N work of
+ *  each (*cost[*n_users], allocated here).  @return RK_OK, RK_E_NOMEM. */
+rk_status rk_job_served_users(const rk_job_spread_in *in, int32_t **all, const int32_t **users, int64_t *n_users,
+                              int64_t **cost, rk_error *err);
+
+/*! rk_job_sym_costs() : 1 when this rank's n_parts GPU parts are to share
+ *  one symmetric tile (rk_gpu_sym: the rank holds every row, every part a
+ *  GPU of the CUDA engine, options the GPU sums symmetrically, not switched
+ *  off by RECKNN_GPU_SYMSHARE=0), with *cost[n_items] (allocated here) then
+ *  each row's work over the upper triangle (rk_knn_item_sym_cost), for
+ *  sharing the rows out; else 0 (out of memory too: the rows in full) and
+ *  *cost NULL. */
+int rk_job_sym_costs(const rk_job_spread_in *in, int n_parts, int64_t **cost);
+
+/*! rk_job_sym_start() : the shared tile's meeting for the parts' rows
+ *  (rows[w][n_rows[w]]) on in->devices.  @return as rk_gpu_sym_create. */
+rk_status rk_job_sym_start(const rk_job_spread_in *in, int n_parts, int32_t *const *rows, const int32_t *n_rows,
+                           const int64_t *cost, struct rk_gpu_sym **out, rk_error *err);
+
 /*! rk_job_exchange_lists() : collective: the lists of the items each rank
  *  owns (owner[item] = its rank) to every rank (everyone), or to rank 0
  *  alone, into in->lists.  rk_job_exchange_predictions() : the answers of

@@ -55,6 +55,7 @@ typedef struct shifted {
 typedef struct part {
     const rk_job_spread_in *in;
     meet *mt;                       /* fused: the meeting between lists and top-N (else NULL) */
+    rk_gpu_sym *sym;                /* the parts' shared symmetric tile (NULL: none) */
     int w, device;                  /* device -1: the CPU */
     int32_t *rows, n_rows;          /* item rows (ascending) */
     int64_t work;
@@ -107,6 +108,8 @@ static rk_gpu_opts part_gpu(const part *p)
 {
     rk_gpu_opts g = *p->in->gpu;
     g.device = p->device;
+    g.sym = p->sym;
+    g.sym_part = p->w;
     return g;
 }
 
@@ -299,8 +302,9 @@ static void run_parts(part *parts, int n_parts, void *(*fn)(void *))
 {
     pthread_t th[RK_GPUS_MAX];
     int started[RK_GPUS_MAX] = {0};
-    for (int w = 1; w < n_parts; w++) started[w] = pthread_create(&th[w], NULL, fn, &parts[w]) == 0;
-    fn(&parts[0]);
+    for (int w = 1; w < n_parts; w++)
+        if (!(started[w] = pthread_create(&th[w], NULL, fn, &parts[w]) == 0)) rk_gpu_sym_leave(parts[w].sym, w);
+    fn(&parts[0]); /* a part without a thread runs later: the others do not wait for it */
     for (int w = 1; w < n_parts; w++) {
         if (started[w]) pthread_join(th[w], NULL);
         else fn(&parts[w]); /* no thread: in turn */
@@ -422,6 +426,7 @@ static rk_status meet_start(meet *mt, part *parts, int n_parts, rk_error *err)
         p->mt = mt;
         mt->started[w] = pthread_create(&mt->th[w], NULL, fused_part, p) == 0;
         if (!mt->started[w]) { /* no thread: the part fails at the meeting */
+            rk_gpu_sym_leave(p->sym, w);
             p->s = rk_error_set(&p->err, RK_E_NOMEM, "no thread for the part on device %d", p->device);
             pthread_mutex_lock(&mt->mu);
             p->met = -1;
@@ -521,39 +526,6 @@ static void *topn_part(void *arg)
 }
 
 
-/* The users served, in request order (rk_topn_request: every user with a
- * training rating, ascending, when the request names none; *all is what it
- * allocated), and the work of each. */
-static rk_status served_users(const rk_job_spread_in *in, int32_t **all, const int32_t **users, int64_t *n_users,
-                              int64_t **cost, rk_error *err)
-{
-    const rk_model *m = in->m;
-    const rk_lists *l = in->lists;
-    const int32_t nu = m->by_user.n_rows;
-    RK_FORWARD(rk_topn_request(m, in->to, all, users, n_users, err));
-    const int64_t n = *n_users;
-    *cost = malloc((size_t)(n > 0 ? n : 1) * sizeof **cost);
-    RK_CHECK_ALLOC(*cost, err);
-    const int32_t *us = *users;
-    int64_t *cs = *cost;
-    /* a pass over every rating (300M at 200,000 items: 0.3 s on one core) */
-#pragma omp parallel for schedule(dynamic, 4096)
-    for (int64_t t = 0; t < n; t++) {
-        const int32_t u = us[t];
-        int64_t c = 1;
-        if (in->by_user) { /* the neighbours' ratings */
-            for (int32_t e = 0; u < l->n_items && e < l->len[u]; e++) {
-                const int32_t v = l->nbr[(size_t)u * (size_t)l->k + (size_t)e];
-                c += m->by_user.ptr[v + 1] - m->by_user.ptr[v];
-            }
-        } else { /* the lists of the user's items */
-            for (int64_t x = m->by_user.ptr[u]; u < nu && x < m->by_user.ptr[u + 1]; x++) c += l->len[m->by_user.idx[x]];
-        }
-        cs[t] = c;
-    }
-    return RK_OK;
-}
-
 /* The users of every rank (rb[R + 1]) and of this rank's parts, by work;
  * each part's request.  *n_users: every user served. */
 static rk_status plan_topn(const rk_job_spread_in *in, part *parts, int n_parts, int32_t *rb, int64_t *n_users,
@@ -563,7 +535,7 @@ static rk_status plan_topn(const rk_job_spread_in *in, part *parts, int n_parts,
     int32_t pb[RK_GPUS_MAX + 1];
     const int32_t *users = NULL;
     int64_t *cost = NULL;
-    rk_status s = served_users(in, all, &users, n_users, &cost, err);
+    rk_status s = rk_job_served_users(in, all, &users, n_users, &cost, err);
     if (s == RK_OK && *n_users > INT32_MAX)
         s = rk_error_set(err, RK_E_RANGE, "%lld users to share out", (long long)*n_users);
     if (s == RK_OK) s = rk_part_ranges(cost, (int32_t)*n_users, R, rb, NULL, err);
@@ -714,7 +686,17 @@ rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err)
     if (s == RK_OK && (owner == NULL || cost == NULL))
         s = rk_error_set(err, RK_E_NOMEM, "out of memory for the owners of %d rows", n_items);
     if (s == RK_OK) s = plan_owners(in, owner, cost, err);
-    if (s == RK_OK) s = plan_parts(in, owner, cost, parts, n_parts, err);
+    /* the GPUs sharing one symmetric tile share its rows out by their work there */
+    int64_t *scost = NULL;
+    const int share = s == RK_OK && rk_job_sym_costs(in, n_parts, &scost);
+    if (s == RK_OK) s = plan_parts(in, owner, share ? scost : cost, parts, n_parts, err);
+    rk_gpu_sym *sym = NULL;
+    if (share && s == RK_OK) {
+        int32_t *rows[RK_GPUS_MAX], n_rows[RK_GPUS_MAX];
+        for (int w = 0; w < n_parts; w++) rows[w] = parts[w].rows, n_rows[w] = parts[w].n_rows;
+        s = rk_job_sym_start(in, n_parts, rows, n_rows, scost, &sym, err);
+        for (int w = 0; w < n_parts; w++) parts[w].sym = sym;
+    }
     /* the lists and answers of every part */
     meet mt;
     int fused = s == RK_OK && can_fuse(in);
@@ -727,6 +709,10 @@ rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err)
     }
     if (s == RK_OK) s = parts_status(in, parts, n_parts, in->to == NULL, err);
     if (s == RK_OK) merge_parts(in, parts, n_parts, t_engine);
+    for (int w = 0; share && !rk_gpu_sym_shared(sym) && w < n_parts; w++) { /* not shared after all: full rows */
+        parts[w].work = 0;
+        for (int32_t t = 0; t < parts[w].n_rows; t++) parts[w].work += cost[parts[w].rows[t]];
+    }
     if (s == RK_OK) s = rk_dist_fault(in->dist, "lists", err);
     /* every rank's lists where they are read; the predictions to rank 0 */
     /* a failing rank goes straight to the last agreement, where it meets
@@ -779,6 +765,8 @@ rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err)
     }
     s = rk_dist_agree(in->dist, s, err);
     for (int w = 0; w < n_parts; w++) part_free(&parts[w]);
+    rk_gpu_sym_free(sym);
+    free(scost);
     free(owner);
     free(cost);
     return s;

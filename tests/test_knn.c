@@ -5,6 +5,7 @@
  * and prediction mode, plus edge cases. */
 #include "rk_knn.h"
 #include "rk_model.h"
+#include "rk_omp.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -445,6 +446,45 @@ static void test_threads_agree(void)
     rk_triples_free(&t);
 }
 
+/* The upper triangle's work of each row (the GPU's symmetric tile, shared
+ * out by it among GPUs) against a count over every pair of every user's
+ * items, with 1 and 3 threads, and the full rows' work it halves. */
+static void test_sym_cost(void)
+{
+    for (int shape = 0; shape < 3; shape++) {
+        const int nu = 40 + 30 * shape, ni = shape == 2 ? 1 : 25 + 20 * shape;
+        rk_triples t;
+        make_data(&t, nu, ni, 0.3, VAL_HALF, 8100 + shape);
+        rk_model m;
+        CU_ASSERT_FATAL(rk_model_build(&m, &t, nu, ni, 0, 0, 0, 1, NULL) == RK_OK);
+        int64_t *want = calloc((size_t)ni, sizeof *want), *got = calloc((size_t)ni, sizeof *got);
+        int32_t *order = malloc((size_t)ni * sizeof *order);
+        int64_t total = 0;
+        for (int32_t u = 0; u < m.by_user.n_rows; u++)
+            for (int64_t a = m.by_user.ptr[u]; a < m.by_user.ptr[u + 1]; a++)
+                for (int64_t b = a + 1; b < m.by_user.ptr[u + 1]; b++) {
+                    const int32_t i = m.by_user.idx[a], j = m.by_user.idx[b];
+                    want[i < j ? i : j]++;
+                    total++;
+                }
+        const int was = rk_omp_max_threads();
+        for (int threads = 1; threads <= 3; threads += 2) {
+            rk_omp_set_threads(threads);
+            memset(got, 0xff, (size_t)ni * sizeof *got);
+            CU_ASSERT_EQUAL(rk_knn_item_sym_cost(&m, got), total);
+            CU_ASSERT(memcmp(got, want, (size_t)ni * sizeof *got) == 0);
+        }
+        rk_omp_set_threads(was);
+        /* every pair once against every pair twice and the self-pairs */
+        CU_ASSERT_EQUAL(2 * total + m.by_user.nnz, rk_knn_item_order(&m, order, NULL));
+        free(want);
+        free(got);
+        free(order);
+        rk_model_free(&m);
+        rk_triples_free(&t);
+    }
+}
+
 /* Columns in chunks of 1, 2, 7 and more than the item count: every chunk
  * boundary falls inside users' rows, and the results must not change. */
 static void test_forced_chunks(void)
@@ -773,6 +813,7 @@ int main(void)
         {"random shapes", test_shapes},
         {"signed lists (--negative yes): the k largest |sim|", test_negative_lists},
         {"1 and 2 threads agree", test_threads_agree},
+        {"the upper triangle's work a row", test_sym_cost},
         {"forced column chunks", test_forced_chunks},
         {"unpacked grid in chunks", test_wide_grid_chunks},
         {"a sparse catalogue of 200,000 items: whole rows and chunks agree", test_sparse_catalogue},

@@ -239,9 +239,15 @@ static void spread_vs_one(int nu, int ni, double density, rk_metric metric, int 
         rows_sum += rep->part[x].topn_rows;
         work += rep->part[x].work;
     }
+    /* the work done: every pair once where the GPUs shared one symmetric tile, else the full rows' */
     int32_t *order = malloc(sizeof(int32_t) * (size_t)(rows > 0 ? rows : 1));
-    CU_ASSERT_EQUAL(work, rk_knn_item_order(em, order, NULL));
+    int64_t *sym = malloc(sizeof(int64_t) * (size_t)(rows > 0 ? rows : 1));
+    const int shared = rep->n_parts > 1 && strstr(rep->part[0].engine_detail, "shared symmetric") != NULL;
+    CU_ASSERT_EQUAL(work, shared ? rk_knn_item_sym_cost(em, sym) : rk_knn_item_order(em, order, NULL));
+    for (int x = 0; x < rep->n_parts; x++) /* every part, or none */
+        CU_ASSERT_EQUAL(strstr(rep->part[x].engine_detail, "shared symmetric") != NULL, shared);
     free(order);
+    free(sym);
     CU_ASSERT_EQUAL(r_sum, rows);
     CU_ASSERT_EQUAL(u_sum, ts.users);
     CU_ASSERT_EQUAL(rows_sum, ts.rows);
