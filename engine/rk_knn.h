@@ -79,7 +79,7 @@ typedef struct rk_knn_stats {
     int64_t pair_updates;  /* co-rating pair updates performed */
     char path[160];        /* accumulation path used, e.g. "int32 grid 0.5" */
     char device[128];      /* "cpu" or the GPU's name */
-    char detail[256];      /* GPU: where the set-up time went, in words */
+    char detail[384];      /* GPU: where the set-up time went, in words */
 } rk_knn_stats;
 
 /*! rk_knn_cpu() : run the engine on the CPU.  `lists` (allocated with
