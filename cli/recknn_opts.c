@@ -1,15 +1,14 @@
-/* recknn_opts — the command line of recknn: usage text, option table, strict
- * parsing of the values into rk_job_opts, and the checks of combinations. */
+/* recknn_opts — the command line of recknn: usage text, getopt's table (the
+ * job's options from rk_jobopt's table, then the command line's own), each
+ * value set by the library (rk_jobopt_set), and the checks of combinations. */
 #include "config.h"
 
 #define _POSIX_C_SOURCE 200809L
 #include "recknn_opts.h"
 #include "rk_job.h"
+#include "rk_jobopt.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <limits.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -215,102 +214,32 @@ static const char usage_text[] =
     "unreadable or unwritable, 5 GPU or runtime failure; interrupted by SIGINT,\n"
     "SIGTERM or SIGHUP: 128 + the signal (130, 143, 129), temporary files removed.\n";
 
-enum {
-    OPT_FORMAT = 256, OPT_DELIMITER, OPT_HEADER, OPT_NO_HEADER, OPT_COLUMNS,
-    OPT_RATING_SCALE, OPT_DUPLICATES, OPT_SKIP_BAD, OPT_METRIC, OPT_MIN_SUPPORT,
-    OPT_SHRINKAGE, OPT_PREDICT, OPT_MIN_K, OPT_TEST, OPT_HOLDOUT, OPT_SEED,
-    OPT_OUT, OPT_NO_NEIGHBORS, OPT_DEVICE, OPT_GPU_MEMORY, OPT_THREADS,
-    OPT_PROGRESS, OPT_NO_PROGRESS, OPT_TOP_N, OPT_USERS, OPT_GPU_TOPN, OPT_ITEMS, OPT_GPU_QUERY, OPT_GPU_SIMS,
-    OPT_SPLIT, OPT_FOLDS, OPT_WRITE_FOLDS, OPT_RELEVANCE, OPT_BASELINE, OPT_REPORT,
-    OPT_SAVE_MODEL, OPT_MODEL, OPT_QUERIES, OPT_MEMORY_LIMIT, OPT_BY, OPT_IMPLICIT,
-    OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK, OPT_GPUS, OPT_MPI_LOAD, OPT_MPI_OUTPUT,
-    OPT_RANK, OPT_RANK_K, OPT_ALPHA, OPT_BETA, OPT_WEIGHTING, OPT_BM25, OPT_RANK_VALUES, OPT_RANK_SHRINK,
-    OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS, OPT_TUNE, OPT_TUNE_METRIC, OPT_TUNE_FRACTION, OPT_TUNE_GRID, OPT_TUNE_ROUNDS, OPT_USER_METRICS, OPT_TUNE_USERS,
-    OPT_NEGATIVE, OPT_DIR_GLOB, OPT_MAX_LINE,
-    /* long forms of the short options: optopt then tells long from short */
-    OPT_K, OPT_QUIET, OPT_HELP, OPT_VERSION
-};
+/* The command line's own options (the job's are rk_jobopt's table, val 256 + row). */
+enum { OPT_TABLE = 256, OPT_PROGRESS = 1000, OPT_NO_PROGRESS, OPT_QUIET, OPT_HELP, OPT_VERSION };
 
-static const struct option long_opts[] = {
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"delimiter", required_argument, NULL, OPT_DELIMITER},
-    {"header", no_argument, NULL, OPT_HEADER},
-    {"no-header", no_argument, NULL, OPT_NO_HEADER},
-    {"columns", required_argument, NULL, OPT_COLUMNS},
-    {"dir-glob", required_argument, NULL, OPT_DIR_GLOB},
-    {"max-line-bytes", required_argument, NULL, OPT_MAX_LINE},
-    {"rating-scale", required_argument, NULL, OPT_RATING_SCALE},
-    {"duplicates", required_argument, NULL, OPT_DUPLICATES},
-    {"skip-bad-lines", no_argument, NULL, OPT_SKIP_BAD},
-    {"metric", required_argument, NULL, OPT_METRIC},
-    {"k", required_argument, NULL, OPT_K},
-    {"min-support", required_argument, NULL, OPT_MIN_SUPPORT},
-    {"shrinkage", required_argument, NULL, OPT_SHRINKAGE},
-    {"negative", required_argument, NULL, OPT_NEGATIVE},
-    {"predict", required_argument, NULL, OPT_PREDICT},
-    {"min-k", required_argument, NULL, OPT_MIN_K},
-    {"test", required_argument, NULL, OPT_TEST},
-    {"holdout", required_argument, NULL, OPT_HOLDOUT},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"out", required_argument, NULL, OPT_OUT},
-    {"no-neighbors", no_argument, NULL, OPT_NO_NEIGHBORS},
-    {"device", required_argument, NULL, OPT_DEVICE},
-    {"gpu-memory", required_argument, NULL, OPT_GPU_MEMORY},
-    {"threads", required_argument, NULL, OPT_THREADS},
-    {"top-n", required_argument, NULL, OPT_TOP_N},
-    {"users", required_argument, NULL, OPT_USERS},
-    {"rank", required_argument, NULL, OPT_RANK},
-    {"rank-k", required_argument, NULL, OPT_RANK_K},
-    {"alpha", required_argument, NULL, OPT_ALPHA},
-    {"beta", required_argument, NULL, OPT_BETA},
-    {"weighting", required_argument, NULL, OPT_WEIGHTING},
-    {"bm25", required_argument, NULL, OPT_BM25},
-    {"rank-values", required_argument, NULL, OPT_RANK_VALUES},
-    {"rank-shrink", required_argument, NULL, OPT_RANK_SHRINK},
-    {"locality", required_argument, NULL, OPT_LOCALITY},
-    {"normalize", required_argument, NULL, OPT_NORMALIZE},
-    {"tune", no_argument, NULL, OPT_TUNE},
-    {"tune-metric", required_argument, NULL, OPT_TUNE_METRIC},
-    {"tune-fraction", required_argument, NULL, OPT_TUNE_FRACTION},
-    {"tune-grid", required_argument, NULL, OPT_TUNE_GRID},
-    {"tune-rounds", required_argument, NULL, OPT_TUNE_ROUNDS},
-    {"tune-users", required_argument, NULL, OPT_TUNE_USERS},
-    {"gpu-topn", required_argument, NULL, OPT_GPU_TOPN},
-    {"items", required_argument, NULL, OPT_ITEMS},
-    {"gpu-query", required_argument, NULL, OPT_GPU_QUERY},
-    {"gpu-sims", required_argument, NULL, OPT_GPU_SIMS},
-    {"split", required_argument, NULL, OPT_SPLIT},
-    {"folds", required_argument, NULL, OPT_FOLDS},
-    {"write-folds", no_argument, NULL, OPT_WRITE_FOLDS},
-    {"relevance", required_argument, NULL, OPT_RELEVANCE},
-    {"baseline", required_argument, NULL, OPT_BASELINE},
-    {"cutoffs", required_argument, NULL, OPT_CUTOFFS},
-    {"report", no_argument, NULL, OPT_REPORT},
-    {"user-metrics", no_argument, NULL, OPT_USER_METRICS},
-    {"save-model", required_argument, NULL, OPT_SAVE_MODEL},
-    {"model", required_argument, NULL, OPT_MODEL},
-    {"queries", required_argument, NULL, OPT_QUERIES},
-    {"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
-    {"by", required_argument, NULL, OPT_BY},
-    {"implicit", no_argument, NULL, OPT_IMPLICIT},
-    {"approx", required_argument, NULL, OPT_APPROX},
-    {"reps", required_argument, NULL, OPT_REPS},
-    {"probes", required_argument, NULL, OPT_PROBES},
-    {"approx-check", required_argument, NULL, OPT_APPROX_CHECK},
-    {"gpus", required_argument, NULL, OPT_GPUS},
-    {"mpi-load", required_argument, NULL, OPT_MPI_LOAD},
-    {"mpi-output", required_argument, NULL, OPT_MPI_OUTPUT},
+static const struct option cli_opts[] = {
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
-    {NULL, 0, NULL, 0}
 };
+#define N_CLI (sizeof cli_opts / sizeof cli_opts[0])
+#define MAX_OPTS 128
 
-static const char *long_name(int val)
+/* getopt's table: the job's options (rk_jobopt's rows), then the command line's, then the end. */
+static void build_long_opts(struct option *l)
 {
-    for (const struct option *l = long_opts; l->name != NULL; l++)
+    size_t n = 0;
+    for (const rk_jobopt *r; n + N_CLI + 1 < MAX_OPTS && (r = rk_jobopt_at(n)) != NULL; n++)
+        l[n] = (struct option){r->name, r->has_value ? required_argument : no_argument, NULL, OPT_TABLE + (int)n};
+    for (size_t c = 0; c < N_CLI; c++) l[n++] = cli_opts[c];
+    l[n] = (struct option){NULL, 0, NULL, 0};
+}
+
+static const char *long_name(const struct option *l, int val)
+{
+    for (; l->name != NULL; l++)
         if (l->val == val) return l->name;
     return "?";
 }
@@ -332,104 +261,6 @@ static void usage_error(const char *fmt, ...)
     va_end(ap);
     fputs("\nTry 'recknn --help'.\n", stderr);
     exit(EXIT_USAGE);
-}
-
-/* ---- strict number parsing ------------------------------------------------------ */
-
-static long long parse_ll(const char *opt, const char *s, long long lo, long long hi)
-{
-    char *end;
-    if (s[0] == '\0' || s[0] == ' ' || s[0] == '\t' || s[0] == '\n')
-        usage_error("%s: expected an integer, got '%s'", opt, s);
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (*end != '\0') usage_error("%s: expected an integer, got '%s'", opt, s);
-    if (errno == ERANGE || v < lo || v > hi) {
-        if (hi == LLONG_MAX || hi == INT_MAX)
-            usage_error("%s: '%s' out of range (at least %lld)", opt, s, lo);
-        usage_error("%s: '%s' out of range (%lld to %lld)", opt, s, lo, hi);
-    }
-    return v;
-}
-
-static uint64_t parse_u64(const char *opt, const char *s)
-{
-    char *end;
-    if (s[0] < '0' || s[0] > '9') usage_error("%s: expected an unsigned integer, got '%s'", opt, s);
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end != '\0') usage_error("%s: expected an unsigned integer, got '%s'", opt, s);
-    if (errno == ERANGE || v > UINT64_MAX) usage_error("%s: '%s' out of range (0 to %llu)", opt, s,
-                                                       (unsigned long long)UINT64_MAX);
-    return (uint64_t)v;
-}
-
-/* A finite decimal number (no nan/inf, no hex). */
-static int read_double(const char *s, double *out)
-{
-    char *end;
-    if (s[0] == '\0' || s[0] == ' ' || s[0] == '\t' || s[0] == '\n') return 0;
-    for (const char *p = s; *p; p++)
-        if (!strchr("0123456789+-.eE", *p)) return 0;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v)) return 0;
-    *out = v;
-    return 1;
-}
-
-static double parse_double(const char *opt, const char *s)
-{
-    double v;
-    if (!read_double(s, &v)) usage_error("%s: expected a finite number, got '%s'", opt, s);
-    return v;
-}
-
-/* ---- option values ---------------------------------------------------------------- */
-
-static char parse_delimiter(const char *s)
-{
-    static const struct { const char *name; char c; } names[] = {
-        {"tab", '\t'}, {"\\t", '\t'}, {"TAB", '\t'}, {"space", ' '}, {"comma", ','},
-        {"semicolon", ';'}, {"pipe", '|'},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(s, names[i].name) == 0) return names[i].c;
-    if (strlen(s) == 1 && s[0] != '\n' && s[0] != '\r' && s[0] != '"') return s[0];
-    usage_error("--delimiter: expected one character or tab, space, comma, semicolon, pipe; got '%s'", s);
-}
-
-static void check_columns(const char *s)
-{
-    int fields = 1;
-    size_t len = 0;
-    for (const char *p = s;; p++) {
-        if (*p == ',' || *p == '\0') {
-            if (len == 0) usage_error("--columns: empty field in '%s' (want user,item,rating[,time])", s);
-            if (*p == '\0') break;
-            fields++;
-            len = 0;
-        } else {
-            len++;
-        }
-    }
-    if (fields < 3 || fields > 4)
-        usage_error("--columns: want 3 or 4 fields (user,item,rating[,time]), got %d in '%s'", fields, s);
-}
-
-static void parse_scale(const char *s, double *lo, double *hi)
-{
-    const char *colon = strchr(s, ':');
-    char a[64], b[64];
-    if (colon == NULL) usage_error("--rating-scale: expected MIN:MAX, got '%s'", s);
-    size_t la = (size_t)(colon - s), lb = strlen(colon + 1);
-    if (la >= sizeof a || lb >= sizeof b) usage_error("--rating-scale: expected MIN:MAX, got '%s'", s);
-    memcpy(a, s, la);
-    a[la] = '\0';
-    memcpy(b, colon + 1, lb + 1);
-    if (!read_double(a, lo) || !read_double(b, hi))
-        usage_error("--rating-scale: expected MIN:MAX with finite numbers, got '%s'", s);
-    if (!(*lo < *hi)) usage_error("--rating-scale: MIN must be below MAX, got '%s'", s);
 }
 
 /* ---- --version ------------------------------------------------------------------------- */
@@ -457,297 +288,6 @@ static void print_version(void)
 
 /* ---- argv ---------------------------------------------------------------------------- */
 
-/* The "Input" options: 1 when ch is one of them (its value checked and set), else 0. */
-static int input_option(int ch, const char *a, rk_job_opts *o)
-{
-    switch (ch) {
-    case OPT_FORMAT:
-        if (rk_format_parse(a, &o->load.format) != RK_OK)
-            usage_error("--format: unknown format '%s' (auto, movielens, dat, tsv, netflix, csv)", a);
-        break;
-    case OPT_DELIMITER: o->load.delimiter = parse_delimiter(a); break;
-    case OPT_HEADER: o->load.header = 1; break;
-    case OPT_NO_HEADER: o->load.header = 0; break;
-    case OPT_COLUMNS:
-        check_columns(a);
-        o->load.columns = a;
-        break;
-    case OPT_MAX_LINE: o->load.line_max = (size_t)parse_ll("--max-line-bytes", a, 64, (long long)1 << 40); break;
-    case OPT_DIR_GLOB:
-        if (a[0] == '\0') usage_error("--dir-glob: empty pattern");
-        o->load.dir_glob = a;
-        break;
-    case OPT_RATING_SCALE:
-        parse_scale(a, &o->load.scale_min, &o->load.scale_max);
-        o->load.have_scale = 1;
-        break;
-    case OPT_DUPLICATES:
-        if (rk_dup_policy_parse(a, &o->duplicates) != RK_OK)
-            usage_error("--duplicates: unknown policy '%s' (last, first, mean, error)", a);
-        break;
-    case OPT_SKIP_BAD: o->load.skip_bad_lines = 1; break;
-    default: return 0;
-    }
-    return 1;
-}
-
-/* The "Similarity" and "Prediction" options: 1 when ch is one of them (its value checked and set), else 0. */
-static int similarity_option(int ch, const char *a, rk_job_opts *o)
-{
-    switch (ch) {
-    case OPT_METRIC:
-        if (rk_metric_parse(a, &o->knn.sim.metric) != RK_OK) {
-            char names[256];
-            rk_metric_names(names, sizeof names, -1); /* the metric table's rows */
-            usage_error("--metric: unknown metric '%s' (%s)", a, names);
-        }
-        if (rk_metric_is_ranking(o->knn.sim.metric))
-            usage_error("--metric: %s is a ranking similarity of top-N: use --rank %s", a, a);
-        o->metric_given = 1;
-        break;
-    case 'k':
-    case OPT_K: o->knn.k = (int32_t)parse_ll("-k", a, 1, INT32_MAX); break;
-    case OPT_MIN_SUPPORT: o->knn.sim.min_support = (int32_t)parse_ll("--min-support", a, 1, INT32_MAX); break;
-    case OPT_SHRINKAGE:
-        o->knn.sim.shrinkage = parse_double("--shrinkage", a);
-        if (!(o->knn.sim.shrinkage >= 0.0)) usage_error("--shrinkage: must be at least 0, got '%s'", a);
-        o->shrinkage_given = 1;
-        break;
-    case OPT_PREDICT:
-        if (rk_predict_mode_parse(a, &o->knn.mode) != RK_OK)
-            usage_error("--predict: unknown mode '%s' (basic, means, baseline)", a);
-        break;
-    case OPT_MIN_K: o->knn.min_k = (int32_t)parse_ll("--min-k", a, 1, INT32_MAX); break;
-    case OPT_NEGATIVE:
-        if (strcmp(a, "yes") == 0) o->knn.negative = 1;
-        else if (strcmp(a, "no") == 0) o->knn.negative = 0;
-        else usage_error("--negative: expected yes or no, got '%s'", a);
-        break;
-    case OPT_IMPLICIT: o->implicit = 1; break;
-    case OPT_APPROX:
-        if (rk_approx_parse(a, &o->approx) != RK_OK) usage_error("--approx: unknown method '%s' (rbc)", a);
-        break;
-    case OPT_REPS: o->approx_reps = (int32_t)parse_ll("--reps", a, 1, INT32_MAX); break;
-    case OPT_PROBES: o->approx_probes = (int32_t)parse_ll("--probes", a, 1, INT32_MAX); break;
-    case OPT_APPROX_CHECK: o->approx_check = (int64_t)parse_ll("--approx-check", a, 1, INT32_MAX); break;
-    case OPT_BY:
-        if (strcmp(a, "user") == 0) o->by_user = 1;
-        else if (strcmp(a, "item") == 0) o->by_user = 0;
-        else usage_error("--by: unknown mode '%s' (item, user)", a);
-        break;
-    case OPT_ITEMS:
-        if (a[0] == '\0') usage_error("--items: empty file name");
-        o->items_path = a;
-        break;
-    default: return 0;
-    }
-    return 1;
-}
-
-/* The ranking model's options (CONTRACT.md §5b): 1 when ch is one of them (its value checked and set), else 0. */
-static int ranking_option(int ch, const char *a, rk_job_opts *o)
-{
-    rk_rankw_opts *r = &o->rank;
-    switch (ch) {
-    case OPT_RANK:
-        if (rk_rankw_parse_sim(a, &r->sim) != RK_OK)
-            usage_error("--rank: unknown similarity '%s' (rp3beta, weighted-cosine, lists)", a);
-        o->rank_given = 1;
-        break;
-    case OPT_RANK_K: r->k = (int32_t)parse_ll("--rank-k", a, 1, INT32_MAX); break;
-    case OPT_ALPHA: r->alpha = parse_double("--alpha", a); break;
-    case OPT_BETA: r->beta = parse_double("--beta", a); break;
-    case OPT_WEIGHTING:
-        if (rk_rankw_parse_weighting(a, &r->weighting) != RK_OK)
-            usage_error("--weighting: unknown weighting '%s' (none, tfidf, bm25)", a);
-        break;
-    case OPT_BM25: {
-        char buf[128];
-        snprintf(buf, sizeof buf, "%s", a);
-        char *colon = strchr(buf, ':');
-        if (colon == NULL) usage_error("--bm25: expected K1:B, got '%s'", a);
-        *colon = '\0';
-        r->bm25_k1 = parse_double("--bm25", buf);
-        r->bm25_b = parse_double("--bm25", colon + 1);
-        break;
-    }
-    case OPT_RANK_VALUES:
-        if (strcmp(a, "ratings") == 0) r->ratings = 1;
-        else if (strcmp(a, "interactions") == 0) r->ratings = 0;
-        else usage_error("--rank-values: unknown values '%s' (interactions, ratings)", a);
-        break;
-    case OPT_RANK_SHRINK: r->shrink = parse_double("--rank-shrink", a); break;
-    case OPT_LOCALITY: r->q = parse_double("--locality", a); break;
-    case OPT_NORMALIZE:
-        if (strcmp(a, "yes") == 0) r->normalize = 1;
-        else if (strcmp(a, "no") == 0) r->normalize = 0;
-        else usage_error("--normalize: expected yes or no, got '%s'", a);
-        break;
-    case OPT_TUNE: o->tune = 1; break;
-    case OPT_TUNE_METRIC:
-        if (rk_tune_metric_parse(a, &o->tune_metric) != RK_OK)
-            usage_error("--tune-metric: unknown metric '%s' (ndcg, precision, recall, map, mrr, hit_rate)", a);
-        break;
-    case OPT_TUNE_FRACTION:
-        o->tune_fraction = parse_double("--tune-fraction", a);
-        if (!(o->tune_fraction > 0.0 && o->tune_fraction < 1.0))
-            usage_error("--tune-fraction: must be a fraction strictly between 0 and 1, got '%s'", a);
-        break;
-    case OPT_TUNE_USERS: o->tune_users = (int64_t)parse_ll("--tune-users", a, 0, INT32_MAX); break;
-    case OPT_TUNE_ROUNDS: o->tune_rounds = (int)parse_ll("--tune-rounds", a, 1, 20); break;
-    case OPT_TUNE_GRID:
-        if (rk_tune_grid_parse(a, &o->tune_grid) != RK_OK)
-            usage_error("--tune-grid: unknown grid '%s' (full, small, rp3beta, cosine, bm25)", a);
-        break;
-    default: return 0;
-    }
-    return 1;
-}
-
-/* The "Recommendation", "Evaluation", "Saved models" and "Output" options: 1 when ch is one of them (its value checked and set), else 0. */
-static int evaluation_option(int ch, const char *a, rk_job_opts *o)
-{
-    switch (ch) {
-    case OPT_TEST:
-        if (a[0] == '\0') usage_error("--test: empty file name");
-        o->test_path = a;
-        break;
-    case OPT_HOLDOUT:
-        o->holdout = parse_double("--holdout", a);
-        if (!(o->holdout > 0.0 && o->holdout < 1.0))
-            usage_error("--holdout: must be a fraction strictly between 0 and 1, got '%s'", a);
-        break;
-    case OPT_SEED: o->seed = parse_u64("--seed", a); break;
-    case OPT_OUT:
-        if (a[0] == '\0') usage_error("--out: empty directory name");
-        o->out_dir = a;
-        break;
-    case OPT_NO_NEIGHBORS: o->write_neighbors = 0; break;
-    case OPT_TOP_N:
-        o->top_n = (int32_t)parse_ll("--top-n", a, 0, INT32_MAX);
-        o->top_n_given = 1;
-        break;
-    case OPT_USERS:
-        if (a[0] == '\0') usage_error("--users: empty file name");
-        o->users_path = a;
-        break;
-    case OPT_SPLIT:
-        if (rk_split_kind_parse(a, &o->split) != RK_OK)
-            usage_error("--split: unknown split '%s' (ratings, user, temporal, users)", a);
-        break;
-    case OPT_FOLDS: o->folds = (int32_t)parse_ll("--folds", a, 2, RK_JOB_MAX_FOLDS); break;
-    case OPT_WRITE_FOLDS: o->write_folds = 1; break;
-    case OPT_RELEVANCE:
-        o->relevance = parse_double("--relevance", a);
-        o->relevance_given = 1;
-        break;
-    case OPT_BASELINE:
-        if (strcmp(a, "popular") == 0) o->baseline_popular = 1;
-        else if (strcmp(a, "none") == 0) o->baseline_popular = 0;
-        else usage_error("--baseline: unknown baseline '%s' (popular, none)", a);
-        break;
-    case OPT_CUTOFFS: {
-        o->n_cutoffs = 0;
-        const char *p = a;
-        while (*p != '\0') {
-            char *end;
-            errno = 0;
-            const long v = strtol(p, &end, 10);
-            if (end == p || errno != 0 || v < 1 || v > INT32_MAX || (*end != ',' && *end != '\0'))
-                usage_error("--cutoffs: expected a list of positive integers like 10,20,50, got '%s'", a);
-            if (o->n_cutoffs >= RK_RANK_MAX_CUTOFFS)
-                usage_error("--cutoffs: at most %d values", RK_RANK_MAX_CUTOFFS);
-            o->cutoffs[o->n_cutoffs++] = (int32_t)v;
-            p = *end == ',' ? end + 1 : end;
-        }
-        if (o->n_cutoffs == 0) usage_error("--cutoffs: empty list");
-        break;
-    }
-    case OPT_REPORT: o->report = 1; break;
-    case OPT_USER_METRICS: o->user_metrics = 1; break;
-    case OPT_SAVE_MODEL:
-        if (a[0] == '\0') usage_error("--save-model: empty file name");
-        o->save_model = a;
-        break;
-    case OPT_MODEL:
-        if (a[0] == '\0') usage_error("--model: empty file name");
-        o->model_path = a;
-        break;
-    case OPT_QUERIES:
-        if (a[0] == '\0') usage_error("--queries: empty file name");
-        o->queries_path = a;
-        break;
-    default: return 0;
-    }
-    return 1;
-}
-
-/* The "Device and performance" and "Scale" options: 1 when ch is one of them (its value checked and set), else 0. */
-static int device_option(int ch, const char *a, rk_job_opts *o)
-{
-    switch (ch) {
-    case OPT_DEVICE:
-        if (rk_device_parse(a, &o->device) != RK_OK)
-            usage_error("--device: unknown device '%s' (auto, cpu, gpu)", a);
-        break;
-    case OPT_GPU_MEMORY:
-        o->gpu_memory_gb = parse_double("--gpu-memory", a);
-        if (!(o->gpu_memory_gb > 0.0)) usage_error("--gpu-memory: must be above 0, got '%s'", a);
-        break;
-    case OPT_MEMORY_LIMIT:
-        o->memory_limit_gb = parse_double("--memory-limit", a);
-        if (!(o->memory_limit_gb > 0.0)) usage_error("--memory-limit: must be above 0, got '%s'", a);
-        break;
-    case OPT_THREADS: o->knn.threads = (int)parse_ll("--threads", a, 1, INT_MAX); break;
-    case OPT_GPUS: {
-        rk_error e;
-        rk_error_clear(&e);
-        if (a[0] == '\0') usage_error("--gpus: expected all, a count N >= 1 or a comma-separated list of device ordinals "
-                        "(e.g. 0,1), got ''");
-        if (rk_gpus_parse(a, &o->gpus, &e) != RK_OK) usage_error("--gpus: %s", e.msg);
-        break;
-    }
-    case OPT_MPI_LOAD:
-        if (rk_dist_load_parse(a, &o->dist_load) != RK_OK)
-            usage_error("--mpi-load: unknown mode '%s' (auto, shard, each, bcast)", a);
-        break;
-    case OPT_MPI_OUTPUT:
-        if (rk_dist_output_parse(a, &o->dist_output) != RK_OK)
-            usage_error("--mpi-output: unknown mode '%s' (auto, slices, root)", a);
-        break;
-    case OPT_GPU_SIMS:
-        if (rk_gpu_sims_route_parse(a, &o->gpu_sims) != RK_OK)
-            usage_error("--gpu-sims: unknown route '%s' (auto, kernel, spgemm)", a);
-        break;
-    case OPT_GPU_QUERY:
-        if (rk_gpu_query_route_parse(a, &o->gpu_query) != RK_OK)
-            usage_error("--gpu-query: unknown route '%s' (auto, block, kernel)", a);
-        break;
-    case OPT_GPU_TOPN:
-        if (rk_gpu_topn_route_parse(a, &o->gpu_topn) != RK_OK)
-            usage_error("--gpu-topn: unknown route '%s' (auto, kernel, spgemm)", a);
-        break;
-    default: return 0;
-    }
-    return 1;
-}
-
-/* The options a saved model fixes (--model answers with the model's own):
- * the first one given is recorded, for rk_job_opts_check's refusal. */
-static void note_model_fixed(int ch, rk_job_opts *o)
-{
-    static const struct { int ch; const char *name; } fixed[] = {
-        {'k', "-k"}, {OPT_K, "-k"}, {OPT_METRIC, "--metric"}, {OPT_SHRINKAGE, "--shrinkage"},
-        {OPT_MIN_SUPPORT, "--min-support"}, {OPT_PREDICT, "--predict"}, {OPT_MIN_K, "--min-k"},
-        {OPT_NEGATIVE, "--negative"}, {OPT_RANK, "--rank"}, {OPT_RANK_K, "--rank-k"}, {OPT_ALPHA, "--alpha"},
-        {OPT_BETA, "--beta"}, {OPT_WEIGHTING, "--weighting"}, {OPT_BM25, "--bm25"},
-        {OPT_RANK_VALUES, "--rank-values"}, {OPT_RANK_SHRINK, "--rank-shrink"}, {OPT_LOCALITY, "--locality"},
-        {OPT_NORMALIZE, "--normalize"}, {OPT_IMPLICIT, "--implicit"},
-    };
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && o->model_fixed_opt == NULL; i++)
-        if (fixed[i].ch == ch) o->model_fixed_opt = fixed[i].name;
-}
-
 int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
 {
     rk_job_opts *o = &out->job;
@@ -755,14 +295,19 @@ int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
     out->quiet = 0;
     out->progress = -1;
 
+    struct option long_opts[MAX_OPTS];
+    build_long_opts(long_opts);
     opterr = 0;
     int ch;
+    rk_error e;
+    rk_error_clear(&e);
     while ((ch = getopt_long(argc, argv, ":k:qhV", long_opts, NULL)) != -1) {
         const char *a = optarg;
-        note_model_fixed(ch, o);
-        if (input_option(ch, a, o) || similarity_option(ch, a, o) || ranking_option(ch, a, o) ||
-            evaluation_option(ch, a, o) || device_option(ch, a, o))
+        if (ch == 'k' || (ch >= OPT_TABLE && ch < OPT_PROGRESS)) { /* the job's: the library sets it */
+            const char *name = ch == 'k' ? "k" : long_opts[ch - OPT_TABLE].name;
+            if (rk_jobopt_set(o, name, a, &e) != RK_OK) usage_error("%s", e.msg);
             continue;
+        }
         switch (ch) {
         case OPT_PROGRESS: out->progress = 1; break;
         case OPT_NO_PROGRESS: out->progress = 0; break;
@@ -778,19 +323,17 @@ int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
             return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_IO;
         case ':':
             if (optopt > 0 && optopt < 256) usage_error("option '-%c' needs a value", optopt);
-            usage_error("option '--%s' needs a value", long_name(optopt));
+            usage_error("option '--%s' needs a value", long_name(long_opts, optopt));
         case '?':
         default:
             if (optopt > 0 && optopt < 256) usage_error("unknown option '-%c'", optopt);
-            if (optopt >= 256) usage_error("option '--%s' takes no value", long_name(optopt));
+            if (optopt >= 256) usage_error("option '--%s' takes no value", long_name(long_opts, optopt));
             usage_error("unknown or ambiguous option '%s'", argv[optind - 1]);
         }
     }
     if (optind >= argc) usage_error("no RATINGS file given");
     for (int i = optind; i < argc; i++)
         if (argv[i][0] == '\0') usage_error("empty RATINGS file name");
-    rk_error e;
-    rk_error_clear(&e);
     if (rk_job_opts_check(o, &e) != RK_OK) usage_error("%s", e.msg); /* the combinations: the library's one check */
 
     char *command = out->command;

@@ -1,6 +1,8 @@
 /* recknn_opts.h — the command line of recknn (prefix recknn_opts_): the usage
- * text, the option table, and the parsing of argv into rk_job_opts with
- * every check of the option values and of their combinations.
+ * text, the command line's own options (--quiet, --progress, --help,
+ * --version), and argv parsed into rk_job_opts through the library's table
+ * of the job's options (rk_jobopt.h: each value's checks and messages), then
+ * the combinations checked (rk_job_opts_check).
  *
  * Part of the CLI, not of the library: a bad option prints the usage error
  * ("recknn: error: ...", then "Try 'recknn --help'.") and exits with 2, and

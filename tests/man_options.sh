@@ -1,9 +1,10 @@
 #!/bin/sh
 # The manual page (man/recknn.1.in) documents the command line as the code
-# has it: every long option of long_opts[] and every short option of the
-# getopt string in cli/recknn_opts.c is the tag of an entry (.TP) of OPTIONS,
-# no entry names an option the code no longer has, and EXIT STATUS names
-# every status of the usage text's "Exit status:" paragraph.  Where groff is
+# has it: every long option (the job's, the table of job/rk_jobopt.c; the
+# command line's own, cli_opts[] of cli/recknn_opts.c) and every short option
+# of the getopt string in cli/recknn_opts.c is the tag of an entry (.TP) of
+# OPTIONS, no entry names an option the code no longer has, and EXIT STATUS
+# names every status of the usage text's "Exit status:" paragraph.  Where groff is
 # installed, the page also formats without a warning.  Needs neither a GPU
 # nor a built recknn: it reads the sources.
 set -eu
@@ -13,9 +14,15 @@ page="$top_srcdir/man/recknn.1.in"
 [ -f "$opts_c" ] || fail "$opts_c is missing"
 [ -f "$page" ] || fail "$page is missing"
 
-# The code's options.
-sed -n '/long_opts\[\] = {/,/^};/p' "$opts_c" | sed -n 's/^[[:space:]]*{"\([^"]*\)",.*/\1/p' >"$tmp/long"
-[ -s "$tmp/long" ] || fail "no option found in long_opts[] of $opts_c (has the table changed shape?)"
+# The code's options: the job's (the table of job/rk_jobopt.c) and the command line's own
+# (cli_opts[] of cli/recknn_opts.c).
+jobopt_c="$top_srcdir/job/rk_jobopt.c"
+[ -f "$jobopt_c" ] || fail "$jobopt_c is missing"
+sed -n '/ table\[\] = {/,/^};/p' "$jobopt_c" | sed -n 's/^[[:space:]]*{{"\([^"]*\)",.*/\1/p' >"$tmp/long"
+[ -s "$tmp/long" ] || fail "no option found in table[] of $jobopt_c (has the table changed shape?)"
+n_job=$(wc -l <"$tmp/long")
+sed -n '/cli_opts\[\] = {/,/^};/p' "$opts_c" | sed -n 's/^[[:space:]]*{"\([^"]*\)",.*/\1/p' >>"$tmp/long"
+[ "$(wc -l <"$tmp/long")" -gt "$n_job" ] || fail "no option found in cli_opts[] of $opts_c (has the table changed shape?)"
 shorts=$(sed -n 's/.*getopt_long([^"]*"\([^"]*\)".*/\1/p' "$opts_c" | tr -d ':')
 [ -n "$shorts" ] || fail "no getopt_long short-option string found in $opts_c"
 
@@ -28,7 +35,7 @@ awk '/^\.SH /{ in_opts = ($0 ~ /^\.SH "?OPTIONS"?$/) } in_opts && tag { print; t
 bad=0
 while IFS= read -r name; do
     grep -Eq -- "(^|[ ,])--$name([ ,=]|\$)" "$tmp/tags" ||
-        { echo "man_options: --$name is in long_opts[] but has no entry in $page" >&2; bad=1; }
+        { echo "man_options: --$name is an option of the code but has no entry in $page" >&2; bad=1; }
 done <"$tmp/long"
 for c in $(echo "$shorts" | sed 's/./& /g'); do
     grep -Eq -- "(^|[ ,])-$c([ ,]|\$)" "$tmp/tags" ||
