@@ -1,6 +1,6 @@
 #!/bin/sh
 # The layering rule (docs/ARCHITECTURE.md): the folders, lowest first, are
-#   common etl engine gpu io eval job cli
+#   common etl engine gpu io eval job api cli
 # and a file includes only headers of its own folder or of a folder before
 # it; a header named *_internal.h is included only from its own folder.
 # tools/ (recknn-synth) includes only its own headers.  Every quoted include
@@ -8,7 +8,7 @@
 set -eu
 . "${top_srcdir:-.}/tests/setup.sh"
 cd "$top_srcdir"
-LAYERS="common etl engine gpu io eval job cli"
+LAYERS="common etl engine gpu io eval job api cli"
 bad=0
 rank() { # FOLDER: its position in LAYERS (tools: 99), or nothing
     i=0

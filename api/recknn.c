@@ -1,0 +1,449 @@
+/* recknn.c — librecknn's public interface (recknn.h): options by name, ratings
+ * in memory, and the model: the command's data stage, lists and ranking lists
+ * (job/), then top-N, neighbour lists and predictions from them. */
+#include "config.h"
+
+#define _POSIX_C_SOURCE 200809L
+#include "recknn.h"
+#include "rk_jobopt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SET 256 /* option values kept by one options handle */
+
+struct recknn_options {
+    rk_job_opts job;
+    char *val[MAX_SET]; /* copies of the values given: job's strings point into them */
+    const char *name[MAX_SET];
+    int n_set;
+};
+
+struct recknn_data {
+    int32_t n_users, n_items;
+    rk_triples t;
+};
+
+struct recknn_model {
+    rk_knn_opts ko;        /* the engine's options: the metric's lists and predictions */
+    rk_model m;
+    rk_lists lists;        /* the metric's */
+    rk_lists rl;           /* the ranking model's (rk_rankw_on), top-N's lists */
+    int ranked;
+    rk_backend_seam seam;
+    int seam_started;
+    int64_t served;        /* users with a rating */
+};
+
+const char *recknn_version(void)
+{
+    return PACKAGE_VERSION;
+}
+
+int recknn_api_version(void)
+{
+    return RECKNN_API_VERSION;
+}
+
+/* ---- options ---------------------------------------------------------------- */
+
+rk_status recknn_options_new(recknn_options **out, rk_error *err)
+{
+    *out = calloc(1, sizeof **out);
+    RK_CHECK_ALLOC(*out, err);
+    rk_job_opts_default(&(*out)->job);
+    return RK_OK;
+}
+
+rk_status recknn_options_set(recknn_options *o, const char *name, const char *value, rk_error *err)
+{
+    if (o->n_set >= MAX_SET) return rk_error_set(err, RK_E_ARG, "more than %d option values on one handle", MAX_SET);
+    const rk_jobopt *r = rk_jobopt_find(name);
+    char *copy = NULL;
+    if (value != NULL) {
+        copy = strdup(value);
+        RK_CHECK_ALLOC(copy, err);
+    }
+    rk_job_opts trial = o->job; /* a refused value leaves the options as they were */
+    const rk_status s = rk_jobopt_set(&trial, name, copy, err);
+    if (s != RK_OK) {
+        free(copy);
+        return s;
+    }
+    o->job = trial;
+    o->val[o->n_set] = copy;
+    o->name[o->n_set++] = r->name;
+    return RK_OK;
+}
+
+const char *recknn_option_name(size_t i)
+{
+    const rk_jobopt *r = rk_jobopt_at(i);
+    return r != NULL ? r->name : NULL;
+}
+
+int recknn_option_takes_value(const char *name)
+{
+    const rk_jobopt *r = rk_jobopt_find(name);
+    return r != NULL ? r->has_value : -1;
+}
+
+/* What recknn_fit takes: the model's options (data set, lists, ranking
+ * model, devices); the rest belongs to the command's file job, or is not in
+ * the library yet (user mode, the ball cover, --tune, several GPUs). */
+static const char *const fit_names[] = {
+    "duplicates", "rating-scale", "metric", "k", "min-support", "shrinkage", "negative", "predict", "min-k",
+    "implicit", "rank", "rank-k", "alpha", "beta", "weighting", "bm25", "rank-values", "rank-shrink",
+    "locality", "normalize", "device", "gpu-memory", "threads", "gpu-topn", "gpu-query", "gpu-sims", "seed",
+};
+static const char *const later_names[] = {"by", "approx", "reps", "probes", "approx-check", "tune", "tune-metric",
+                                          "tune-fraction", "tune-grid", "tune-rounds", "tune-users", "gpus"};
+
+static int in_list(const char *const *list, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i], name) == 0) return 1;
+    return 0;
+}
+
+int recknn_option_fits(const char *name)
+{
+    if (rk_jobopt_find(name) == NULL) return -1;
+    return in_list(fit_names, sizeof fit_names / sizeof *fit_names, name);
+}
+
+void recknn_options_free(recknn_options *o)
+{
+    if (o == NULL) return;
+    for (int i = 0; i < o->n_set; i++) free(o->val[i]);
+    free(o);
+}
+
+/* ---- ratings ---------------------------------------------------------------- */
+
+rk_status recknn_data_new(int32_t n_users, int32_t n_items, int64_t n, const int32_t *users, const int32_t *items,
+                          const float *ratings, recknn_data **out, rk_error *err)
+{
+    *out = NULL;
+    if (n_users < 0 || n_items < 0 || n < 0)
+        return rk_error_set(err, RK_E_ARG, "recknn_data_new: negative size (%d users, %d items, %lld ratings)",
+                            n_users, n_items, (long long)n);
+    if (n == 0) return rk_error_set(err, RK_E_EMPTY, "recknn_data_new: no rating");
+    if (users == NULL || items == NULL) return rk_error_set(err, RK_E_ARG, "recknn_data_new: no user or item array");
+    for (int64_t t = 0; t < n; t++) {
+        if (users[t] < 0 || users[t] >= n_users || items[t] < 0 || items[t] >= n_items)
+            return rk_error_set(err, RK_E_ARG, "recknn_data_new: rating %lld is of user %d and item %d, outside "
+                                "%d users and %d items", (long long)t, users[t], items[t], n_users, n_items);
+        if (ratings != NULL && !isfinite(ratings[t]))
+            return rk_error_set(err, RK_E_ARG, "recknn_data_new: rating %lld is not a finite number", (long long)t);
+    }
+    recknn_data *d = calloc(1, sizeof *d);
+    RK_CHECK_ALLOC(d, err);
+    d->n_users = n_users;
+    d->n_items = n_items;
+    d->t.n = n;
+    d->t.user = malloc((size_t)n * sizeof *d->t.user);
+    d->t.item = malloc((size_t)n * sizeof *d->t.item);
+    d->t.rating = malloc((size_t)n * sizeof *d->t.rating);
+    if (d->t.user == NULL || d->t.item == NULL || d->t.rating == NULL) {
+        recknn_data_free(d);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)n);
+    }
+    memcpy(d->t.user, users, (size_t)n * sizeof *users);
+    memcpy(d->t.item, items, (size_t)n * sizeof *items);
+    for (int64_t t = 0; t < n; t++) d->t.rating[t] = ratings != NULL ? ratings[t] : 1.0f;
+    *out = d;
+    return RK_OK;
+}
+
+void recknn_data_free(recknn_data *d)
+{
+    if (d == NULL) return;
+    rk_triples_free(&d->t);
+    free(d);
+}
+
+/* ---- fit ------------------------------------------------------------------------ */
+
+/* The options a model fitted in memory takes; the others refused by name. */
+static rk_status check_fit_names(const recknn_options *o, rk_error *err)
+{
+    for (int i = 0; i < o->n_set; i++) {
+        const char *n = o->name[i];
+        if (recknn_option_fits(n) == 1) continue;
+        if (in_list(later_names, sizeof later_names / sizeof *later_names, n))
+            return rk_error_set(err, RK_E_ARG, "recknn_fit: --%s is not in the library yet (the recknn command "
+                                "takes it)", n);
+        return rk_error_set(err, RK_E_ARG, "recknn_fit: --%s is an option of the recknn command's file job, not "
+                            "of a model fitted in memory", n);
+    }
+    return RK_OK;
+}
+
+/* The training set as the command's data stage makes it: the pattern
+ * alone with "implicit", repeated pairs resolved, the model with baselines
+ * where the options read them. */
+static rk_status build_model(const rk_job_opts *jo, const recknn_data *d, recknn_model *M, rk_error *err)
+{
+    rk_triples t;
+    memset(&t, 0, sizeof t);
+    t.n = d->t.n;
+    t.user = malloc((size_t)t.n * sizeof *t.user);
+    t.item = malloc((size_t)t.n * sizeof *t.item);
+    t.rating = malloc((size_t)t.n * sizeof *t.rating);
+    rk_status s = RK_OK;
+    if (t.user == NULL || t.item == NULL || t.rating == NULL)
+        s = rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)t.n);
+    if (s == RK_OK) {
+        memcpy(t.user, d->t.user, (size_t)t.n * sizeof *t.user);
+        memcpy(t.item, d->t.item, (size_t)t.n * sizeof *t.item);
+        for (int64_t p = 0; p < t.n; p++) t.rating[p] = jo->implicit ? 1.0f : d->t.rating[p];
+    }
+    rk_csr by_user;
+    memset(&by_user, 0, sizeof by_user);
+    rk_dup_report rep;
+    if (s == RK_OK) s = rk_triples_dedupe_csr(&t, d->n_users, d->n_items, jo->duplicates, NULL, &by_user, NULL, &rep,
+                                              err);
+    if (s == RK_E_DUPLICATE)
+        s = rk_error_set(err, RK_E_DUPLICATE, "user %d rated item %d more than once (duplicates error)",
+                         rep.first_user, rep.first_item);
+    rk_triples_free(&t);
+    if (s != RK_OK) return s;
+    return rk_model_from_csr(&M->m, &by_user, jo->load.have_scale, jo->load.scale_min, jo->load.scale_max,
+                             rk_knn_needs_baselines(&M->ko), err);
+}
+
+/* The ranking model's lists, shaped, as the command's ranking stage makes
+ * them before its top-N (job/rk_job_rank.c). */
+static rk_status rank_lists(const rk_job_opts *jo, recknn_model *M, rk_error *err)
+{
+    rk_rankw_model tm;
+    RK_FORWARD(rk_rankw_build_rows(&M->m, &jo->rank, &tm, err));
+    rk_knn_opts rko;
+    rk_rankw_knn_opts(&jo->rank, &tm, &jo->knn, &rko);
+    rk_knn_stats st;
+    rk_status s = rk_lists_alloc(&M->rl, M->m.by_item.n_rows, rko.k, err);
+    if (s == RK_OK) s = rk_backend_rank_lists(&M->seam, &tm, &rko, &M->rl, &st, "the GPU engine (ranking lists)", err);
+    rk_rankw_free(&tm);
+    RK_FORWARD(s);
+    rk_rankw_shape(&jo->rank, &M->rl);
+    M->ranked = 1;
+    return RK_OK;
+}
+
+rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model **out, rk_error *err)
+{
+    *out = NULL;
+    RK_FORWARD(check_fit_names(o, err));
+    rk_job_opts jo = o->job;
+    RK_FORWARD(rk_job_opts_check(&jo, err));
+    recknn_model *M = calloc(1, sizeof *M);
+    RK_CHECK_ALLOC(M, err);
+    M->ko = jo.knn;
+    if (!jo.shrinkage_given) M->ko.sim.shrinkage = rk_sim_default_shrinkage(M->ko.sim.metric);
+    const int32_t most = d->n_items > 1 ? d->n_items - 1 : 1; /* the command's clamp (rk_job_clamp_to_data) */
+    if (M->ko.k > most) M->ko.k = most;
+    rk_status s = build_model(&jo, d, M, err);
+    for (int32_t u = 0; s == RK_OK && u < M->m.by_user.n_rows; u++)
+        M->served += M->m.by_user.ptr[u + 1] > M->m.by_user.ptr[u];
+    rk_backend_opts bo;
+    memset(&bo, 0, sizeof bo);
+    bo.device = jo.device;
+    bo.gpu.memory_cap = (size_t)(jo.gpu_memory_gb * 1073741824.0);
+    bo.gpu.topn_route = jo.gpu_topn;
+    bo.gpu.query_route = jo.gpu_query;
+    bo.gpu.sims_route = jo.gpu_sims;
+    bo.exact = 1;
+    if (s == RK_OK) {
+        s = rk_backend_start(&M->seam, &bo, &M->ko, err);
+        M->seam_started = s == RK_OK;
+    }
+    if (s == RK_OK) s = rk_backend_choose(&M->seam, &M->ko, err);
+    if (s == RK_OK) s = rk_lists_alloc(&M->lists, d->n_items, M->ko.k, err);
+    rk_knn_stats st;
+    if (s == RK_OK) s = rk_backend_lists(&M->seam, &M->m, &M->ko, &M->lists, &st, "the GPU engine", err);
+    if (s == RK_OK && rk_rankw_on(&jo.rank)) s = rank_lists(&jo, M, err);
+    if (s != RK_OK) {
+        recknn_model_free(M);
+        return s;
+    }
+    *out = M;
+    return RK_OK;
+}
+
+void recknn_model_shape(const recknn_model *m, int32_t *n_users, int32_t *n_items, int32_t *k, int64_t *entries)
+{
+    if (n_users != NULL) *n_users = m->m.by_user.n_rows;
+    if (n_items != NULL) *n_items = m->lists.n_items;
+    if (k != NULL) *k = m->lists.k;
+    if (entries != NULL) {
+        int64_t e = 0;
+        for (int32_t i = 0; i < m->lists.n_items; i++) e += m->lists.len[i];
+        *entries = e;
+    }
+}
+
+int64_t recknn_model_served(const recknn_model *m)
+{
+    return m->served;
+}
+
+void recknn_model_free(recknn_model *m)
+{
+    if (m == NULL) return;
+    if (m->seam_started) rk_backend_free(&m->seam);
+    rk_lists_free(&m->lists);
+    rk_lists_free(&m->rl);
+    rk_model_free(&m->m);
+    free(m);
+}
+
+/* ---- results ------------------------------------------------------------------- */
+
+typedef struct rec_out {
+    int32_t n;
+    int32_t *items;
+    double *scores;
+    int32_t *counts;
+} rec_out;
+
+static rk_status rec_sink(void *ud, const rk_topn_batch *b, rk_error *err)
+{
+    (void)err;
+    const rec_out *r = ud;
+    for (int64_t x = 0; x < b->count; x++) {
+        const int64_t at = (b->first + x) * r->n;
+        const int32_t len = b->len[x];
+        for (int32_t e = 0; e < r->n; e++) {
+            const int in = e < len;
+            r->items[at + e] = in ? b->item[x * b->n + e] : -1;
+            if (r->scores != NULL) r->scores[at + e] = in ? rk_topn_score(b->score[x * b->n + e]) : 0.0;
+        }
+        if (r->counts != NULL) r->counts[b->first + x] = len;
+    }
+    return RK_OK;
+}
+
+/* After a GPU failure under "auto" the CPU starts over: every cell is written again. */
+static rk_status rec_restart(void *ud, rk_error *err)
+{
+    (void)ud;
+    (void)err;
+    return RK_OK;
+}
+
+rk_status recknn_recommend(recknn_model *m, const int32_t *users, int64_t n_users, int32_t n, int32_t *items_out,
+                           double *scores_out, int32_t *counts_out, rk_error *err)
+{
+    if (n < 1) return rk_error_set(err, RK_E_ARG, "recknn_recommend: n must be at least 1, got %d", n);
+    const int32_t nu = m->m.by_user.n_rows, ni = m->lists.n_items;
+    for (int64_t t = 0; users != NULL && t < n_users; t++)
+        if (users[t] < 0 || users[t] >= nu)
+            return rk_error_set(err, RK_E_ARG, "recknn_recommend: user %d is outside the %d users", users[t], nu);
+    const int64_t served = users != NULL ? n_users : m->served;
+    for (int64_t c = 0; c < served * n; c++) { /* users without a list, and the cells past N = n_items */
+        items_out[c] = -1;
+        if (scores_out != NULL) scores_out[c] = 0.0;
+    }
+    for (int64_t u = 0; counts_out != NULL && u < served; u++) counts_out[u] = 0;
+    if (served == 0 || ni == 0) return RK_OK;
+    rec_out r = {n, items_out, scores_out, counts_out};
+    rk_topn_opts to;
+    memset(&to, 0, sizeof to);
+    to.n = n < ni ? n : ni; /* the command's --top-n above the items: every item */
+    to.users = users;
+    to.n_users = n_users;
+    to.sink = rec_sink;
+    to.sink_ud = &r;
+    to.threads = m->ko.threads;
+    return rk_backend_topn(&m->seam, &m->m, m->ranked ? &m->rl : &m->lists, &to, rec_restart, NULL, NULL,
+                           "the GPU top-N", err);
+}
+
+rk_status recknn_similar_items(const recknn_model *m, const int32_t *items, int64_t n_items, int32_t n,
+                               int32_t *neighbours_out, float *sims_out, int32_t *counts_out, rk_error *err)
+{
+    const rk_lists *l = &m->lists;
+    if (n < 1) return rk_error_set(err, RK_E_ARG, "recknn_similar_items: n must be at least 1, got %d", n);
+    for (int64_t x = 0; x < n_items; x++)
+        if (items[x] < 0 || items[x] >= l->n_items)
+            return rk_error_set(err, RK_E_ARG, "recknn_similar_items: item %d is outside the %d items", items[x],
+                                l->n_items);
+    for (int64_t x = 0; x < n_items; x++) {
+        const size_t at = (size_t)items[x] * (size_t)l->k;
+        const int32_t len = l->len[items[x]];
+        for (int32_t e = 0; e < n; e++) {
+            neighbours_out[x * n + e] = e < len ? l->nbr[at + (size_t)e] : -1;
+            if (sims_out != NULL) sims_out[x * n + e] = e < len ? l->sim[at + (size_t)e] : 0.0f;
+        }
+        if (counts_out != NULL) counts_out[x] = len < n ? len : n;
+    }
+    return RK_OK;
+}
+
+void recknn_neighbors_csr(const recknn_model *m, int64_t *indptr, int32_t *indices, float *sims)
+{
+    const rk_lists *l = &m->lists;
+    indptr[0] = 0;
+    for (int32_t i = 0; i < l->n_items; i++) {
+        const size_t at = (size_t)i * (size_t)l->k;
+        int64_t p = indptr[i];
+        for (int32_t e = 0; e < l->len[i]; e++, p++) {
+            indices[p] = l->nbr[at + (size_t)e];
+            if (sims != NULL) sims[p] = l->sim[at + (size_t)e];
+        }
+        indptr[i + 1] = p;
+    }
+}
+
+/* The pairs' items, ascending: the rows the engine computes (the command's
+ * subset of a test set, job/rk_job.c). */
+static rk_status query_rows(const recknn_model *m, const int32_t *items, int64_t n, int32_t **rows, int32_t *n_rows,
+                            rk_error *err)
+{
+    const int32_t ni = m->lists.n_items;
+    char *in = calloc((size_t)(ni > 0 ? ni : 1), 1);
+    *rows = malloc((size_t)(ni > 0 ? ni : 1) * sizeof **rows);
+    if (in == NULL || *rows == NULL) {
+        free(in);
+        free(*rows);
+        *rows = NULL;
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for the rows of %lld pairs", (long long)n);
+    }
+    for (int64_t t = 0; t < n; t++) in[items[t]] = 1;
+    *n_rows = 0;
+    for (int32_t i = 0; i < ni; i++)
+        if (in[i]) (*rows)[(*n_rows)++] = i;
+    free(in);
+    return RK_OK;
+}
+
+rk_status recknn_predict(recknn_model *m, const int32_t *users, const int32_t *items, int64_t n, double *out,
+                         int32_t *used_out, rk_error *err)
+{
+    const int32_t nu = m->m.by_user.n_rows, ni = m->lists.n_items;
+    for (int64_t t = 0; t < n; t++)
+        if (users[t] < 0 || users[t] >= nu || items[t] < 0 || items[t] >= ni)
+            return rk_error_set(err, RK_E_ARG, "recknn_predict: pair %lld (user %d, item %d) is outside the %d "
+                                "users and %d items", (long long)t, users[t], items[t], nu, ni);
+    if (n == 0) return RK_OK;
+    int32_t *used = used_out != NULL ? used_out : malloc((size_t)n * sizeof *used);
+    int32_t *rows = NULL, n_rows = 0;
+    rk_status s = used != NULL ? RK_OK : rk_error_set(err, RK_E_NOMEM, "out of memory for %lld pairs", (long long)n);
+    if (s == RK_OK) s = query_rows(m, items, n, &rows, &n_rows, err);
+    if (s == RK_OK) {
+        rk_knn_opts eko = m->ko;
+        eko.rows = rows;
+        eko.n_rows = n_rows;
+        rk_queries q = {n, users, items, out, used};
+        rk_knn_stats st;
+        const rk_gpu_opts g = rk_backend_call_opts(&m->seam);
+        s = rk_backend_current(&m->seam)->knn(&m->m, &eko, &g, NULL, &q, NULL, NULL, &st, err);
+        if (rk_backend_current(&m->seam)->gpu && rk_backend_fall_back(&m->seam, s, "the GPU engine", err))
+            s = rk_backend_current(&m->seam)->knn(&m->m, &eko, &g, NULL, &q, NULL, NULL, &st, err);
+    }
+    free(rows);
+    if (used != used_out) free(used);
+    return s;
+}

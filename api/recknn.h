@@ -1,0 +1,148 @@
+/* recknn.h — librecknn's public interface (prefix recknn_).  Plain C11.
+ *
+ * The library behind the recknn command, for programs that hold their
+ * ratings in memory: build a data set from arrays, fit a model (the
+ * neighbour lists of the similarity metric and, by default, those of the
+ * ranking model top-N is summed from) on the CPU or a GPU, then recommend
+ * for users, give items' nearest neighbours and predict ratings, into
+ * buffers the caller owns.  The options are the command line's, by their
+ * long names without dashes ("metric", "k", "shrinkage", "rank", "device"):
+ * the same checks, the same messages, the same results as the recknn
+ * command given the same ratings and options.
+ *
+ * Conventions:
+ * - Users and items are dense indices: 0 .. n_users-1 and 0 .. n_items-1.
+ *   A caller with raw ids maps them first; for results equal to the
+ *   command's on a file of integer ids, number them in ascending order of
+ *   their ids (the command's order).
+ * - Every function that can fail returns an rk_status (rk_status.h: RK_OK
+ *   is 0) and, given an rk_error, a one-line message.  Nothing prints,
+ *   nothing exits, nothing aborts: a GPU failure is RK_E_GPU (under device
+ *   "auto" the CPU takes over, with the same results).
+ * - Handles are opaque; each is freed by its own _free function (NULL is
+ *   accepted).  Distinct handles may be used from distinct threads at once;
+ *   one handle is used by one thread at a time.
+ * - Arrays given are read during the call only (the data set copies what it
+ *   keeps); arrays filled are the caller's, of the sizes stated.
+ *
+ * Versioning: RECKNN_API_VERSION changes when a declaration here changes
+ * incompatibly; recknn_version() is the package version.
+ */
+#ifndef RECKNN_H
+#define RECKNN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rk_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RECKNN_API_VERSION 1
+
+/*! recknn_version() : the package version ("1.0.0"). */
+const char *recknn_version(void);
+/*! recknn_api_version() : RECKNN_API_VERSION of the library linked. */
+int recknn_api_version(void);
+
+/* ---- options ---------------------------------------------------------------- */
+
+typedef struct recknn_options recknn_options;
+
+/*! recknn_options_new() : the command's defaults.  @return RK_OK, RK_E_NOMEM. */
+rk_status recknn_options_new(recknn_options **out, rk_error *err);
+/*! recknn_options_set() : option name (the command's long name without its
+ *  dashes: "metric", "k", "min-support", "rank", "alpha", "device", ...) to
+ *  value (NULL for a switch such as "implicit"); the value is copied.
+ *  @return RK_OK, RK_E_ARG (an unknown name, a missing or extra value, a bad
+ *  value: the command's message, e.g. "--metric: unknown metric 'x' (...)"). */
+rk_status recknn_options_set(recknn_options *o, const char *name, const char *value, rk_error *err);
+/*! recknn_option_name() : the i-th option name (i from 0; NULL past the last). */
+const char *recknn_option_name(size_t i);
+/*! recknn_option_takes_value() : 1 when option name takes a value, 0 for a
+ *  switch, -1 for an unknown name. */
+int recknn_option_takes_value(const char *name);
+/*! recknn_option_fits() : 1 when recknn_fit takes option name; 0 when it is
+ *  an option of the command's file job only (input formats, test sets,
+ *  splits, output files, MPI), -1 for an unknown name. */
+int recknn_option_fits(const char *name);
+void recknn_options_free(recknn_options *o);
+
+/* ---- ratings ---------------------------------------------------------------- */
+
+typedef struct recknn_data recknn_data;
+
+/*! recknn_data_new() : n ratings (users[t], items[t], ratings[t]) of an
+ *  n_users x n_items matrix, copied; ratings NULL: every rating 1 (clicks,
+ *  plays).  A pair rated more than once is resolved at fit time by the
+ *  "duplicates" option (the last given wins by default), as in a file.
+ *  @return RK_OK, RK_E_ARG (negative sizes, an index out of range, a rating
+ *  that is not finite: the message names its position), RK_E_EMPTY (no
+ *  rating), RK_E_NOMEM. */
+rk_status recknn_data_new(int32_t n_users, int32_t n_items, int64_t n, const int32_t *users, const int32_t *items,
+                          const float *ratings, recknn_data **out, rk_error *err);
+void recknn_data_free(recknn_data *d);
+
+/* ---- models ------------------------------------------------------------------- */
+
+typedef struct recknn_model recknn_model;
+
+/*! recknn_fit() : the model of data d under options o: the data set as
+ *  the command builds its training set (duplicates, "implicit",
+ *  "rating-scale"), the neighbour lists of "metric" (k, min-support,
+ *  shrinkage, negative...), and unless "rank" is "lists" the ranking
+ *  model's lists that recommendations are summed from, on the device of
+ *  "device".  o and d may be freed afterwards.  @return RK_OK, RK_E_ARG (an
+ *  option recknn_option_fits refuses, a combination the command refuses),
+ *  RK_E_GPU (device "gpu" without one, or its failure), RK_E_NOMEM, or an
+ *  engine's status. */
+rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model **out, rk_error *err);
+
+/*! recknn_model_shape() : the model's users, items, list length k (after
+ *  the command's clamp to the items), and neighbour entries in all; any
+ *  pointer may be NULL. */
+void recknn_model_shape(const recknn_model *m, int32_t *n_users, int32_t *n_items, int32_t *k, int64_t *entries);
+
+/*! recknn_recommend() : the top n items of each of users[n_users] (NULL:
+ *  every user with a rating, ascending, n_users then ignored), the items a
+ *  user rated left out, best first: items_out[u * n + r], scores_out[u * n +
+ *  r] (may be NULL), counts_out[u] (may be NULL) of the u-th user served;
+ *  cells past a user's count are -1 and 0.  Buffers hold n_served * n
+ *  entries, n_served = n_users, or with users NULL the users with a rating
+ *  (recknn_model_served).  Scores are the command's recommendations.csv's,
+ *  before formatting.  @return RK_OK, RK_E_ARG (n < 1, a user out of
+ *  range), RK_E_GPU, RK_E_NOMEM. */
+rk_status recknn_recommend(recknn_model *m, const int32_t *users, int64_t n_users, int32_t n, int32_t *items_out,
+                           double *scores_out, int32_t *counts_out, rk_error *err);
+/*! recknn_model_served() : the users recknn_recommend serves when given
+ *  none (those with a rating). */
+int64_t recknn_model_served(const recknn_model *m);
+
+/*! recknn_similar_items() : the neighbour lists of items[n_items] (the
+ *  metric's, as neighbors.csv): at most n a list (n above k gives k),
+ *  neighbours_out[x * n + r], sims_out[x * n + r] (may be NULL),
+ *  counts_out[x] (may be NULL); cells past a count are -1 and 0.
+ *  @return RK_OK, RK_E_ARG. */
+rk_status recknn_similar_items(const recknn_model *m, const int32_t *items, int64_t n_items, int32_t n,
+                               int32_t *neighbours_out, float *sims_out, int32_t *counts_out, rk_error *err);
+
+/*! recknn_neighbors_csr() : every item's neighbour list as a CSR matrix:
+ *  indptr[n_items + 1], indices[entries] and sims[entries] (entries from
+ *  recknn_model_shape; sims may be NULL). */
+void recknn_neighbors_csr(const recknn_model *m, int64_t *indptr, int32_t *indices, float *sims);
+
+/*! recknn_predict() : the predicted rating of each pair (users[t],
+ *  items[t]) as the command's predictions.csv (the "predict" mode, min-k;
+ *  a pair of an unknown user or item gets the mode's fallback): out[t], and
+ *  used_out[t] (may be NULL) the neighbours that made it.  @return RK_OK,
+ *  RK_E_ARG (an index out of range), RK_E_GPU, RK_E_NOMEM. */
+rk_status recknn_predict(recknn_model *m, const int32_t *users, const int32_t *items, int64_t n, double *out,
+                         int32_t *used_out, rk_error *err);
+
+void recknn_model_free(recknn_model *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RECKNN_H */

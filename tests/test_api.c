@@ -1,0 +1,389 @@
+/* librecknn's public interface (api/recknn.h) against the recknn job on the
+ * same ratings and options: its recommendations, neighbour lists and
+ * predictions are the files' (items and ranks exactly, numbers to the digits
+ * printed), for several metrics, ranking models, implicit ratings and k
+ * clamped to the items, pairs rated twice; two models fitted on two threads at once are those
+ * fitted one after the other; every refusal (options the fit does not take,
+ * bad values, bad data, bad indices) is its status with a message, and a
+ * refused value leaves the options as they were. */
+#define _POSIX_C_SOURCE 200809L
+#include "recknn.h"
+#include "rk_job.h"
+#include "rk_jobopt.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NU 90
+#define NI 70
+
+static char g_dir[64];
+static int32_t g_u[NU * NI + 32], g_i[NU * NI + 32];
+static float g_r[NU * NI + 32];
+static int64_t g_n;
+
+/* Ratings where every user and item id (1-based in the file) appears, so
+ * that the job's dense indices are id - 1; written to dir/r.csv, and test
+ * pairs of known ids to dir/t.csv. */
+static int make_files(void)
+{
+    snprintf(g_dir, sizeof g_dir, "/tmp/rk_test_api.XXXXXX");
+    if (mkdtemp(g_dir) == NULL) return 0;
+    char path[128];
+    snprintf(path, sizeof path, "%s/r.csv", g_dir);
+    FILE *fp = fopen(path, "w");
+    if (fp == NULL) return 0;
+    fprintf(fp, "user,item,rating\n");
+    unsigned long long s = 4242;
+    g_n = 0;
+    for (int u = 0; u < NU; u++)
+        for (int i = 0; i < NI; i++) {
+            if (i != u % NI && rk_test_uniform(&s) >= 0.15 + 0.5 * (i < 6)) continue;
+            g_u[g_n] = u;
+            g_i[g_n] = i;
+            g_r[g_n] = (float)(0.5 * (double)(1 + rk_test_rand(&s) % 10));
+            fprintf(fp, "%d,%d,%g\n", u + 1, i + 1, (double)g_r[g_n]);
+            g_n++;
+        }
+    for (int t = 0, n = (int)g_n; t < 25; t++) { /* pairs rated again: the duplicates option resolves them */
+        const int64_t j = (int64_t)(rk_test_rand(&s) % (unsigned)n);
+        g_u[g_n] = g_u[j];
+        g_i[g_n] = g_i[j];
+        g_r[g_n] = (float)(0.5 * (double)(1 + rk_test_rand(&s) % 10));
+        fprintf(fp, "%d,%d,%g\n", g_u[g_n] + 1, g_i[g_n] + 1, (double)g_r[g_n]);
+        g_n++;
+    }
+    fclose(fp);
+    snprintf(path, sizeof path, "%s/t.csv", g_dir);
+    fp = fopen(path, "w");
+    if (fp == NULL) return 0;
+    fprintf(fp, "user,item,rating\n");
+    for (int t = 0; t < 300; t++)
+        fprintf(fp, "%d,%d,%g\n", 1 + (int)(rk_test_rand(&s) % NU), 1 + (int)(rk_test_rand(&s) % NI),
+                0.5 * (double)(1 + rk_test_rand(&s) % 10));
+    return fclose(fp) == 0;
+}
+
+/* The job on the files with the options name=value ("name" alone: a switch). */
+static void run_job(const char *const *opts, int n_opts, const char *out)
+{
+    rk_job_opts o;
+    rk_job_opts_default(&o);
+    rk_error err;
+    char in[128], test[128];
+    snprintf(in, sizeof in, "%s/r.csv", g_dir);
+    snprintf(test, sizeof test, "%s/t.csv", g_dir);
+    const char *inputs[1] = {in};
+    for (int x = 0; x < n_opts; x++) {
+        char name[64];
+        const char *eq = strchr(opts[x], '=');
+        snprintf(name, sizeof name, "%.*s", eq != NULL ? (int)(eq - opts[x]) : (int)strlen(opts[x]), opts[x]);
+        CU_ASSERT_FATAL(rk_jobopt_set(&o, name, eq != NULL ? eq + 1 : NULL, &err) == RK_OK);
+    }
+    o.inputs = inputs;
+    o.n_inputs = 1;
+    o.test_path = test;
+    o.out_dir = out;
+    o.top_n = 6;
+    o.device = RK_DEVICE_CPU;
+    rk_job_report rep;
+    const rk_status s = rk_job_run(&o, &rep, &err);
+    if (s != RK_OK) fprintf(stderr, "rk_job_run: %s\n", err.msg);
+    CU_ASSERT_FATAL(s == RK_OK);
+}
+
+static recknn_model *fit(const char *const *opts, int n_opts)
+{
+    recknn_options *o;
+    recknn_data *d;
+    recknn_model *m;
+    rk_error err;
+    CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
+    for (int x = 0; x < n_opts; x++) {
+        char name[64];
+        const char *eq = strchr(opts[x], '=');
+        snprintf(name, sizeof name, "%.*s", eq != NULL ? (int)(eq - opts[x]) : (int)strlen(opts[x]), opts[x]);
+        CU_ASSERT_FATAL(recknn_options_set(o, name, eq != NULL ? eq + 1 : NULL, &err) == RK_OK);
+    }
+    CU_ASSERT_FATAL(recknn_options_set(o, "device", "cpu", &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_data_new(NU, NI, g_n, g_u, g_i, g_r, &d, &err) == RK_OK);
+    const rk_status s = recknn_fit(o, d, &m, &err);
+    if (s != RK_OK) fprintf(stderr, "recknn_fit: %s\n", err.msg);
+    CU_ASSERT_FATAL(s == RK_OK);
+    recknn_options_free(o);
+    recknn_data_free(d);
+    return m;
+}
+
+static int close_to(double a, double b)
+{
+    return fabs(a - b) <= 1e-7 * (fabs(b) > 1.0 ? fabs(b) : 1.0);
+}
+
+/* recommendations.csv (user,rank,item,score) against recknn_recommend for every user. */
+static void same_recommendations(recknn_model *m, const char *out)
+{
+    rk_error err;
+    const int64_t served = recknn_model_served(m);
+    CU_ASSERT_EQUAL(served, NU);
+    int32_t *items = malloc(sizeof(int32_t) * NU * 6), *counts = malloc(sizeof(int32_t) * NU);
+    double *scores = malloc(sizeof(double) * NU * 6);
+    CU_ASSERT_FATAL(recknn_recommend(m, NULL, 0, 6, items, scores, counts, &err) == RK_OK);
+    char path[160], line[256];
+    snprintf(path, sizeof path, "%s/recommendations.csv", out);
+    FILE *fp = fopen(path, "r");
+    CU_ASSERT_FATAL(fp != NULL);
+    int rows = 0, bad = 0, seen[NU] = {0};
+    CU_ASSERT(fgets(line, sizeof line, fp) != NULL); /* the header */
+    while (fgets(line, sizeof line, fp) != NULL) {
+        int u, r, i;
+        double sc;
+        CU_ASSERT_FATAL(sscanf(line, "%d,%d,%d,%lf", &u, &r, &i, &sc) == 4);
+        const int at = (u - 1) * 6 + r - 1;
+        bad += items[at] != i - 1 || !close_to(scores[at], sc);
+        seen[u - 1]++;
+        rows++;
+    }
+    fclose(fp);
+    for (int u = 0; u < NU; u++) bad += seen[u] != counts[u];
+    CU_ASSERT(rows > NU);
+    CU_ASSERT_EQUAL(bad, 0);
+    /* a few users, in another order: their rows of the whole */
+    const int32_t some[3] = {17, 2, 17};
+    int32_t it3[3 * 4], c3[3];
+    CU_ASSERT_FATAL(recknn_recommend(m, some, 3, 4, it3, NULL, c3, &err) == RK_OK);
+    for (int x = 0; x < 3; x++)
+        for (int r = 0; r < 4; r++) CU_ASSERT_EQUAL(it3[x * 4 + r], r < counts[some[x]] ? items[some[x] * 6 + r] : -1);
+    free(items);
+    free(scores);
+    free(counts);
+}
+
+/* neighbors.csv (item,neighbor,rank,similarity,support) against the lists. */
+static void same_neighbours(const recknn_model *m, const char *out)
+{
+    int32_t ni, k;
+    int64_t entries;
+    recknn_model_shape(m, NULL, &ni, &k, &entries);
+    CU_ASSERT_EQUAL(ni, NI);
+    int64_t *ptr = malloc(sizeof(int64_t) * (NI + 1));
+    int32_t *idx = malloc(sizeof(int32_t) * (size_t)(entries + 1));
+    float *sim = malloc(sizeof(float) * (size_t)(entries + 1));
+    recknn_neighbors_csr(m, ptr, idx, sim);
+    CU_ASSERT_EQUAL(ptr[NI], entries);
+    char path[160], line[256];
+    snprintf(path, sizeof path, "%s/neighbors.csv", out);
+    FILE *fp = fopen(path, "r");
+    CU_ASSERT_FATAL(fp != NULL);
+    int64_t rows = 0;
+    int bad = 0;
+    CU_ASSERT(fgets(line, sizeof line, fp) != NULL);
+    while (fgets(line, sizeof line, fp) != NULL) {
+        int i, j, r, sup;
+        double s;
+        CU_ASSERT_FATAL(sscanf(line, "%d,%d,%d,%lf,%d", &i, &j, &r, &s, &sup) == 5);
+        const int64_t at = ptr[i - 1] + r - 1;
+        bad += at >= ptr[i] || idx[at] != j - 1 || !close_to(sim[at], s);
+        rows++;
+    }
+    fclose(fp);
+    CU_ASSERT_EQUAL(rows, entries);
+    CU_ASSERT_EQUAL(bad, 0);
+    /* the same lists one item at a time, cut at 3 */
+    const int32_t one[2] = {5, 0};
+    int32_t nb[2 * 3], cnt[2];
+    float sm[2 * 3];
+    rk_error err;
+    CU_ASSERT_FATAL(recknn_similar_items(m, one, 2, 3, nb, sm, cnt, &err) == RK_OK);
+    for (int x = 0; x < 2; x++) {
+        CU_ASSERT_EQUAL(cnt[x], ptr[one[x] + 1] - ptr[one[x]] < 3 ? ptr[one[x] + 1] - ptr[one[x]] : 3);
+        for (int r = 0; r < cnt[x]; r++) CU_ASSERT_EQUAL(nb[x * 3 + r], idx[ptr[one[x]] + r]);
+    }
+    free(ptr);
+    free(idx);
+    free(sim);
+}
+
+/* predictions.csv (user,item,rating,prediction,neighbors_used) against recknn_predict. */
+static void same_predictions(recknn_model *m, const char *out)
+{
+    char path[160], line[256];
+    snprintf(path, sizeof path, "%s/predictions.csv", out);
+    FILE *fp = fopen(path, "r");
+    CU_ASSERT_FATAL(fp != NULL);
+    int32_t us[400], is[400], want_used[400];
+    double want[400], got[400];
+    int n = 0;
+    CU_ASSERT(fgets(line, sizeof line, fp) != NULL);
+    while (n < 400 && fgets(line, sizeof line, fp) != NULL) {
+        int u, i;
+        double r;
+        CU_ASSERT_FATAL(sscanf(line, "%d,%d,%lf,%lf,%d", &u, &i, &r, &want[n], &want_used[n]) == 5);
+        us[n] = u - 1;
+        is[n++] = i - 1;
+    }
+    fclose(fp);
+    CU_ASSERT(n > 200);
+    int32_t used[400];
+    rk_error err;
+    CU_ASSERT_FATAL(recknn_predict(m, us, is, n, got, used, &err) == RK_OK);
+    int bad = 0;
+    for (int t = 0; t < n; t++) bad += !close_to(got[t], want[t]) || used[t] != want_used[t];
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+static void against_job(const char *const *opts, int n_opts, const char *tag)
+{
+    char out[128];
+    snprintf(out, sizeof out, "%s/%s", g_dir, tag);
+    run_job(opts, n_opts, out);
+    recknn_model *m = fit(opts, n_opts);
+    same_recommendations(m, out);
+    same_neighbours(m, out);
+    same_predictions(m, out);
+    recknn_model_free(m);
+}
+
+static void test_against_job(void)
+{
+    static const char *const a[] = {"metric=pearson", "k=10"};
+    static const char *const b[] = {"metric=cosine", "k=20", "rank=lists", "min-support=2"};
+    static const char *const c[] = {"implicit", "rank=weighted-cosine", "k=8"};
+    static const char *const d[] = {"metric=pearson-baseline", "predict=baseline", "shrinkage=50", "rank=lists",
+                                    "k=500"}; /* k clamped to the other 69 items */
+    static const char *const e[] = {"metric=msd", "k=15", "rank-k=30", "alpha=0.5", "beta=0.2", "duplicates=mean"};
+    static const char *const f[] = {"metric=pearson-baseline", "k=12"}; /* the metric's own shrinkage (100) */
+    against_job(a, 2, "a");
+    against_job(b, 4, "b");
+    against_job(c, 3, "c");
+    against_job(d, 5, "d");
+    against_job(e, 6, "e");
+    against_job(f, 2, "f");
+}
+
+/* Two models fitted at once on two threads: those fitted one after the other. */
+typedef struct fit_job {
+    const char *const *opts;
+    int n;
+    recknn_model *m;
+} fit_job;
+
+static void *fit_thread(void *arg)
+{
+    fit_job *f = arg;
+    f->m = fit(f->opts, f->n);
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    static const char *const a[] = {"metric=pearson", "k=10"};
+    static const char *const b[] = {"metric=cosine", "k=12", "rank=lists"};
+    fit_job fj[2] = {{a, 2, NULL}, {b, 3, NULL}};
+    pthread_t th[2];
+    for (int x = 0; x < 2; x++) CU_ASSERT_FATAL(pthread_create(&th[x], NULL, fit_thread, &fj[x]) == 0);
+    for (int x = 0; x < 2; x++) pthread_join(th[x], NULL);
+    rk_error err;
+    for (int x = 0; x < 2; x++) {
+        recknn_model *alone = fit(fj[x].opts, fj[x].n);
+        int32_t i1[NU * 5], i2[NU * 5];
+        double s1[NU * 5], s2[NU * 5];
+        CU_ASSERT_FATAL(recknn_recommend(fj[x].m, NULL, 0, 5, i1, s1, NULL, &err) == RK_OK);
+        CU_ASSERT_FATAL(recknn_recommend(alone, NULL, 0, 5, i2, s2, NULL, &err) == RK_OK);
+        CU_ASSERT(memcmp(i1, i2, sizeof i1) == 0 && memcmp(s1, s2, sizeof s1) == 0);
+        recknn_model_free(alone);
+        recknn_model_free(fj[x].m);
+    }
+}
+
+static void expect(rk_status got, rk_status want, const rk_error *err, const char *text)
+{
+    CU_ASSERT_EQUAL(got, want);
+    if (strstr(err->msg, text) == NULL) fprintf(stderr, "'%s' lacks '%s'\n", err->msg, text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->msg, text));
+}
+
+static void test_refusals(void)
+{
+    recknn_options *o;
+    recknn_data *d = NULL;
+    recknn_model *m = NULL;
+    rk_error err;
+    CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
+    expect(recknn_options_set(o, "metric", "nope", &err), RK_E_ARG, &err, "--metric: unknown metric 'nope'");
+    expect(recknn_options_set(o, "k", "0", &err), RK_E_ARG, &err, "-k: '0' out of range");
+    expect(recknn_options_set(o, "nope", "1", &err), RK_E_ARG, &err, "unknown option 'nope'");
+    CU_ASSERT_EQUAL(recknn_option_takes_value("implicit"), 0);
+    CU_ASSERT_EQUAL(recknn_option_takes_value("metric"), 1);
+    CU_ASSERT_EQUAL(recknn_option_takes_value("nope"), -1);
+    CU_ASSERT_EQUAL(recknn_option_fits("metric"), 1);
+    CU_ASSERT_EQUAL(recknn_option_fits("holdout"), 0);
+    CU_ASSERT_EQUAL(recknn_option_fits("nope"), -1);
+    size_t names = 0;
+    while (recknn_option_name(names) != NULL) names++;
+    CU_ASSERT(names >= 60);
+    CU_ASSERT_EQUAL(recknn_api_version(), RECKNN_API_VERSION);
+    CU_ASSERT(strlen(recknn_version()) > 0);
+    /* data */
+    const int32_t u[3] = {0, 1, 2}, i[3] = {0, 1, 3};
+    const float r[3] = {1.0f, NAN, 2.0f};
+    expect(recknn_data_new(3, 3, 3, u, i, NULL, &d, &err), RK_E_ARG, &err, "rating 2 is of user 2 and item 3");
+    expect(recknn_data_new(3, 4, 3, u, i, r, &d, &err), RK_E_ARG, &err, "rating 1 is not a finite number");
+    expect(recknn_data_new(3, 4, 0, u, i, r, &d, &err), RK_E_EMPTY, &err, "no rating");
+    CU_ASSERT_PTR_NULL(d);
+    CU_ASSERT_FATAL(recknn_data_new(NU, NI, g_n, g_u, g_i, g_r, &d, &err) == RK_OK);
+    /* options the fit does not take */
+    CU_ASSERT_FATAL(recknn_options_set(o, "holdout", "0.2", &err) == RK_OK);
+    expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--holdout is an option of the recknn command's file job");
+    recknn_options_free(o);
+    CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_options_set(o, "by", "user", &err) == RK_OK);
+    expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--by is not in the library yet");
+    recknn_options_free(o);
+    CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_options_set(o, "implicit", NULL, &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_options_set(o, "metric", "pearson", &err) == RK_OK);
+    expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--implicit"); /* the command's combination check */
+    CU_ASSERT_PTR_NULL(m);
+    recknn_options_free(o);
+    /* a good model, bad indices */
+    CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_options_set(o, "device", "cpu", &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_fit(o, d, &m, &err) == RK_OK);
+    int32_t items[10], bad_user = NU, bad_item = -1, good = 0;
+    double out[10];
+    expect(recknn_recommend(m, &bad_user, 1, 5, items, NULL, NULL, &err), RK_E_ARG, &err, "outside the 90 users");
+    expect(recknn_recommend(m, NULL, 0, 0, items, NULL, NULL, &err), RK_E_ARG, &err, "n must be at least 1");
+    expect(recknn_similar_items(m, &bad_item, 1, 5, items, NULL, NULL, &err), RK_E_ARG, &err, "outside the 70 items");
+    expect(recknn_predict(m, &good, &bad_item, 1, out, NULL, &err), RK_E_ARG, &err, "outside the 90 users and 70");
+    recknn_model_free(m);
+    recknn_options_free(o);
+    recknn_data_free(d);
+    recknn_options_free(NULL);
+    recknn_data_free(NULL);
+    recknn_model_free(NULL);
+}
+
+int main(void)
+{
+    if (!make_files()) {
+        perror("test_api: the rating files");
+        return 1;
+    }
+    static const rk_test_case cases[] = {
+        {"the job's files, from the library", test_against_job},
+        {"two models on two threads", test_threads},
+        {"refusals", test_refusals},
+        {NULL, NULL},
+    };
+    const int rc = rk_test_main("api", cases);
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
+    return rc;
+}
