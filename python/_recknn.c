@@ -1,0 +1,297 @@
+/* _recknn.c — the Python module's native part: librecknn (api/recknn.h) over
+ * NumPy arrays.  recknn/__init__.py is the interface people use (ItemKNN,
+ * ids of any type, DataFrames, SciPy matrices); this file only moves arrays
+ * in and out, releases the GIL while the library computes, and turns a
+ * status into an exception of recknn's hierarchy. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include <string.h>
+#include "recknn.h"
+
+/* recknn.Error and its subclasses, by status (set by recknn/__init__.py). */
+static PyObject *error_types; /* dict: int status -> class */
+
+static PyObject *raise_status(rk_status s, const rk_error *err)
+{
+    PyObject *cls = NULL, *key = PyLong_FromLong((long)s);
+    if (error_types != NULL && key != NULL) cls = PyDict_GetItem(error_types, key); /* borrowed */
+    Py_XDECREF(key);
+    if (cls == NULL) cls = PyExc_RuntimeError;
+    PyErr_SetString(cls, err->msg[0] != '\0' ? err->msg : rk_strerror(s));
+    return NULL;
+}
+
+static PyObject *set_errors(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    if (!PyDict_Check(arg)) return PyErr_Format(PyExc_TypeError, "a dict of status to class");
+    Py_XDECREF(error_types);
+    Py_INCREF(arg);
+    error_types = arg;
+    Py_RETURN_NONE;
+}
+
+/* An int32 (or float32, float64) C-contiguous view of obj: the array itself when it is one (no copy). */
+static PyArrayObject *as_array(PyObject *obj, int type)
+{
+    return (PyArrayObject *)PyArray_FROMANY(obj, type, 1, 2, NPY_ARRAY_IN_ARRAY);
+}
+
+/* ---- the model ---------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD recknn_model *m;
+} Model;
+
+static void model_dealloc(Model *self)
+{
+    recknn_model_free(self->m);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject ModelType;
+
+/* fit(options, n_users, n_items, users, items, ratings or None) -> Model;
+ * options: a sequence of (name, value or None). */
+static PyObject *fit(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *opts, *uo, *io, *ro;
+    int n_users, n_items;
+    if (!PyArg_ParseTuple(args, "OiiOOO", &opts, &n_users, &n_items, &uo, &io, &ro)) return NULL;
+    rk_error err;
+    recknn_options *o;
+    rk_status s = recknn_options_new(&o, &err);
+    if (s != RK_OK) return raise_status(s, &err);
+    PyObject *seq = PySequence_Fast(opts, "options: a sequence of (name, value) pairs");
+    for (Py_ssize_t x = 0; seq != NULL && s == RK_OK && x < PySequence_Fast_GET_SIZE(seq); x++) {
+        const char *name, *value = NULL;
+        PyObject *pair = PySequence_Fast_GET_ITEM(seq, x), *vo;
+        if (!PyArg_ParseTuple(pair, "sO", &name, &vo)) break;
+        if (vo != Py_None && (value = PyUnicode_AsUTF8(vo)) == NULL) break;
+        s = recknn_options_set(o, name, value, &err);
+    }
+    if (seq == NULL || PyErr_Occurred() || s != RK_OK) {
+        Py_XDECREF(seq);
+        recknn_options_free(o);
+        return PyErr_Occurred() ? NULL : raise_status(s, &err);
+    }
+    Py_DECREF(seq);
+    PyArrayObject *u = as_array(uo, NPY_INT32), *i = as_array(io, NPY_INT32);
+    PyArrayObject *r = ro == Py_None ? NULL : as_array(ro, NPY_FLOAT32);
+    Model *mo = NULL;
+    if (u != NULL && i != NULL && (ro == Py_None || r != NULL)) {
+        const npy_intp n = PyArray_SIZE(u);
+        if (PyArray_SIZE(i) != n || (r != NULL && PyArray_SIZE(r) != n)) {
+            PyErr_SetString(PyExc_ValueError, "users, items and ratings differ in length");
+        } else {
+            recknn_data *d = NULL;
+            recknn_model *m = NULL;
+            const int32_t *up = PyArray_DATA(u), *ip = PyArray_DATA(i);
+            const float *rp = r != NULL ? PyArray_DATA(r) : NULL;
+            Py_BEGIN_ALLOW_THREADS
+            s = recknn_data_new(n_users, n_items, (int64_t)n, up, ip, rp, &d, &err);
+            if (s == RK_OK) s = recknn_fit(o, d, &m, &err);
+            recknn_data_free(d);
+            Py_END_ALLOW_THREADS
+            if (s != RK_OK) raise_status(s, &err);
+            else if ((mo = PyObject_New(Model, &ModelType)) != NULL) mo->m = m;
+            else recknn_model_free(m);
+        }
+    }
+    Py_XDECREF(u);
+    Py_XDECREF(i);
+    Py_XDECREF(r);
+    recknn_options_free(o);
+    return (PyObject *)mo;
+}
+
+/* recommend(users or None, n) -> (items[u, n] int32, scores[u, n] float64, counts[u] int32) */
+static PyObject *model_recommend(Model *self, PyObject *args)
+{
+    PyObject *uo;
+    int n;
+    if (!PyArg_ParseTuple(args, "Oi", &uo, &n)) return NULL;
+    if (n < 1) return PyErr_Format(PyExc_ValueError, "n must be at least 1, got %d", n);
+    PyArrayObject *u = uo == Py_None ? NULL : as_array(uo, NPY_INT32);
+    if (uo != Py_None && u == NULL) return NULL;
+    const npy_intp served = u != NULL ? PyArray_SIZE(u) : (npy_intp)recknn_model_served(self->m);
+    npy_intp dims[2] = {served, n};
+    PyObject *items = PyArray_SimpleNew(2, dims, NPY_INT32), *scores = PyArray_SimpleNew(2, dims, NPY_FLOAT64);
+    PyObject *counts = PyArray_SimpleNew(1, dims, NPY_INT32);
+    PyObject *out = NULL;
+    if (items != NULL && scores != NULL && counts != NULL) {
+        rk_error err;
+        rk_status s;
+        const int32_t *up = u != NULL ? PyArray_DATA(u) : NULL;
+        int32_t *ip = PyArray_DATA((PyArrayObject *)items), *cp = PyArray_DATA((PyArrayObject *)counts);
+        double *sp = PyArray_DATA((PyArrayObject *)scores);
+        Py_BEGIN_ALLOW_THREADS
+        s = recknn_recommend(self->m, up, (int64_t)served, n, ip, sp, cp, &err);
+        Py_END_ALLOW_THREADS
+        if (s != RK_OK) raise_status(s, &err);
+        else out = Py_BuildValue("(OOO)", items, scores, counts);
+    }
+    Py_XDECREF(items);
+    Py_XDECREF(scores);
+    Py_XDECREF(counts);
+    Py_XDECREF(u);
+    return out;
+}
+
+/* similar_items(items, n) -> (neighbours[x, n] int32, sims[x, n] float32, counts[x] int32) */
+static PyObject *model_similar(Model *self, PyObject *args)
+{
+    PyObject *io;
+    int n;
+    if (!PyArg_ParseTuple(args, "Oi", &io, &n)) return NULL;
+    PyArrayObject *i = as_array(io, NPY_INT32);
+    if (i == NULL) return NULL;
+    npy_intp dims[2] = {PyArray_SIZE(i), n > 0 ? n : 0};
+    PyObject *nb = PyArray_SimpleNew(2, dims, NPY_INT32), *sm = PyArray_SimpleNew(2, dims, NPY_FLOAT32);
+    PyObject *ct = PyArray_SimpleNew(1, dims, NPY_INT32), *out = NULL;
+    if (nb != NULL && sm != NULL && ct != NULL) {
+        rk_error err;
+        const rk_status s = recknn_similar_items(self->m, PyArray_DATA(i), (int64_t)dims[0], n,
+                                                 PyArray_DATA((PyArrayObject *)nb), PyArray_DATA((PyArrayObject *)sm),
+                                                 PyArray_DATA((PyArrayObject *)ct), &err);
+        if (s != RK_OK) raise_status(s, &err);
+        else out = Py_BuildValue("(OOO)", nb, sm, ct);
+    }
+    Py_XDECREF(nb);
+    Py_XDECREF(sm);
+    Py_XDECREF(ct);
+    Py_DECREF(i);
+    return out;
+}
+
+/* predict(users, items) -> (predictions float64, used int32) */
+static PyObject *model_predict(Model *self, PyObject *args)
+{
+    PyObject *uo, *io, *out = NULL;
+    if (!PyArg_ParseTuple(args, "OO", &uo, &io)) return NULL;
+    PyArrayObject *u = as_array(uo, NPY_INT32), *i = as_array(io, NPY_INT32);
+    if (u != NULL && i != NULL && PyArray_SIZE(u) != PyArray_SIZE(i))
+        PyErr_SetString(PyExc_ValueError, "users and items differ in length");
+    if (u != NULL && i != NULL && !PyErr_Occurred()) {
+        npy_intp dims[1] = {PyArray_SIZE(u)};
+        PyObject *p = PyArray_SimpleNew(1, dims, NPY_FLOAT64), *used = PyArray_SimpleNew(1, dims, NPY_INT32);
+        if (p != NULL && used != NULL) {
+            rk_error err;
+            rk_status s;
+            const int32_t *up = PyArray_DATA(u), *ip = PyArray_DATA(i);
+            double *pp = PyArray_DATA((PyArrayObject *)p);
+            int32_t *np_ = PyArray_DATA((PyArrayObject *)used);
+            Py_BEGIN_ALLOW_THREADS
+            s = recknn_predict(self->m, up, ip, (int64_t)dims[0], pp, np_, &err);
+            Py_END_ALLOW_THREADS
+            if (s != RK_OK) raise_status(s, &err);
+            else out = Py_BuildValue("(OO)", p, used);
+        }
+        Py_XDECREF(p);
+        Py_XDECREF(used);
+    }
+    Py_XDECREF(u);
+    Py_XDECREF(i);
+    return out;
+}
+
+/* neighbors() -> (indptr int64, indices int32, sims float32) */
+static PyObject *model_neighbors(Model *self, PyObject *noargs)
+{
+    (void)noargs;
+    int32_t ni;
+    int64_t entries;
+    recknn_model_shape(self->m, NULL, &ni, NULL, &entries);
+    npy_intp dp[1] = {(npy_intp)ni + 1}, de[1] = {(npy_intp)entries};
+    PyObject *p = PyArray_SimpleNew(1, dp, NPY_INT64), *x = PyArray_SimpleNew(1, de, NPY_INT32);
+    PyObject *s = PyArray_SimpleNew(1, de, NPY_FLOAT32), *out = NULL;
+    if (p != NULL && x != NULL && s != NULL) {
+        recknn_neighbors_csr(self->m, PyArray_DATA((PyArrayObject *)p), PyArray_DATA((PyArrayObject *)x),
+                             PyArray_DATA((PyArrayObject *)s));
+        out = Py_BuildValue("(OOO)", p, x, s);
+    }
+    Py_XDECREF(p);
+    Py_XDECREF(x);
+    Py_XDECREF(s);
+    return out;
+}
+
+/* shape() -> (n_users, n_items, k, entries, served) */
+static PyObject *model_shape(Model *self, PyObject *noargs)
+{
+    (void)noargs;
+    int32_t nu, ni, k;
+    int64_t entries;
+    recknn_model_shape(self->m, &nu, &ni, &k, &entries);
+    return Py_BuildValue("(iiiLL)", nu, ni, k, (long long)entries, (long long)recknn_model_served(self->m));
+}
+
+static PyMethodDef model_methods[] = {
+    {"recommend", (PyCFunction)model_recommend, METH_VARARGS, "recommend(users or None, n)"},
+    {"similar_items", (PyCFunction)model_similar, METH_VARARGS, "similar_items(items, n)"},
+    {"predict", (PyCFunction)model_predict, METH_VARARGS, "predict(users, items)"},
+    {"neighbors", (PyCFunction)model_neighbors, METH_NOARGS, "neighbors() -> (indptr, indices, sims)"},
+    {"shape", (PyCFunction)model_shape, METH_NOARGS, "shape() -> (n_users, n_items, k, entries, served)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ModelType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "recknn._recknn.Model",
+    .tp_basicsize = sizeof(Model),
+    .tp_dealloc = (destructor)model_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "a fitted librecknn model (recknn.ItemKNN holds one)",
+    .tp_methods = model_methods,
+};
+
+/* options() -> [(name, takes_value, fits)] */
+static PyObject *options(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    PyObject *l = PyList_New(0);
+    for (size_t x = 0; l != NULL && recknn_option_name(x) != NULL; x++) {
+        const char *n = recknn_option_name(x);
+        PyObject *t = Py_BuildValue("(sii)", n, recknn_option_takes_value(n), recknn_option_fits(n));
+        if (t == NULL || PyList_Append(l, t) != 0) Py_CLEAR(l);
+        Py_XDECREF(t);
+    }
+    return l;
+}
+
+static PyObject *version(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    return PyUnicode_FromString(recknn_version());
+}
+
+static PyMethodDef methods[] = {
+    {"fit", fit, METH_VARARGS, "fit(options, n_users, n_items, users, items, ratings or None) -> Model"},
+    {"options", options, METH_NOARGS, "options() -> [(name, takes_value, fits)]"},
+    {"version", version, METH_NOARGS, "the library's version"},
+    {"_set_errors", set_errors, METH_O, "the exception classes by status"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_recknn", "librecknn over NumPy arrays", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__recknn(void)
+{
+    import_array();
+    if (PyType_Ready(&ModelType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    Py_INCREF(&ModelType);
+    if (PyModule_AddObject(m, "Model", (PyObject *)&ModelType) < 0) {
+        Py_DECREF(&ModelType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,194 @@
+"""recknn: exact item-based k-NN recommendations on the CPU or a GPU, from Python.
+
+The library of the ``recknn`` command (librecknn) over NumPy arrays::
+
+    import recknn
+    model = recknn.ItemKNN(metric="pearson", k=20).fit(ratings_frame)   # user, item, rating columns
+    items, scores = model.recommend(n=10)                                # every user with a rating
+    similar, sims = model.similar_items([1, 2], n=5)
+    predictions = model.predict(users, items)
+
+Every option of the command that shapes a model is a keyword, with underscores for its dashes
+(``min_support=2``, ``rank="rp3beta"``, ``device="gpu"``); the results are the command's files'
+for the same ratings and options.  Raw ids of any type are kept: the model answers in them.
+Errors are ``recknn.Error`` subclasses carrying the library's message.
+"""
+import numpy as np
+
+from . import _recknn
+
+__all__ = ["ItemKNN", "Error", "ArgumentError", "DataError", "FileError", "GPUError", "ModelFileError",
+           "version"]
+
+
+class Error(Exception):
+    """A failure reported by librecknn (its message says what and where)."""
+
+
+class ArgumentError(Error, ValueError):
+    """A bad option, value or argument (the command's exit status 2)."""
+
+
+class DataError(Error, ValueError):
+    """Ratings the library cannot use: empty, a pair rated twice under duplicates="error" (exit 3)."""
+
+
+class FileError(Error, OSError):
+    """A file missing, unreadable or unwritable (exit 4)."""
+
+
+class GPUError(Error, RuntimeError):
+    """A CUDA failure, or no usable GPU for device="gpu" (exit 5)."""
+
+
+class ModelFileError(Error, ValueError):
+    """A model file truncated, corrupted or of another version (exit 3)."""
+
+
+class RuntimeFailure(Error, RuntimeError):
+    """Out of memory, a size beyond the library's arrays, or a bug (exit 5)."""
+
+
+# rk_status values (common/rk_status.h) to classes
+_recknn._set_errors({1: ArgumentError, 2: FileError, 3: DataError, 4: RuntimeFailure, 5: GPUError, 6: DataError,
+                     7: DataError, 8: RuntimeFailure, 9: RuntimeFailure, 10: ModelFileError, 11: RuntimeFailure})
+
+_OPTIONS = {name: (takes, fits) for name, takes, fits in _recknn.options()}
+
+
+def version():
+    """The version of librecknn."""
+    return _recknn.version()
+
+
+def _ids(values):
+    """Dense indices of raw ids, numbered in ascending order of the ids (the command's order for integer
+    ids): (unique ids, index of each value as int32)."""
+    uniq, inverse = np.unique(np.asarray(values), return_inverse=True)
+    return uniq, inverse.astype(np.int32, copy=False)
+
+
+class ItemKNN:
+    """Item-based k-NN: neighbour lists of a similarity metric, recommendations summed from a ranking
+    model (rp3beta by default, as the command), predictions of ratings.
+
+    Keywords are the command's options without their dashes, underscores for dashes:
+    ``metric`` (pearson), ``k`` (20), ``min_support``, ``shrinkage``, ``negative``, ``predict``,
+    ``min_k``, ``implicit`` (True), ``rank``, ``rank_k``, ``alpha``, ``beta``, ``weighting``,
+    ``bm25``, ``rank_values``, ``rank_shrink``, ``locality``, ``normalize``, ``duplicates``,
+    ``rating_scale``, ``device`` (auto, cpu, gpu), ``gpu_memory``, ``threads``...
+    """
+
+    def __init__(self, **options):
+        self.options = []
+        for key, value in options.items():
+            name = key.replace("_", "-")
+            if name not in _OPTIONS:
+                raise ArgumentError("unknown option '%s'" % key)
+            takes, fits = _OPTIONS[name]
+            if not fits:
+                raise ArgumentError("--%s is not an option of a model fitted in memory" % name)
+            if not takes:
+                if value is True:
+                    self.options.append((name, None))
+                elif value is not False and value is not None:
+                    raise ArgumentError("--%s is a switch: True or False, not %r" % (name, value))
+                continue
+            if isinstance(value, bool):
+                value = "yes" if value else "no"
+            self.options.append((name, str(value)))
+        self._model = None
+
+    def fit(self, ratings, items=None, values=None):
+        """Fit on ratings: a pandas DataFrame (columns user, item and rating, or its first three
+        columns), a SciPy sparse matrix (users x items), or three sequences (ratings = users, then
+        items and values; values None: every rating 1).  Returns self."""
+        if items is not None:
+            users, items = ratings, items
+        elif hasattr(ratings, "tocoo"):
+            coo = ratings.tocoo()
+            users, items, values = coo.row, coo.col, coo.data
+            self.user_ids = np.arange(ratings.shape[0])
+            self.item_ids = np.arange(ratings.shape[1])
+            return self._fit_dense(coo.row.astype(np.int32), coo.col.astype(np.int32), values,
+                                   ratings.shape[0], ratings.shape[1])
+        elif hasattr(ratings, "columns"):
+            cols = list(ratings.columns)
+            pick = [c for c in ("user", "item", "rating") if c in cols]
+            use = pick if len(pick) == 3 else cols[:3]
+            users, items, values = (ratings[c].to_numpy() for c in use)
+        else:
+            raise ArgumentError("fit(ratings): a DataFrame, a sparse matrix, or users, items, values")
+        self.user_ids, u = _ids(users)
+        self.item_ids, i = _ids(items)
+        return self._fit_dense(u, i, values, len(self.user_ids), len(self.item_ids))
+
+    def _fit_dense(self, u, i, values, n_users, n_items):
+        r = None if values is None else np.ascontiguousarray(values, dtype=np.float32)
+        self._model = _recknn.fit(self.options, n_users, n_items, u, i, r)
+        self._served = np.unique(u)  # the users recommend serves when given none
+        self._user_index = {v: x for x, v in enumerate(self.user_ids.tolist())}
+        self._item_index = {v: x for x, v in enumerate(self.item_ids.tolist())}
+        return self
+
+    def _fitted(self):
+        if self._model is None:
+            raise ArgumentError("the model is not fitted: call fit first")
+        return self._model
+
+    def _index(self, table, ids, what):
+        try:
+            return np.fromiter((table[v] for v in np.asarray(ids).tolist()), dtype=np.int32)
+        except KeyError as e:
+            raise ArgumentError("unknown %s %r" % (what, e.args[0])) from None
+
+    def recommend(self, users=None, n=10, as_frame=False):
+        """The top n items of each user (None: every user with a rating, in ascending order of their
+        ids), the items they rated left out: (items, scores) arrays of shape (users, n) in raw ids,
+        or a DataFrame user, rank, item, score (as_frame=True; the command's recommendations.csv).
+        An empty cell is -1 (None for ids that are not numbers) with score 0."""
+        m = self._fitted()
+        idx = None if users is None else self._index(self._user_index, users, "user")
+        items, scores, counts = m.recommend(idx, int(n))
+        served = self._served if users is None else idx
+        raw = self._raw_items(items)
+        if not as_frame:
+            return raw, scores
+        import pandas as pd
+        rows = [(self.user_ids[served[x]], r + 1, raw[x, r], scores[x, r])
+                for x in range(len(counts)) for r in range(counts[x])]
+        return pd.DataFrame(rows, columns=["user", "rank", "item", "score"])
+
+    def _raw_items(self, idx):
+        # item indices to raw ids; an empty cell (-1) is -1 for numeric ids, None for others
+        if self.item_ids.dtype.kind in "iuf":
+            return np.where(idx >= 0, self.item_ids[np.where(idx >= 0, idx, 0)], -1)
+        out = np.empty(idx.shape, dtype=object)
+        out[idx >= 0] = self.item_ids[idx[idx >= 0]]
+        return out
+
+    def similar_items(self, items, n=10):
+        """The neighbour lists of items (the metric's, as neighbors.csv), at most n each: (items,
+        similarities) of shape (len(items), n) in raw ids; an empty cell is -1 (None for ids that are
+        not numbers) with similarity 0."""
+        m = self._fitted()
+        nb, sims, counts = m.similar_items(self._index(self._item_index, items, "item"), int(n))
+        return self._raw_items(nb), sims
+
+    def predict(self, users, items):
+        """Predicted ratings of the pairs (users[t], items[t]), as predictions.csv."""
+        m = self._fitted()
+        pred, _ = m.predict(self._index(self._user_index, users, "user"),
+                            self._index(self._item_index, items, "item"))
+        return pred
+
+    def neighbors(self):
+        """Every item's neighbour list as a SciPy CSR matrix (items x items, similarities), or the
+        arrays (indptr, indices, similarities) without SciPy."""
+        indptr, indices, sims = self._fitted().neighbors()
+        try:
+            import scipy.sparse as sp
+        except ImportError:
+            return indptr, indices, sims
+        n = len(indptr) - 1
+        return sp.csr_matrix((sims, indices, indptr), shape=(n, n))

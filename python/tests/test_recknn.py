@@ -1,0 +1,151 @@
+"""The Python module against the recknn command on the same ratings: recommendations, neighbour
+lists and predictions formatted as the command formats them are its files' lines, byte for byte,
+for several option sets; every input type (arrays, string ids, a SciPy matrix, a DataFrame);
+errors as recknn.Error subclasses with the library's message.
+
+Run by tests/python.sh (make check), which sets RECKNN (the command) and RECKNN_SAMPLE (the
+folder of sample_data/ratings.csv) and puts the built package on PYTHONPATH.
+"""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import recknn
+
+RECKNN = os.environ.get("RECKNN", "recknn")
+SAMPLE = os.path.join(os.environ.get("RECKNN_SAMPLE", "sample_data"), "ratings.csv")
+
+
+def g(x):
+    """The command's number format ("%.9g")."""
+    return "%.9g" % x
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """sample_data split into a training file and a test file of every 10th rating."""
+    d = tmp_path_factory.mktemp("data")
+    data = np.loadtxt(SAMPLE, delimiter=",", skiprows=1)
+    test = np.arange(len(data)) % 10 == 3
+    for name, part in (("train.csv", data[~test]), ("test.csv", data[test])):
+        with open(d / name, "w") as fp:
+            fp.write("user,item,rating\n")
+            for u, i, r in part[:, :3]:
+                fp.write("%d,%d,%s\n" % (u, i, g(r)))
+    return d, data[~test], data[test]
+
+
+def run_command(d, out, options):
+    args = [RECKNN, str(d / "train.csv"), "--test", str(d / "test.csv"), "--device", "cpu", "--quiet",
+            "--top-n", "10", "--out", str(out)]
+    for k, v in options.items():
+        name = "--" + k.replace("_", "-")
+        args += [name] if v is True else [name, str(v)]
+    subprocess.run(args, check=True)
+
+
+def lines(path):
+    with open(path) as fp:
+        return fp.read().splitlines()[1:]
+
+
+CASES = [
+    {},
+    {"metric": "cosine", "k": 30, "rank": "lists", "min_support": 2},
+    {"implicit": True, "rank": "weighted-cosine"},
+    {"metric": "pearson-baseline", "predict": "baseline", "k": 40},
+]
+
+
+@pytest.mark.parametrize("options", CASES)
+def test_same_files_as_the_command(files, tmp_path, options):
+    d, train, test = files
+    run_command(d, tmp_path, options)
+    m = recknn.ItemKNN(device="cpu", **options).fit(train[:, 0].astype(np.int64), train[:, 1].astype(np.int64),
+                                                     train[:, 2])
+    items, scores = m.recommend(n=10)
+    got = ["%d,%d,%d,%s" % (m.user_ids[x], r + 1, items[x, r], g(scores[x, r]))
+           for x in range(items.shape[0]) for r in range(10) if items[x, r] >= 0]
+    assert len(got) > 1000 and got == lines(tmp_path / "recommendations.csv")
+    indptr, indices, sims = m._model.neighbors()
+    got = ["%d,%d,%d,%s" % (m.item_ids[i], m.item_ids[indices[p]], p - indptr[i] + 1, g(sims[p]))
+           for i in range(len(indptr) - 1) for p in range(indptr[i], indptr[i + 1])]
+    want = [",".join(line.split(",")[:4]) for line in lines(tmp_path / "neighbors.csv")]
+    assert len(got) > 1000 and got == want
+    # predictions of the test pairs whose user and item the training ratings know
+    known = np.isin(test[:, 0], m.user_ids) & np.isin(test[:, 1], m.item_ids)
+    pred = m.predict(test[known, 0].astype(np.int64), test[known, 1].astype(np.int64))
+    want = {(ln.split(",")[0], ln.split(",")[1]): ln.split(",")[3] for ln in lines(tmp_path / "predictions.csv")}
+    got = {("%d" % u, "%d" % i): g(p) for u, i, p in zip(test[known, 0], test[known, 1], pred)}
+    assert len(got) > 500 and got == {k: want[k] for k in got}
+
+
+def test_some_users_and_similar_items(files):
+    _, train, _ = files
+    m = recknn.ItemKNN(device="cpu", k=5).fit(train[:, 0].astype(np.int64), train[:, 1].astype(np.int64),
+                                             train[:, 2])
+    every, _ = m.recommend(n=4)
+    users = [int(m.user_ids[7]), int(m.user_ids[2])]
+    some, _ = m.recommend(users, n=4)
+    assert (some == every[[7, 2]]).all()
+    nb, sims = m.similar_items([int(m.item_ids[0])], n=8)
+    assert nb.shape == (1, 8) and (nb[0, 5:] == -1).all() and (sims[0, 5:] == 0).all()
+
+
+def test_string_ids_and_no_ratings():
+    users = ["ann", "bob", "bob", "cy", "cy", "ann", "dee", "dee"]
+    items = ["x", "x", "y", "y", "z", "z", "x", "z"]
+    m = recknn.ItemKNN(device="cpu", metric="cosine", rank="lists").fit(users, items)
+    recs, scores = m.recommend(["bob"], n=3)
+    assert recs.dtype == object and recs[0, 0] == "z" and recs[0, 1] is None
+    assert m.similar_items(["x"], 2)[0][0, 0] in ("y", "z")
+
+
+def test_sparse_and_frame_inputs():
+    sp = pytest.importorskip("scipy.sparse")
+    dense = np.array([[5, 0, 3, 1], [4, 2, 0, 1], [0, 5, 4, 0], [1, 0, 5, 4]], dtype=np.float32)
+    a = recknn.ItemKNN(device="cpu", rank="lists").fit(sp.csr_matrix(dense))
+    u, i = np.nonzero(dense)
+    b = recknn.ItemKNN(device="cpu", rank="lists").fit(u, i, dense[u, i])
+    assert (a.recommend(n=2)[0] == b.recommend(n=2)[0]).all()
+    assert a.neighbors().shape == (4, 4)
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"user": u, "item": i, "rating": dense[u, i]})
+    c = recknn.ItemKNN(device="cpu", rank="lists").fit(frame)
+    assert (c.recommend(n=2)[0] == b.recommend(n=2)[0]).all()
+    assert list(c.recommend(n=2, as_frame=True).columns) == ["user", "rank", "item", "score"]
+
+
+def test_errors():
+    with pytest.raises(recknn.ArgumentError, match="unknown option 'nope'"):
+        recknn.ItemKNN(nope=1)
+    with pytest.raises(recknn.ArgumentError, match="--holdout is not an option of a model fitted in memory"):
+        recknn.ItemKNN(holdout=0.2)
+    with pytest.raises(recknn.ArgumentError, match=r"--metric: unknown metric 'x'"):
+        recknn.ItemKNN(metric="x").fit([1, 2], [1, 2], [3.0, 4.0])
+    with pytest.raises(recknn.ArgumentError, match=r"-k: '0' out of range"):
+        recknn.ItemKNN(k=0).fit([1, 2], [1, 2], [3.0, 4.0])
+    with pytest.raises(recknn.ArgumentError, match="not fitted"):
+        recknn.ItemKNN().recommend()
+    m = recknn.ItemKNN(device="cpu").fit([1, 2, 2], [1, 1, 2], [3.0, 4.0, 5.0])
+    with pytest.raises(recknn.ArgumentError, match="unknown user 9"):
+        m.recommend([9])
+    with pytest.raises(recknn.ArgumentError, match="not a finite number"):
+        recknn.ItemKNN().fit([1, 2], [1, 2], [3.0, float("nan")])
+    with pytest.raises(recknn.DataError, match="more than once"):
+        recknn.ItemKNN(device="cpu", duplicates="error").fit([1, 1, 2], [1, 1, 2], [3.0, 4.0, 5.0])
+    assert issubclass(recknn.ArgumentError, recknn.Error) and issubclass(recknn.ArgumentError, ValueError)
+
+
+def test_gpu_or_its_error():
+    """device="gpu": the CPU's results on a GPU, or GPUError naming why there is none."""
+    u, i, r = [1, 1, 2, 2, 3, 3], [1, 2, 2, 3, 1, 3], [5.0, 3.0, 4.0, 2.0, 1.0, 5.0]
+    cpu = recknn.ItemKNN(device="cpu").fit(u, i, r)
+    try:
+        gpu = recknn.ItemKNN(device="gpu").fit(u, i, r)
+    except recknn.GPUError as e:
+        assert "gpu" in str(e).lower()
+        return
+    assert (gpu.recommend(n=2)[0] == cpu.recommend(n=2)[0]).all()
