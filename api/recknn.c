@@ -4,37 +4,11 @@
 #include "config.h"
 
 #define _POSIX_C_SOURCE 200809L
-#include "recknn.h"
-#include "rk_jobopt.h"
+#include "rk_api_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_SET 256 /* option values kept by one options handle */
-
-struct recknn_options {
-    rk_job_opts job;
-    char *val[MAX_SET]; /* copies of the values given: job's strings point into them */
-    const char *name[MAX_SET];
-    int n_set;
-};
-
-struct recknn_data {
-    int32_t n_users, n_items;
-    rk_triples t;
-};
-
-struct recknn_model {
-    rk_knn_opts ko;        /* the engine's options: the metric's lists and predictions */
-    rk_model m;
-    rk_lists lists;        /* the metric's */
-    rk_lists rl;           /* the ranking model's (rk_rankw_on), top-N's lists */
-    int ranked;
-    rk_backend_seam seam;
-    int seam_started;
-    int64_t served;        /* users with a rating */
-};
 
 const char *recknn_version(void)
 {
@@ -96,6 +70,7 @@ static const char *const fit_names[] = {
     "duplicates", "rating-scale", "metric", "k", "min-support", "shrinkage", "negative", "predict", "min-k",
     "implicit", "rank", "rank-k", "alpha", "beta", "weighting", "bm25", "rank-values", "rank-shrink",
     "locality", "normalize", "device", "gpu-memory", "threads", "gpu-topn", "gpu-query", "gpu-sims", "seed",
+    "relevance", /* recknn_evaluate's */
 };
 static const char *const later_names[] = {"by", "approx", "reps", "probes", "approx-check", "tune", "tune-metric",
                                           "tune-fraction", "tune-grid", "tune-rounds", "tune-users", "gpus"};
@@ -241,6 +216,9 @@ rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model
     recknn_model *M = calloc(1, sizeof *M);
     RK_CHECK_ALLOC(M, err);
     M->ko = jo.knn;
+    M->implicit = jo.implicit;
+    M->duplicates = jo.duplicates;
+    M->relevance = jo.relevance;
     if (!jo.shrinkage_given) M->ko.sim.shrinkage = rk_sim_default_shrinkage(M->ko.sim.metric);
     const int32_t most = d->n_items > 1 ? d->n_items - 1 : 1; /* the command's clamp (rk_job_clamp_to_data) */
     if (M->ko.k > most) M->ko.k = most;

@@ -140,6 +140,34 @@ void recknn_neighbors_csr(const recknn_model *m, int64_t *indptr, int32_t *indic
 rk_status recknn_predict(recknn_model *m, const int32_t *users, const int32_t *items, int64_t n, double *out,
                          int32_t *used_out, rk_error *err);
 
+/* ---- evaluation ------------------------------------------------------------- */
+
+/* The measures of metrics.json's "metrics" (CONTRACT.md §6): rating errors of
+ * the test pairs, and ranking measures of every user's top n against the test
+ * ratings at least "relevance" (the option; 1 with "implicit"). */
+typedef struct recknn_metrics {
+    int64_t test_pairs;       /* after repeated pairs are resolved (the "duplicates" option) */
+    double rmse, mae;
+    int64_t fallbacks;        /* predictions without a neighbour */
+    int64_t unknown_users, unknown_items; /* test pairs whose user (item) has no training rating */
+    int32_t n;                /* the lists' length */
+    double relevance;
+    int64_t users;            /* test users with a relevant item */
+    double precision, recall, ndcg, map, mrr, hit_rate;
+    double coverage, gini;    /* of the lists over every item of the training and test sets */
+} recknn_metrics;
+
+/*! recknn_evaluate() : model m against the test ratings test, whose users
+ *  and items are the model's indices, then those of the test alone (test's
+ *  n_users and n_items count both, at least the model's): every user with a
+ *  training rating gets a top-n list (most_popular: the most-popular
+ *  baseline's instead, the command's --baseline popular) and every test pair
+ *  a prediction.  The numbers are the command's metrics.json's for the same
+ *  ratings, options and n.  @return RK_OK, RK_E_ARG (n < 1, test smaller
+ *  than the model), RK_E_DUPLICATE, RK_E_GPU, RK_E_NOMEM. */
+rk_status recknn_evaluate(recknn_model *m, const recknn_data *test, int32_t n, int most_popular, recknn_metrics *out,
+                          rk_error *err);
+
 void recknn_model_free(recknn_model *m);
 
 #ifdef __cplusplus

@@ -220,6 +220,45 @@ static PyObject *model_neighbors(Model *self, PyObject *noargs)
     return out;
 }
 
+/* evaluate(n_users, n_items, users, items, ratings, n, most_popular) -> dict of metrics.json's names */
+static PyObject *model_evaluate(Model *self, PyObject *args)
+{
+    PyObject *uo, *io, *ro, *out = NULL;
+    int nu, ni, n, popular;
+    if (!PyArg_ParseTuple(args, "iiOOOip", &nu, &ni, &uo, &io, &ro, &n, &popular)) return NULL;
+    PyArrayObject *u = as_array(uo, NPY_INT32), *i = as_array(io, NPY_INT32), *r = as_array(ro, NPY_FLOAT32);
+    if (u != NULL && i != NULL && r != NULL && (PyArray_SIZE(i) != PyArray_SIZE(u) || PyArray_SIZE(r) != PyArray_SIZE(u)))
+        PyErr_SetString(PyExc_ValueError, "users, items and ratings differ in length");
+    if (u != NULL && i != NULL && r != NULL && !PyErr_Occurred()) {
+        rk_error err;
+        rk_status s;
+        recknn_metrics mt;
+        recknn_data *d = NULL;
+        const int32_t *up = PyArray_DATA(u), *ip = PyArray_DATA(i);
+        const float *rp = PyArray_DATA(r);
+        const int64_t len = (int64_t)PyArray_SIZE(u);
+        Py_BEGIN_ALLOW_THREADS
+        s = recknn_data_new(nu, ni, len, up, ip, rp, &d, &err);
+        if (s == RK_OK) s = recknn_evaluate(self->m, d, n, popular, &mt, &err);
+        recknn_data_free(d);
+        Py_END_ALLOW_THREADS
+        if (s != RK_OK) raise_status(s, &err);
+        else
+            out = Py_BuildValue("{s:d,s:d,s:L,s:d,s:L,s:L,s:L,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:i,s:L,s:d}",
+                                "rmse", mt.rmse, "mae", mt.mae, "fallbacks", (long long)mt.fallbacks,
+                                "fallback_rate", mt.test_pairs > 0 ? (double)mt.fallbacks / (double)mt.test_pairs : 0.0,
+                                "test_pairs", (long long)mt.test_pairs, "unknown_users", (long long)mt.unknown_users,
+                                "unknown_items", (long long)mt.unknown_items, "precision", mt.precision, "recall",
+                                mt.recall, "ndcg", mt.ndcg, "map", mt.map, "mrr", mt.mrr, "hit_rate", mt.hit_rate,
+                                "coverage", mt.coverage, "gini", mt.gini, "n", mt.n, "users", (long long)mt.users,
+                                "relevance", mt.relevance);
+    }
+    Py_XDECREF(u);
+    Py_XDECREF(i);
+    Py_XDECREF(r);
+    return out;
+}
+
 /* shape() -> (n_users, n_items, k, entries, served) */
 static PyObject *model_shape(Model *self, PyObject *noargs)
 {
@@ -235,6 +274,8 @@ static PyMethodDef model_methods[] = {
     {"similar_items", (PyCFunction)model_similar, METH_VARARGS, "similar_items(items, n)"},
     {"predict", (PyCFunction)model_predict, METH_VARARGS, "predict(users, items)"},
     {"neighbors", (PyCFunction)model_neighbors, METH_NOARGS, "neighbors() -> (indptr, indices, sims)"},
+    {"evaluate", (PyCFunction)model_evaluate, METH_VARARGS,
+     "evaluate(n_users, n_items, users, items, ratings, n, most_popular) -> dict"},
     {"shape", (PyCFunction)model_shape, METH_NOARGS, "shape() -> (n_users, n_items, k, entries, served)"},
     {NULL, NULL, 0, NULL},
 };

@@ -361,6 +361,16 @@ static void test_refusals(void)
     expect(recknn_recommend(m, NULL, 0, 0, items, NULL, NULL, &err), RK_E_ARG, &err, "n must be at least 1");
     expect(recknn_similar_items(m, &bad_item, 1, 5, items, NULL, NULL, &err), RK_E_ARG, &err, "outside the 70 items");
     expect(recknn_predict(m, &good, &bad_item, 1, out, NULL, &err), RK_E_ARG, &err, "outside the 90 users and 70");
+    recknn_metrics mt;
+    recknn_data *small;
+    CU_ASSERT_FATAL(recknn_data_new(NU, NI - 1, 3, u, i, NULL, &small, &err) == RK_OK);
+    expect(recknn_evaluate(m, small, 10, 0, &mt, &err), RK_E_ARG, &err, "the test set counts 90 users and 69 items");
+    expect(recknn_evaluate(m, d, 0, 0, &mt, &err), RK_E_ARG, &err, "n must be at least 1");
+    recknn_data_free(small);
+    /* the training ratings as a test: every pair known, the lists' items all rated (no hit) */
+    CU_ASSERT_FATAL(recknn_evaluate(m, d, 10, 0, &mt, &err) == RK_OK);
+    CU_ASSERT(mt.test_pairs > 1000 && mt.unknown_users == 0 && mt.unknown_items == 0 && mt.fallbacks < mt.test_pairs);
+    CU_ASSERT(mt.rmse > 0.0 && mt.rmse < 2.0 && mt.precision == 0.0 && mt.coverage > 0.0);
     recknn_model_free(m);
     recknn_options_free(o);
     recknn_data_free(d);

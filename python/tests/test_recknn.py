@@ -149,3 +149,22 @@ def test_gpu_or_its_error():
         assert "gpu" in str(e).lower()
         return
     assert (gpu.recommend(n=2)[0] == cpu.recommend(n=2)[0]).all()
+
+
+@pytest.mark.parametrize("options", [CASES[0], CASES[2]])
+def test_evaluate_as_metrics_json(files, tmp_path, options):
+    """recknn.evaluate's numbers are metrics.json's, for the model and the most-popular baseline."""
+    import json
+    d, train, test = files
+    run_command(d, tmp_path, dict(options, baseline="popular"))
+    with open(tmp_path / "metrics.json") as fp:
+        mj = json.load(fp)
+    m = recknn.ItemKNN(device="cpu", **options).fit(train[:, 0].astype(np.int64), train[:, 1].astype(np.int64),
+                                                     train[:, 2])
+    got = recknn.evaluate(m, (test[:, 0].astype(np.int64), test[:, 1].astype(np.int64), test[:, 2]), n=10)
+    for key, want in mj["metrics"].items():
+        assert g(got[key]) == g(want), key
+    base = recknn.evaluate(m, (test[:, 0].astype(np.int64), test[:, 1].astype(np.int64), test[:, 2]), n=10,
+                           baseline=True)
+    for key, want in mj["summary_baseline_popular"].items():
+        assert g(base[key]) == g(want["mean"]), key
