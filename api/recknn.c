@@ -71,8 +71,9 @@ static const char *const fit_names[] = {
     "implicit", "rank", "rank-k", "alpha", "beta", "weighting", "bm25", "rank-values", "rank-shrink",
     "locality", "normalize", "device", "gpu-memory", "threads", "gpu-topn", "gpu-query", "gpu-sims", "seed",
     "relevance", /* recknn_evaluate's */
+    "by",
 };
-static const char *const later_names[] = {"by", "approx", "reps", "probes", "approx-check", "tune", "tune-metric",
+static const char *const later_names[] = {"approx", "reps", "probes", "approx-check", "tune", "tune-metric",
                                           "tune-fraction", "tune-grid", "tune-rounds", "tune-users", "gpus"};
 
 static int in_list(const char *const *list, size_t n, const char *name)
@@ -220,7 +221,9 @@ rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model
     M->duplicates = jo.duplicates;
     M->relevance = jo.relevance;
     if (!jo.shrinkage_given) M->ko.sim.shrinkage = rk_sim_default_shrinkage(M->ko.sim.metric);
-    const int32_t most = d->n_items > 1 ? d->n_items - 1 : 1; /* the command's clamp (rk_job_clamp_to_data) */
+    M->by_user = jo.by_user;
+    const int32_t rows = M->by_user ? d->n_users : d->n_items;
+    const int32_t most = rows > 1 ? rows - 1 : 1; /* the command's clamp (rk_job_clamp_to_data) */
     if (M->ko.k > most) M->ko.k = most;
     rk_status s = build_model(&jo, d, M, err);
     for (int32_t u = 0; s == RK_OK && u < M->m.by_user.n_rows; u++)
@@ -238,10 +241,13 @@ rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model
         M->seam_started = s == RK_OK;
     }
     if (s == RK_OK) s = rk_backend_choose(&M->seam, &M->ko, err);
-    if (s == RK_OK) s = rk_lists_alloc(&M->lists, d->n_items, M->ko.k, err);
+    if (s == RK_OK && M->by_user) s = rk_byuser_view(&M->m, &M->uview, err);
+    if (s == RK_OK) s = rk_lists_alloc(&M->lists, rows, M->ko.k, err);
     rk_knn_stats st;
-    if (s == RK_OK) s = rk_backend_lists(&M->seam, &M->m, &M->ko, &M->lists, &st, "the GPU engine", err);
-    if (s == RK_OK && rk_rankw_on(&jo.rank)) s = rank_lists(&jo, M, err);
+    if (s == RK_OK)
+        s = rk_backend_lists(&M->seam, rk_api_engine_model(M), &M->ko, &M->lists, &st, "the GPU engine", err);
+    /* the ranking model is item mode's (job/rk_job.c: rank_model_on) */
+    if (s == RK_OK && rk_rankw_on(&jo.rank) && !M->by_user) s = rank_lists(&jo, M, err);
     if (s != RK_OK) {
         recknn_model_free(M);
         return s;
@@ -253,13 +259,18 @@ rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model
 void recknn_model_shape(const recknn_model *m, int32_t *n_users, int32_t *n_items, int32_t *k, int64_t *entries)
 {
     if (n_users != NULL) *n_users = m->m.by_user.n_rows;
-    if (n_items != NULL) *n_items = m->lists.n_items;
+    if (n_items != NULL) *n_items = m->m.by_item.n_rows;
     if (k != NULL) *k = m->lists.k;
     if (entries != NULL) {
         int64_t e = 0;
         for (int32_t i = 0; i < m->lists.n_items; i++) e += m->lists.len[i];
         *entries = e;
     }
+}
+
+int32_t recknn_model_list_rows(const recknn_model *m)
+{
+    return m->lists.n_items;
 }
 
 int64_t recknn_model_served(const recknn_model *m)
@@ -273,6 +284,7 @@ void recknn_model_free(recknn_model *m)
     if (m->seam_started) rk_backend_free(&m->seam);
     rk_lists_free(&m->lists);
     rk_lists_free(&m->rl);
+    rk_byuser_free(&m->uview);
     rk_model_free(&m->m);
     free(m);
 }
@@ -315,7 +327,7 @@ rk_status recknn_recommend(recknn_model *m, const int32_t *users, int64_t n_user
                            double *scores_out, int32_t *counts_out, rk_error *err)
 {
     if (n < 1) return rk_error_set(err, RK_E_ARG, "recknn_recommend: n must be at least 1, got %d", n);
-    const int32_t nu = m->m.by_user.n_rows, ni = m->lists.n_items;
+    const int32_t nu = m->m.by_user.n_rows, ni = m->m.by_item.n_rows;
     for (int64_t t = 0; users != NULL && t < n_users; t++)
         if (users[t] < 0 || users[t] >= nu)
             return rk_error_set(err, RK_E_ARG, "recknn_recommend: user %d is outside the %d users", users[t], nu);
@@ -335,7 +347,13 @@ rk_status recknn_recommend(recknn_model *m, const int32_t *users, int64_t n_user
     to.sink = rec_sink;
     to.sink_ud = &r;
     to.threads = m->ko.threads;
-    return rk_backend_topn(&m->seam, &m->m, m->ranked ? &m->rl : &m->lists, &to, rec_restart, NULL, NULL,
+    return rk_api_topn(m, &to, err);
+}
+
+rk_status rk_api_topn(recknn_model *m, const rk_topn_opts *to, rk_error *err)
+{
+    if (m->by_user) return rk_backend_get(RK_BACKEND_CPU)->user_topn(&m->m, &m->lists, to, NULL, NULL, err);
+    return rk_backend_topn(&m->seam, &m->m, m->ranked ? &m->rl : &m->lists, to, rec_restart, NULL, NULL,
                            "the GPU top-N", err);
 }
 
@@ -346,8 +364,8 @@ rk_status recknn_similar_items(const recknn_model *m, const int32_t *items, int6
     if (n < 1) return rk_error_set(err, RK_E_ARG, "recknn_similar_items: n must be at least 1, got %d", n);
     for (int64_t x = 0; x < n_items; x++)
         if (items[x] < 0 || items[x] >= l->n_items)
-            return rk_error_set(err, RK_E_ARG, "recknn_similar_items: item %d is outside the %d items", items[x],
-                                l->n_items);
+            return rk_error_set(err, RK_E_ARG, "recknn_similar_items: %s %d is outside the %d %ss",
+                                m->by_user ? "user" : "item", items[x], l->n_items, m->by_user ? "user" : "item");
     for (int64_t x = 0; x < n_items; x++) {
         const size_t at = (size_t)items[x] * (size_t)l->k;
         const int32_t len = l->len[items[x]];
@@ -380,7 +398,7 @@ void recknn_neighbors_csr(const recknn_model *m, int64_t *indptr, int32_t *indic
 static rk_status query_rows(const recknn_model *m, const int32_t *items, int64_t n, int32_t **rows, int32_t *n_rows,
                             rk_error *err)
 {
-    const int32_t ni = m->lists.n_items;
+    const int32_t ni = m->lists.n_items; /* the engine's rows: items, or users in user mode */
     char *in = calloc((size_t)(ni > 0 ? ni : 1), 1);
     *rows = malloc((size_t)(ni > 0 ? ni : 1) * sizeof **rows);
     if (in == NULL || *rows == NULL) {
@@ -400,7 +418,7 @@ static rk_status query_rows(const recknn_model *m, const int32_t *items, int64_t
 rk_status recknn_predict(recknn_model *m, const int32_t *users, const int32_t *items, int64_t n, double *out,
                          int32_t *used_out, rk_error *err)
 {
-    const int32_t nu = m->m.by_user.n_rows, ni = m->lists.n_items;
+    const int32_t nu = m->m.by_user.n_rows, ni = m->m.by_item.n_rows;
     for (int64_t t = 0; t < n; t++)
         if (users[t] < 0 || users[t] >= nu || items[t] < 0 || items[t] >= ni)
             return rk_error_set(err, RK_E_ARG, "recknn_predict: pair %lld (user %d, item %d) is outside the %d "
@@ -409,18 +427,25 @@ rk_status recknn_predict(recknn_model *m, const int32_t *users, const int32_t *i
     int32_t *used = used_out != NULL ? used_out : malloc((size_t)n * sizeof *used);
     int32_t *rows = NULL, n_rows = 0;
     rk_status s = used != NULL ? RK_OK : rk_error_set(err, RK_E_NOMEM, "out of memory for %lld pairs", (long long)n);
-    if (s == RK_OK) s = query_rows(m, items, n, &rows, &n_rows, err);
+    /* user mode asks (u, i) as (i, u) of the transposed view (rk_byuser.h) */
+    const int32_t *qa = m->by_user ? items : users, *qb = m->by_user ? users : items;
+    if (s == RK_OK) s = query_rows(m, qb, n, &rows, &n_rows, err);
     if (s == RK_OK) {
+        const rk_model *em = rk_api_engine_model(m);
         rk_knn_opts eko = m->ko;
         eko.rows = rows;
         eko.n_rows = n_rows;
-        rk_queries q = {n, users, items, out, used};
+        rk_queries q = {n, qa, qb, out, used};
         rk_knn_stats st;
         const rk_gpu_opts g = rk_backend_call_opts(&m->seam);
-        s = rk_backend_current(&m->seam)->knn(&m->m, &eko, &g, NULL, &q, NULL, NULL, &st, err);
+        s = rk_backend_current(&m->seam)->knn(em, &eko, &g, NULL, &q, NULL, NULL, &st, err);
         if (rk_backend_current(&m->seam)->gpu && rk_backend_fall_back(&m->seam, s, "the GPU engine", err))
-            s = rk_backend_current(&m->seam)->knn(&m->m, &eko, &g, NULL, &q, NULL, NULL, &st, err);
+            s = rk_backend_current(&m->seam)->knn(em, &eko, &g, NULL, &q, NULL, NULL, &st, err);
     }
+    /* user mode, means: a pair whose item has no training rating gets μ, as the command answers it
+     * (job/rk_job.c's fold_measure: Surprise's KNNWithMeans) */
+    for (int64_t t = 0; s == RK_OK && m->by_user && m->ko.mode == RK_PREDICT_MEANS && t < n; t++)
+        if (!rk_model_item_known(&m->m, items[t])) out[t] = rk_predict_clip(&m->m, m->m.mu);
     free(rows);
     if (used != used_out) free(used);
     return s;

@@ -100,7 +100,7 @@ typedef struct recknn_model recknn_model;
 rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model **out, rk_error *err);
 
 /*! recknn_model_shape() : the model's users, items, list length k (after
- *  the command's clamp to the items), and neighbour entries in all; any
+ *  the command's clamp to the list rows), and neighbour entries in all; any
  *  pointer may be NULL. */
 void recknn_model_shape(const recknn_model *m, int32_t *n_users, int32_t *n_items, int32_t *k, int64_t *entries);
 
@@ -120,16 +120,21 @@ rk_status recknn_recommend(recknn_model *m, const int32_t *users, int64_t n_user
 int64_t recknn_model_served(const recknn_model *m);
 
 /*! recknn_similar_items() : the neighbour lists of items[n_items] (the
- *  metric's, as neighbors.csv): at most n a list (n above k gives k),
+ *  metric's, as neighbors.csv; of users, with users' indices, in user mode): at most n a list (n above k gives k),
  *  neighbours_out[x * n + r], sims_out[x * n + r] (may be NULL),
  *  counts_out[x] (may be NULL); cells past a count are -1 and 0.
  *  @return RK_OK, RK_E_ARG. */
 rk_status recknn_similar_items(const recknn_model *m, const int32_t *items, int64_t n_items, int32_t n,
                                int32_t *neighbours_out, float *sims_out, int32_t *counts_out, rk_error *err);
 
-/*! recknn_neighbors_csr() : every item's neighbour list as a CSR matrix:
- *  indptr[n_items + 1], indices[entries] and sims[entries] (entries from
- *  recknn_model_shape; sims may be NULL). */
+/*! recknn_model_list_rows() : the rows of the neighbour lists: the items,
+ *  or the users of a user-based model ("by" user). */
+int32_t recknn_model_list_rows(const recknn_model *m);
+
+/*! recknn_neighbors_csr() : every row's neighbour list (recknn_model_list_rows
+ *  rows: items, or users in user mode) as a CSR matrix: indptr[rows + 1],
+ *  indices[entries] and sims[entries] (entries from recknn_model_shape; sims
+ *  may be NULL). */
 void recknn_neighbors_csr(const recknn_model *m, int64_t *indptr, int32_t *indices, float *sims);
 
 /*! recknn_predict() : the predicted rating of each pair (users[t],

@@ -42,7 +42,7 @@ static rk_status test_ratings(const recknn_model *m, const recknn_data *test, rk
  * items, the mode's fallback for those of the test alone. */
 static rk_status predict_all(recknn_model *m, const rk_triples *t, double *pred, int32_t *used, rk_error *err)
 {
-    const int32_t nu = m->m.by_user.n_rows, ni = m->lists.n_items;
+    const int32_t nu = m->m.by_user.n_rows, ni = m->m.by_item.n_rows;
     int64_t k = 0;
     for (int64_t p = 0; p < t->n; p++) k += t->user[p] < nu && t->item[p] < ni;
     int32_t *qu = malloc((size_t)(k > 0 ? k : 1) * sizeof *qu), *qi = malloc((size_t)(k > 0 ? k : 1) * sizeof *qi);
@@ -61,8 +61,11 @@ static rk_status predict_all(recknn_model *m, const rk_triples *t, double *pred,
         if (t->user[p] < nu && t->item[p] < ni) {
             pred[p] = qp[x];
             used[p] = qn[x++];
-        } else { /* outside the model: unknown to it, the fallback */
-            pred[p] = rk_predict_fallback(&m->m, m->ko.mode, t->user[p], t->item[p]);
+        } else { /* outside the model: unknown to it, the fallback (user mode's means: μ, as recknn_predict) */
+            pred[p] = m->by_user && m->ko.mode == RK_PREDICT_MEANS
+                          ? rk_predict_clip(&m->m, m->m.mu)
+                          : m->by_user ? rk_predict_fallback(rk_api_engine_model(m), m->ko.mode, t->item[p], t->user[p])
+                                       : rk_predict_fallback(&m->m, m->ko.mode, t->user[p], t->item[p]);
             used[p] = 0;
         }
     }
@@ -73,19 +76,12 @@ static rk_status predict_all(recknn_model *m, const rk_triples *t, double *pred,
     return s;
 }
 
-static rk_status no_restart(void *ud, rk_error *err)
-{
-    (void)ud;
-    (void)err;
-    return RK_OK;
-}
-
 /* Every served user's list, from the model or the most-popular baseline, into the ranking measures. */
 static rk_status rank_lists(recknn_model *m, const rk_triples *t, const recknn_data *test, int32_t n,
                             int most_popular, rk_rank_result *out, rk_error *err)
 {
     const int32_t n_rank = n < test->n_items ? n : test->n_items;
-    const int32_t ni = m->lists.n_items;
+    const int32_t ni = m->m.by_item.n_rows;
     rk_rank *r = NULL;
     RK_FORWARD(rk_rank_new(&r, t, test->n_users, test->n_items, n_rank > 0 ? n_rank : 1, m->relevance, err));
     rk_topn_opts to;
@@ -95,10 +91,7 @@ static rk_status rank_lists(recknn_model *m, const rk_triples *t, const recknn_d
     to.sink_ud = r;
     to.threads = m->ko.threads;
     rk_status s = RK_OK;
-    if (to.n > 0 && m->served > 0)
-        s = most_popular ? rk_popular_topn(&m->m, &to, NULL, err)
-                         : rk_backend_topn(&m->seam, &m->m, m->ranked ? &m->rl : &m->lists, &to, no_restart, NULL,
-                                           NULL, "the GPU top-N", err);
+    if (to.n > 0 && m->served > 0) s = most_popular ? rk_popular_topn(&m->m, &to, NULL, err) : rk_api_topn(m, &to, err);
     if (s == RK_OK) rk_rank_finish(r, out);
     rk_rank_free(r);
     return s;
@@ -109,7 +102,7 @@ rk_status recknn_evaluate(recknn_model *m, const recknn_data *test, int32_t n, i
 {
     memset(out, 0, sizeof *out);
     if (n < 1) return rk_error_set(err, RK_E_ARG, "recknn_evaluate: n must be at least 1, got %d", n);
-    const int32_t nu = m->m.by_user.n_rows, ni = m->lists.n_items;
+    const int32_t nu = m->m.by_user.n_rows, ni = m->m.by_item.n_rows;
     if (test->n_users < nu || test->n_items < ni)
         return rk_error_set(err, RK_E_ARG, "recknn_evaluate: the test set counts %d users and %d items, the model "
                             "%d and %d: its indices are the model's, then its own", test->n_users, test->n_items,

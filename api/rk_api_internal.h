@@ -4,6 +4,7 @@
 
 #include "recknn.h"
 #include "rk_jobopt.h"
+#include "rk_byuser.h"
 
 #define MAX_SET 256 /* option values kept by one options handle */
 
@@ -22,7 +23,9 @@ struct recknn_data {
 struct recknn_model {
     rk_knn_opts ko;        /* the engine's options: the metric's lists and predictions */
     rk_model m;
-    rk_lists lists;        /* the metric's */
+    int by_user;           /* user-based k-NN ("by" user): lists over users, on the transposed view */
+    rk_byuser uview;       /* that view */
+    rk_lists lists;        /* the metric's: one a row (item, or user in user mode) */
     rk_lists rl;           /* the ranking model's (rk_rankw_on), top-N's lists */
     int ranked;
     rk_backend_seam seam;
@@ -33,5 +36,15 @@ struct recknn_model {
     rk_dup_policy duplicates;
     double relevance;
 };
+
+/* The model the lists' engine reads: the transposed view in user mode. */
+static inline const rk_model *rk_api_engine_model(const recknn_model *m)
+{
+    return m->by_user ? &m->uview.model : &m->m;
+}
+
+/* Top-N of the users to (item mode: the lists' or the ranking model's; user mode: from the
+ * neighbours' items, on the CPU as the command does). */
+rk_status rk_api_topn(recknn_model *m, const rk_topn_opts *to, rk_error *err);
 
 #endif /* RK_API_INTERNAL_H */

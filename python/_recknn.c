@@ -203,10 +203,9 @@ static PyObject *model_predict(Model *self, PyObject *args)
 static PyObject *model_neighbors(Model *self, PyObject *noargs)
 {
     (void)noargs;
-    int32_t ni;
     int64_t entries;
-    recknn_model_shape(self->m, NULL, &ni, NULL, &entries);
-    npy_intp dp[1] = {(npy_intp)ni + 1}, de[1] = {(npy_intp)entries};
+    recknn_model_shape(self->m, NULL, NULL, NULL, &entries);
+    npy_intp dp[1] = {(npy_intp)recknn_model_list_rows(self->m) + 1}, de[1] = {(npy_intp)entries};
     PyObject *p = PyArray_SimpleNew(1, dp, NPY_INT64), *x = PyArray_SimpleNew(1, de, NPY_INT32);
     PyObject *s = PyArray_SimpleNew(1, de, NPY_FLOAT32), *out = NULL;
     if (p != NULL && x != NULL && s != NULL) {

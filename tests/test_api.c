@@ -164,18 +164,20 @@ static void same_recommendations(recknn_model *m, const char *out)
     free(counts);
 }
 
-/* neighbors.csv (item,neighbor,rank,similarity,support) against the lists. */
-static void same_neighbours(const recknn_model *m, const char *out)
+/* neighbors.csv (item or user,neighbor,rank,similarity,support) against the lists (of `rows` rows). */
+static void same_neighbours(const recknn_model *m, const char *out, int rows_n)
 {
     int32_t ni, k;
     int64_t entries;
     recknn_model_shape(m, NULL, &ni, &k, &entries);
     CU_ASSERT_EQUAL(ni, NI);
-    int64_t *ptr = malloc(sizeof(int64_t) * (NI + 1));
+    const int NR = rows_n;
+    CU_ASSERT_EQUAL(recknn_model_list_rows(m), NR);
+    int64_t *ptr = malloc(sizeof(int64_t) * (size_t)(NR + 1));
     int32_t *idx = malloc(sizeof(int32_t) * (size_t)(entries + 1));
     float *sim = malloc(sizeof(float) * (size_t)(entries + 1));
     recknn_neighbors_csr(m, ptr, idx, sim);
-    CU_ASSERT_EQUAL(ptr[NI], entries);
+    CU_ASSERT_EQUAL(ptr[NR], entries);
     char path[160], line[256];
     snprintf(path, sizeof path, "%s/neighbors.csv", out);
     FILE *fp = fopen(path, "r");
@@ -237,14 +239,14 @@ static void same_predictions(recknn_model *m, const char *out)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
-static void against_job(const char *const *opts, int n_opts, const char *tag)
+static void against_job(const char *const *opts, int n_opts, const char *tag, int by_user)
 {
     char out[128];
     snprintf(out, sizeof out, "%s/%s", g_dir, tag);
     run_job(opts, n_opts, out);
     recknn_model *m = fit(opts, n_opts);
     same_recommendations(m, out);
-    same_neighbours(m, out);
+    same_neighbours(m, out, by_user ? NU : NI);
     same_predictions(m, out);
     recknn_model_free(m);
 }
@@ -258,12 +260,16 @@ static void test_against_job(void)
                                     "k=500"}; /* k clamped to the other 69 items */
     static const char *const e[] = {"metric=msd", "k=15", "rank-k=30", "alpha=0.5", "beta=0.2", "duplicates=mean"};
     static const char *const f[] = {"metric=pearson-baseline", "k=12"}; /* the metric's own shrinkage (100) */
-    against_job(a, 2, "a");
-    against_job(b, 4, "b");
-    against_job(c, 3, "c");
-    against_job(d, 5, "d");
-    against_job(e, 6, "e");
-    against_job(f, 2, "f");
+    static const char *const gu[] = {"by=user", "metric=msd", "k=10"}; /* user-based: lists over users */
+    static const char *const hu[] = {"by=user", "metric=pearson", "predict=baseline", "k=15"};
+    against_job(a, 2, "a", 0);
+    against_job(b, 4, "b", 0);
+    against_job(c, 3, "c", 0);
+    against_job(d, 5, "d", 0);
+    against_job(e, 6, "e", 0);
+    against_job(f, 2, "f", 0);
+    against_job(gu, 3, "g", 1);
+    against_job(hu, 4, "h", 1);
 }
 
 /* Two models fitted at once on two threads: those fitted one after the other. */
@@ -342,8 +348,8 @@ static void test_refusals(void)
     expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--holdout is an option of the recknn command's file job");
     recknn_options_free(o);
     CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
-    CU_ASSERT_FATAL(recknn_options_set(o, "by", "user", &err) == RK_OK);
-    expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--by is not in the library yet");
+    CU_ASSERT_FATAL(recknn_options_set(o, "approx", "rbc", &err) == RK_OK);
+    expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--approx is not in the library yet");
     recknn_options_free(o);
     CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
     CU_ASSERT_FATAL(recknn_options_set(o, "implicit", NULL, &err) == RK_OK);

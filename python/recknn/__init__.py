@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _recknn
 
-__all__ = ["ItemKNN", "evaluate", "Error", "ArgumentError", "DataError", "FileError", "GPUError", "ModelFileError",
+__all__ = ["ItemKNN", "UserKNN", "evaluate", "Error", "ArgumentError", "DataError", "FileError", "GPUError", "ModelFileError",
            "version"]
 
 
@@ -79,8 +79,12 @@ class ItemKNN:
     ``rating_scale``, ``device`` (auto, cpu, gpu), ``gpu_memory``, ``threads``...
     """
 
+    _by_user = False
+
     def __init__(self, **options):
-        self.options = []
+        if "by" in options:
+            raise ArgumentError("by: ItemKNN is item-based, UserKNN user-based")
+        self.options = [("by", "user")] if self._by_user else []
         for key, value in options.items():
             name = key.replace("_", "-")
             if name not in _OPTIONS:
@@ -183,8 +187,8 @@ class ItemKNN:
         return pred
 
     def neighbors(self):
-        """Every item's neighbour list as a SciPy CSR matrix (items x items, similarities), or the
-        arrays (indptr, indices, similarities) without SciPy."""
+        """Every item's neighbour list (every user's, for UserKNN) as a SciPy CSR matrix (items x
+        items, similarities), or the arrays (indptr, indices, similarities) without SciPy."""
         indptr, indices, sims = self._fitted().neighbors()
         try:
             import scipy.sparse as sp
@@ -225,3 +229,24 @@ def evaluate(model, test, n=10, baseline=False):
     i, ni = _test_indices(model._item_index, items, len(model.item_ids))
     r = np.ascontiguousarray(ratings, dtype=np.float32)
     return m.evaluate(nu, ni, u, i, r, int(n), bool(baseline))
+
+
+class UserKNN(ItemKNN):
+    """User-based k-NN (the command's --by user): lists of similar users, predictions from the k
+    most similar users who rated the item, and recommendations summed from the neighbours' items.
+    The same keywords as ItemKNN (the ranking model is item mode's only)."""
+
+    _by_user = True
+
+    def similar_items(self, items, n=10):
+        raise ArgumentError("a user-based model has user lists: similar_users")
+
+    def similar_users(self, users, n=10):
+        """The neighbour lists of users, at most n each: (users, similarities) in raw ids."""
+        m = self._fitted()
+        nb, sims, counts = m.similar_items(self._index(self._user_index, users, "user"), int(n))
+        if self.user_ids.dtype.kind in "iuf":
+            return np.where(nb >= 0, self.user_ids[np.where(nb >= 0, nb, 0)], -1), sims
+        out = np.empty(nb.shape, dtype=object)
+        out[nb >= 0] = self.user_ids[nb[nb >= 0]]
+        return out, sims

@@ -168,3 +168,22 @@ def test_evaluate_as_metrics_json(files, tmp_path, options):
                            baseline=True)
     for key, want in mj["summary_baseline_popular"].items():
         assert g(base[key]) == g(want["mean"]), key
+
+
+def test_user_knn_as_the_command(files, tmp_path):
+    d, train, test = files
+    run_command(d, tmp_path, {"by": "user", "metric": "cosine", "k": 25})
+    m = recknn.UserKNN(device="cpu", metric="cosine", k=25).fit(train[:, 0].astype(np.int64),
+                                                                  train[:, 1].astype(np.int64), train[:, 2])
+    items, scores = m.recommend(n=10)
+    got = ["%d,%d,%d,%s" % (m.user_ids[x], r + 1, items[x, r], g(scores[x, r]))
+           for x in range(items.shape[0]) for r in range(10) if items[x, r] >= 0]
+    assert len(got) > 1000 and got == lines(tmp_path / "recommendations.csv")
+    indptr, indices, sims = m._model.neighbors()
+    got = ["%d,%d,%d,%s" % (m.user_ids[u], m.user_ids[indices[p]], p - indptr[u] + 1, g(sims[p]))
+           for u in range(len(indptr) - 1) for p in range(indptr[u], indptr[u + 1])]
+    assert len(got) > 1000 and got == [",".join(ln.split(",")[:4]) for ln in lines(tmp_path / "neighbors.csv")]
+    near, _ = m.similar_users([int(m.user_ids[0])], n=3)
+    assert list(near[0]) == [int(m.user_ids[indices[p]]) for p in range(indptr[0], indptr[0] + 3)]
+    with pytest.raises(recknn.ArgumentError, match="similar_users"):
+        m.similar_items([1])
