@@ -208,6 +208,22 @@ static rk_status rank_lists(const rk_job_opts *jo, recknn_model *M, rk_error *er
     return RK_OK;
 }
 
+rk_status rk_api_start(const rk_job_opts *jo, recknn_model *M, rk_error *err)
+{
+    rk_backend_opts bo;
+    memset(&bo, 0, sizeof bo);
+    bo.device = jo->device;
+    bo.gpu.memory_cap = (size_t)(jo->gpu_memory_gb * 1073741824.0);
+    bo.gpu.topn_route = jo->gpu_topn;
+    bo.gpu.query_route = jo->gpu_query;
+    bo.gpu.sims_route = jo->gpu_sims;
+    bo.exact = 1;
+    for (int32_t u = 0; u < M->m.by_user.n_rows; u++) M->served += M->m.by_user.ptr[u + 1] > M->m.by_user.ptr[u];
+    RK_FORWARD(rk_backend_start(&M->seam, &bo, &M->ko, err));
+    M->seam_started = 1;
+    return rk_backend_choose(&M->seam, &M->ko, err);
+}
+
 rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model **out, rk_error *err)
 {
     *out = NULL;
@@ -217,6 +233,7 @@ rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model
     recknn_model *M = calloc(1, sizeof *M);
     RK_CHECK_ALLOC(M, err);
     M->ko = jo.knn;
+    M->rank = jo.rank;
     M->implicit = jo.implicit;
     M->duplicates = jo.duplicates;
     M->relevance = jo.relevance;
@@ -226,21 +243,7 @@ rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model
     const int32_t most = rows > 1 ? rows - 1 : 1; /* the command's clamp (rk_job_clamp_to_data) */
     if (M->ko.k > most) M->ko.k = most;
     rk_status s = build_model(&jo, d, M, err);
-    for (int32_t u = 0; s == RK_OK && u < M->m.by_user.n_rows; u++)
-        M->served += M->m.by_user.ptr[u + 1] > M->m.by_user.ptr[u];
-    rk_backend_opts bo;
-    memset(&bo, 0, sizeof bo);
-    bo.device = jo.device;
-    bo.gpu.memory_cap = (size_t)(jo.gpu_memory_gb * 1073741824.0);
-    bo.gpu.topn_route = jo.gpu_topn;
-    bo.gpu.query_route = jo.gpu_query;
-    bo.gpu.sims_route = jo.gpu_sims;
-    bo.exact = 1;
-    if (s == RK_OK) {
-        s = rk_backend_start(&M->seam, &bo, &M->ko, err);
-        M->seam_started = s == RK_OK;
-    }
-    if (s == RK_OK) s = rk_backend_choose(&M->seam, &M->ko, err);
+    if (s == RK_OK) s = rk_api_start(&jo, M, err);
     if (s == RK_OK && M->by_user) s = rk_byuser_view(&M->m, &M->uview, err);
     if (s == RK_OK) s = rk_lists_alloc(&M->lists, rows, M->ko.k, err);
     rk_knn_stats st;
@@ -278,6 +281,13 @@ int64_t recknn_model_served(const recknn_model *m)
     return m->served;
 }
 
+void recknn_model_served_users(const recknn_model *m, int32_t *out)
+{
+    int64_t x = 0;
+    for (int32_t u = 0; u < m->m.by_user.n_rows; u++)
+        if (m->m.by_user.ptr[u + 1] > m->m.by_user.ptr[u]) out[x++] = u;
+}
+
 void recknn_model_free(recknn_model *m)
 {
     if (m == NULL) return;
@@ -285,6 +295,8 @@ void recknn_model_free(recknn_model *m)
     rk_lists_free(&m->lists);
     rk_lists_free(&m->rl);
     rk_byuser_free(&m->uview);
+    rk_ids_free(m->ids[0]);
+    rk_ids_free(m->ids[1]);
     rk_model_free(&m->m);
     free(m);
 }

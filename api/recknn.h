@@ -116,8 +116,10 @@ void recknn_model_shape(const recknn_model *m, int32_t *n_users, int32_t *n_item
 rk_status recknn_recommend(recknn_model *m, const int32_t *users, int64_t n_users, int32_t n, int32_t *items_out,
                            double *scores_out, int32_t *counts_out, rk_error *err);
 /*! recknn_model_served() : the users recknn_recommend serves when given
- *  none (those with a rating). */
+ *  none (those with a rating); recknn_model_served_users() : their indices,
+ *  ascending, into out[recknn_model_served(m)]. */
 int64_t recknn_model_served(const recknn_model *m);
+void recknn_model_served_users(const recknn_model *m, int32_t *out);
 
 /*! recknn_similar_items() : the neighbour lists of items[n_items] (the
  *  metric's, as neighbors.csv; of users, with users' indices, in user mode): at most n a list (n above k gives k),
@@ -144,6 +146,32 @@ void recknn_neighbors_csr(const recknn_model *m, int64_t *indptr, int32_t *indic
  *  RK_E_ARG (an index out of range), RK_E_GPU, RK_E_NOMEM. */
 rk_status recknn_predict(recknn_model *m, const int32_t *users, const int32_t *items, int64_t n, double *out,
                          int32_t *used_out, rk_error *err);
+
+/* ---- saved models ------------------------------------------------------------ */
+
+/*! recknn_model_save() : m into the command's model file (MODEL_FORMAT.md;
+ *  `recknn --model PATH` answers from it as from one it saved), written
+ *  through a temporary file renamed over path when complete.  user_ids and
+ *  item_ids (may be NULL: the indices in decimal) name each index, in
+ *  ascending order as the command orders ids (integers by value, other ids
+ *  by their bytes).  @return RK_OK, RK_E_ARG (a user-based model, as the
+ *  command refuses; ids out of order, repeated, empty or over 255 bytes),
+ *  RK_E_IO, RK_E_NOMEM. */
+rk_status recknn_model_save(const recknn_model *m, const char *path, const char *const *user_ids,
+                            const char *const *item_ids, rk_error *err);
+
+/*! recknn_model_load() : the model of a file the command or recknn_model_save
+ *  wrote, ready to recommend, predict, evaluate; o (may be NULL) gives the
+ *  device and thread options (the model's own options are the file's).
+ *  @return RK_OK, RK_E_IO, RK_E_MODEL (not a model file, another version,
+ *  truncated, corrupted), RK_E_GPU, RK_E_NOMEM. */
+rk_status recknn_model_load(const char *path, const recknn_options *o, recknn_model **out, rk_error *err);
+
+/*! recknn_model_id() : the id of user (which 0) or item (which 1) index i
+ *  of a loaded or saved model into buf (cap bytes, NUL-terminated; 256
+ *  always suffice).  @return its length, or -1 (i out of range, a model
+ *  with no ids: one fitted and not saved). */
+int recknn_model_id(const recknn_model *m, int which, int32_t i, char *buf, size_t cap);
 
 /* ---- evaluation ------------------------------------------------------------- */
 

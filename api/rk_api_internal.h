@@ -31,6 +31,8 @@ struct recknn_model {
     rk_backend_seam seam;
     int seam_started;
     int64_t served;        /* users with a rating */
+    rk_rankw_opts rank;    /* the ranking model's configuration (with rl) */
+    rk_idmap *ids[2];      /* users' and items' ids: a loaded or saved model's (else NULL) */
     /* what the evaluation reads of the options */
     int implicit;
     rk_dup_policy duplicates;
@@ -42,6 +44,9 @@ static inline const rk_model *rk_api_engine_model(const recknn_model *m)
 {
     return m->by_user ? &m->uview.model : &m->m;
 }
+
+/* The model's backend seam from the options' device ones (the served users counted). */
+rk_status rk_api_start(const rk_job_opts *jo, recknn_model *m, rk_error *err);
 
 /* Top-N of the users to (item mode: the lists' or the ranking model's; user mode: from the
  * neighbours' items, on the CPU as the command does). */

@@ -258,6 +258,85 @@ static PyObject *model_evaluate(Model *self, PyObject *args)
     return out;
 }
 
+/* The strings of a sequence (NULL for None), as a C array valid while seq lives. */
+static const char **strings_of(PyObject *seq, Py_ssize_t *n)
+{
+    *n = PySequence_Fast_GET_SIZE(seq);
+    const char **v = PyMem_Calloc((size_t)(*n > 0 ? *n : 1), sizeof *v);
+    if (v == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t x = 0; x < *n; x++)
+        if ((v[x] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, x))) == NULL) {
+            PyMem_Free(v);
+            return NULL;
+        }
+    return v;
+}
+
+/* save(path, user_ids or None, item_ids or None): ids as str sequences in index order */
+static PyObject *model_save(Model *self, PyObject *args)
+{
+    const char *path;
+    PyObject *uo, *io, *us = NULL, *is = NULL, *out = NULL;
+    const char **uv = NULL, **iv = NULL;
+    Py_ssize_t nu = 0, ni = 0;
+    if (!PyArg_ParseTuple(args, "sOO", &path, &uo, &io)) return NULL;
+    if (uo != Py_None && ((us = PySequence_Fast(uo, "user ids")) == NULL || (uv = strings_of(us, &nu)) == NULL)) goto done;
+    if (io != Py_None && ((is = PySequence_Fast(io, "item ids")) == NULL || (iv = strings_of(is, &ni)) == NULL)) goto done;
+    int32_t n_users, n_items;
+    recknn_model_shape(self->m, &n_users, &n_items, NULL, NULL);
+    if ((uv != NULL && nu != n_users) || (iv != NULL && ni != n_items)) {
+        PyErr_Format(PyExc_ValueError, "%zd user ids and %zd item ids for a model of %d users and %d items", nu, ni,
+                     n_users, n_items);
+        goto done;
+    }
+    rk_error err;
+    const rk_status s = recknn_model_save(self->m, path, uv, iv, &err);
+    if (s != RK_OK) raise_status(s, &err);
+    else {
+        Py_INCREF(Py_None);
+        out = Py_None;
+    }
+done:
+    PyMem_Free(uv);
+    PyMem_Free(iv);
+    Py_XDECREF(us);
+    Py_XDECREF(is);
+    return out;
+}
+
+/* ids(which) -> list of str (which 0 users, 1 items), or None when the model has none */
+static PyObject *model_ids(Model *self, PyObject *args)
+{
+    int which;
+    if (!PyArg_ParseTuple(args, "i", &which)) return NULL;
+    int32_t nu, ni;
+    recknn_model_shape(self->m, &nu, &ni, NULL, NULL);
+    const int32_t n = which == 0 ? nu : ni;
+    char buf[300];
+    if (n > 0 && recknn_model_id(self->m, which, 0, buf, sizeof buf) < 0) Py_RETURN_NONE;
+    PyObject *l = PyList_New(n);
+    for (int32_t i = 0; l != NULL && i < n; i++) {
+        const int len = recknn_model_id(self->m, which, i, buf, sizeof buf);
+        PyObject *v = PyUnicode_DecodeUTF8(buf, len > 0 ? len : 0, "surrogateescape");
+        if (v == NULL) Py_CLEAR(l);
+        else PyList_SET_ITEM(l, i, v);
+    }
+    return l;
+}
+
+/* served_users() -> int32 array: the users recommend(None) serves, ascending */
+static PyObject *model_served_users(Model *self, PyObject *noargs)
+{
+    (void)noargs;
+    npy_intp dims[1] = {(npy_intp)recknn_model_served(self->m)};
+    PyObject *a = PyArray_SimpleNew(1, dims, NPY_INT32);
+    if (a != NULL) recknn_model_served_users(self->m, PyArray_DATA((PyArrayObject *)a));
+    return a;
+}
+
 /* shape() -> (n_users, n_items, k, entries, served) */
 static PyObject *model_shape(Model *self, PyObject *noargs)
 {
@@ -273,6 +352,9 @@ static PyMethodDef model_methods[] = {
     {"similar_items", (PyCFunction)model_similar, METH_VARARGS, "similar_items(items, n)"},
     {"predict", (PyCFunction)model_predict, METH_VARARGS, "predict(users, items)"},
     {"neighbors", (PyCFunction)model_neighbors, METH_NOARGS, "neighbors() -> (indptr, indices, sims)"},
+    {"served_users", (PyCFunction)model_served_users, METH_NOARGS, "the users recommend(None) serves"},
+    {"save", (PyCFunction)model_save, METH_VARARGS, "save(path, user_ids or None, item_ids or None)"},
+    {"ids", (PyCFunction)model_ids, METH_VARARGS, "ids(0 users or 1 items) -> list of str, or None"},
     {"evaluate", (PyCFunction)model_evaluate, METH_VARARGS,
      "evaluate(n_users, n_items, users, items, ratings, n, most_popular) -> dict"},
     {"shape", (PyCFunction)model_shape, METH_NOARGS, "shape() -> (n_users, n_items, k, entries, served)"},
@@ -287,6 +369,41 @@ static PyTypeObject ModelType = {
     .tp_doc = "a fitted librecknn model (recknn.ItemKNN holds one)",
     .tp_methods = model_methods,
 };
+
+/* load(path, options) -> Model; options as fit's (device, threads...) */
+static PyObject *load(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path;
+    PyObject *opts;
+    if (!PyArg_ParseTuple(args, "sO", &path, &opts)) return NULL;
+    rk_error err;
+    recknn_options *o;
+    rk_status s = recknn_options_new(&o, &err);
+    if (s != RK_OK) return raise_status(s, &err);
+    PyObject *seq = PySequence_Fast(opts, "options: a sequence of (name, value) pairs");
+    for (Py_ssize_t x = 0; seq != NULL && s == RK_OK && x < PySequence_Fast_GET_SIZE(seq); x++) {
+        const char *name, *value = NULL;
+        PyObject *vo;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, x), "sO", &name, &vo)) break;
+        if (vo != Py_None && (value = PyUnicode_AsUTF8(vo)) == NULL) break;
+        s = recknn_options_set(o, name, value, &err);
+    }
+    Py_XDECREF(seq);
+    Model *mo = NULL;
+    if (!PyErr_Occurred() && s != RK_OK) raise_status(s, &err);
+    if (!PyErr_Occurred()) {
+        recknn_model *m = NULL;
+        Py_BEGIN_ALLOW_THREADS
+        s = recknn_model_load(path, o, &m, &err);
+        Py_END_ALLOW_THREADS
+        if (s != RK_OK) raise_status(s, &err);
+        else if ((mo = PyObject_New(Model, &ModelType)) != NULL) mo->m = m;
+        else recknn_model_free(m);
+    }
+    recknn_options_free(o);
+    return (PyObject *)mo;
+}
 
 /* options() -> [(name, takes_value, fits)] */
 static PyObject *options(PyObject *self, PyObject *noargs)
@@ -313,6 +430,7 @@ static PyObject *version(PyObject *self, PyObject *noargs)
 static PyMethodDef methods[] = {
     {"fit", fit, METH_VARARGS, "fit(options, n_users, n_items, users, items, ratings or None) -> Model"},
     {"options", options, METH_NOARGS, "options() -> [(name, takes_value, fits)]"},
+    {"load", load, METH_VARARGS, "load(path, options) -> Model"},
     {"version", version, METH_NOARGS, "the library's version"},
     {"_set_errors", set_errors, METH_O, "the exception classes by status"},
     {NULL, NULL, 0, NULL},

@@ -272,6 +272,83 @@ static void test_against_job(void)
     against_job(hu, 4, "h", 1);
 }
 
+static void expect(rk_status got, rk_status want, const rk_error *err, const char *text)
+{
+    CU_ASSERT_EQUAL(got, want);
+    if (strstr(err->msg, text) == NULL) fprintf(stderr, "'%s' lacks '%s'\n", err->msg, text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->msg, text));
+}
+
+/* A model saved with its raw ids (index + 1): the command's --model run on the
+ * training file recommends what the model does, and the model loaded back
+ * recommends and predicts the same numbers. */
+static void test_saved(void)
+{
+    static const char *const a[] = {"metric=pearson", "k=10"};
+    recknn_model *m = fit(a, 2);
+    rk_error err;
+    char path[128], out[128], in[128];
+    snprintf(path, sizeof path, "%s/m.rkm", g_dir);
+    snprintf(out, sizeof out, "%s/saved", g_dir);
+    snprintf(in, sizeof in, "%s/r.csv", g_dir);
+    char *uid[NU], *iid[NI];
+    for (int x = 0; x < NU; x++) {
+        uid[x] = malloc(8);
+        snprintf(uid[x], 8, "%d", x + 1);
+    }
+    for (int x = 0; x < NI; x++) {
+        iid[x] = malloc(8);
+        snprintf(iid[x], 8, "%d", x + 1);
+    }
+    CU_ASSERT_FATAL(recknn_model_save(m, path, (const char *const *)uid, (const char *const *)iid, &err) == RK_OK);
+    rk_job_opts o;
+    rk_job_opts_default(&o);
+    const char *inputs[1] = {in};
+    o.inputs = inputs;
+    o.n_inputs = 1;
+    o.model_path = path;
+    o.out_dir = out;
+    o.top_n = 6;
+    o.device = RK_DEVICE_CPU;
+    rk_job_report rep;
+    const rk_status s = rk_job_run(&o, &rep, &err);
+    if (s != RK_OK) fprintf(stderr, "rk_job_run --model: %s\n", err.msg);
+    CU_ASSERT_FATAL(s == RK_OK);
+    same_recommendations(m, out);
+    recknn_model *back;
+    CU_ASSERT_FATAL(recknn_model_load(path, NULL, &back, &err) == RK_OK);
+    int32_t i1[NU * 6], i2[NU * 6], q[3] = {0, 5, 9}, qi[3] = {1, 2, 60};
+    double s1[NU * 6], s2[NU * 6], p1[3], p2[3];
+    CU_ASSERT_FATAL(recknn_recommend(m, NULL, 0, 6, i1, s1, NULL, &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_recommend(back, NULL, 0, 6, i2, s2, NULL, &err) == RK_OK);
+    CU_ASSERT(memcmp(i1, i2, sizeof i1) == 0 && memcmp(s1, s2, sizeof s1) == 0);
+    CU_ASSERT_FATAL(recknn_predict(m, q, qi, 3, p1, NULL, &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_predict(back, q, qi, 3, p2, NULL, &err) == RK_OK);
+    CU_ASSERT(memcmp(p1, p2, sizeof p1) == 0);
+    char id[32];
+    CU_ASSERT_EQUAL(recknn_model_id(back, 1, 9, id, sizeof id), 2);
+    CU_ASSERT_STRING_EQUAL(id, "10");
+    CU_ASSERT_EQUAL(recknn_model_id(m, 0, 0, id, sizeof id), -1); /* fitted, never given ids */
+    /* refusals: ids out of order, a user-based model, a file that is not a model */
+    char *tmp = iid[0];
+    iid[0] = iid[1];
+    iid[1] = tmp;
+    expect(recknn_model_save(m, path, NULL, (const char *const *)iid, &err), RK_E_ARG, &err, "out of the command's order");
+    recknn_model *none = m;
+    expect(recknn_model_load(in, NULL, &none, &err), RK_E_MODEL, &err, "");
+    CU_ASSERT_PTR_NULL(none);
+    snprintf(path, sizeof path, "%s/none.rkm", g_dir);
+    expect(recknn_model_load(path, NULL, &none, &err), RK_E_IO, &err, "none.rkm");
+    for (int x = 0; x < NU; x++) free(uid[x]);
+    for (int x = 0; x < NI; x++) free(iid[x]);
+    recknn_model_free(back);
+    recknn_model_free(m);
+    static const char *const u[] = {"by=user", "k=5"};
+    m = fit(u, 2);
+    expect(recknn_model_save(m, path, NULL, NULL, &err), RK_E_ARG, &err, "user-based");
+    recknn_model_free(m);
+}
+
 /* Two models fitted at once on two threads: those fitted one after the other. */
 typedef struct fit_job {
     const char *const *opts;
@@ -305,13 +382,6 @@ static void test_threads(void)
         recknn_model_free(alone);
         recknn_model_free(fj[x].m);
     }
-}
-
-static void expect(rk_status got, rk_status want, const rk_error *err, const char *text)
-{
-    CU_ASSERT_EQUAL(got, want);
-    if (strstr(err->msg, text) == NULL) fprintf(stderr, "'%s' lacks '%s'\n", err->msg, text);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err->msg, text));
 }
 
 static void test_refusals(void)
@@ -394,6 +464,7 @@ int main(void)
     static const rk_test_case cases[] = {
         {"the job's files, from the library", test_against_job},
         {"two models on two threads", test_threads},
+        {"saved and loaded", test_saved},
         {"refusals", test_refusals},
         {NULL, NULL},
     };

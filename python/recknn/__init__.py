@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _recknn
 
-__all__ = ["ItemKNN", "UserKNN", "evaluate", "Error", "ArgumentError", "DataError", "FileError", "GPUError", "ModelFileError",
+__all__ = ["ItemKNN", "UserKNN", "evaluate", "load", "Error", "ArgumentError", "DataError", "FileError", "GPUError", "ModelFileError",
            "version"]
 
 
@@ -130,7 +130,6 @@ class ItemKNN:
     def _fit_dense(self, u, i, values, n_users, n_items):
         r = None if values is None else np.ascontiguousarray(values, dtype=np.float32)
         self._model = _recknn.fit(self.options, n_users, n_items, u, i, r)
-        self._served = np.unique(u)  # the users recommend serves when given none
         self._user_index = {v: x for x, v in enumerate(self.user_ids.tolist())}
         self._item_index = {v: x for x, v in enumerate(self.item_ids.tolist())}
         return self
@@ -154,7 +153,7 @@ class ItemKNN:
         m = self._fitted()
         idx = None if users is None else self._index(self._user_index, users, "user")
         items, scores, counts = m.recommend(idx, int(n))
-        served = self._served if users is None else idx
+        served = m.served_users() if users is None else idx
         raw = self._raw_items(items)
         if not as_frame:
             return raw, scores
@@ -185,6 +184,12 @@ class ItemKNN:
         pred, _ = m.predict(self._index(self._user_index, users, "user"),
                             self._index(self._item_index, items, "item"))
         return pred
+
+    def save(self, path):
+        """The model into the command's model file (``recknn --model PATH`` answers from it), with
+        its raw ids, which must be integers or strings."""
+        m = self._fitted()
+        m.save(str(path), [str(v) for v in self.user_ids.tolist()], [str(v) for v in self.item_ids.tolist()])
 
     def neighbors(self):
         """Every item's neighbour list (every user's, for UserKNN) as a SciPy CSR matrix (items x
@@ -250,3 +255,23 @@ class UserKNN(ItemKNN):
         out = np.empty(nb.shape, dtype=object)
         out[nb >= 0] = self.user_ids[nb[nb >= 0]]
         return out, sims
+
+
+def _ids_of(strings):
+    """Ids read from a model file: integers as an int64 array when all are, else strings."""
+    try:
+        return np.array([int(v) for v in strings], dtype=np.int64)
+    except ValueError:
+        return np.array(strings, dtype=object)
+
+
+def load(path, **options):
+    """A model saved by ItemKNN.save or by the command (--save-model), ready to recommend, predict
+    and evaluate; options: device, threads and the other options of the device."""
+    model = ItemKNN(**options)
+    model._model = _recknn.load(str(path), model.options)
+    model.user_ids = _ids_of(model._model.ids(0))
+    model.item_ids = _ids_of(model._model.ids(1))
+    model._user_index = {v: x for x, v in enumerate(model.user_ids.tolist())}
+    model._item_index = {v: x for x, v in enumerate(model.item_ids.tolist())}
+    return model

@@ -187,3 +187,28 @@ def test_user_knn_as_the_command(files, tmp_path):
     assert list(near[0]) == [int(m.user_ids[indices[p]]) for p in range(indptr[0], indptr[0] + 3)]
     with pytest.raises(recknn.ArgumentError, match="similar_users"):
         m.similar_items([1])
+
+
+def test_save_and_load(files, tmp_path):
+    """A model saved from Python: the command's --model run recommends what it does, and
+    recknn.load gives it back (ids, recommendations, predictions)."""
+    d, train, _ = files
+    m = recknn.ItemKNN(device="cpu", k=15).fit(train[:, 0].astype(np.int64), train[:, 1].astype(np.int64),
+                                               train[:, 2])
+    m.save(tmp_path / "m.rkm")
+    subprocess.run([RECKNN, str(d / "train.csv"), "--model", str(tmp_path / "m.rkm"), "--device", "cpu",
+                    "--quiet", "--top-n", "10", "--out", str(tmp_path / "o")], check=True)
+    items, scores = m.recommend(n=10)
+    got = ["%d,%d,%d,%s" % (m.user_ids[x], r + 1, items[x, r], g(scores[x, r]))
+           for x in range(items.shape[0]) for r in range(10) if items[x, r] >= 0]
+    assert len(got) > 1000 and got == lines(tmp_path / "o" / "recommendations.csv")
+    back = recknn.load(tmp_path / "m.rkm", device="cpu")
+    assert (back.user_ids == m.user_ids).all() and (back.item_ids == m.item_ids).all()
+    b_items, b_scores = back.recommend(n=10)
+    assert (b_items == items).all() and (b_scores == scores).all()
+    pairs = ([int(m.user_ids[3]), int(m.user_ids[9])], [int(m.item_ids[5]), int(m.item_ids[40])])
+    assert (back.predict(*pairs) == m.predict(*pairs)).all()
+    with pytest.raises(recknn.FileError):
+        recknn.load(tmp_path / "none.rkm")
+    with pytest.raises(recknn.ModelFileError):
+        recknn.load(d / "train.csv")
