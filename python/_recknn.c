@@ -226,7 +226,8 @@ static PyObject *model_evaluate(Model *self, PyObject *args)
     int nu, ni, n, popular;
     if (!PyArg_ParseTuple(args, "iiOOOip", &nu, &ni, &uo, &io, &ro, &n, &popular)) return NULL;
     PyArrayObject *u = as_array(uo, NPY_INT32), *i = as_array(io, NPY_INT32), *r = as_array(ro, NPY_FLOAT32);
-    if (u != NULL && i != NULL && r != NULL && (PyArray_SIZE(i) != PyArray_SIZE(u) || PyArray_SIZE(r) != PyArray_SIZE(u)))
+    if (u != NULL && i != NULL && r != NULL &&
+        (PyArray_SIZE(i) != PyArray_SIZE(u) || PyArray_SIZE(r) != PyArray_SIZE(u)))
         PyErr_SetString(PyExc_ValueError, "users, items and ratings differ in length");
     if (u != NULL && i != NULL && r != NULL && !PyErr_Occurred()) {
         rk_error err;
@@ -283,8 +284,10 @@ static PyObject *model_save(Model *self, PyObject *args)
     const char **uv = NULL, **iv = NULL;
     Py_ssize_t nu = 0, ni = 0;
     if (!PyArg_ParseTuple(args, "sOO", &path, &uo, &io)) return NULL;
-    if (uo != Py_None && ((us = PySequence_Fast(uo, "user ids")) == NULL || (uv = strings_of(us, &nu)) == NULL)) goto done;
-    if (io != Py_None && ((is = PySequence_Fast(io, "item ids")) == NULL || (iv = strings_of(is, &ni)) == NULL)) goto done;
+    if (uo != Py_None && ((us = PySequence_Fast(uo, "user ids")) == NULL || (uv = strings_of(us, &nu)) == NULL))
+        goto done;
+    if (io != Py_None && ((is = PySequence_Fast(io, "item ids")) == NULL || (iv = strings_of(is, &ni)) == NULL))
+        goto done;
     int32_t n_users, n_items;
     recknn_model_shape(self->m, &n_users, &n_items, NULL, NULL);
     if ((uv != NULL && nu != n_users) || (iv != NULL && ni != n_items)) {

@@ -333,7 +333,8 @@ static void test_saved(void)
     char *tmp = iid[0];
     iid[0] = iid[1];
     iid[1] = tmp;
-    expect(recknn_model_save(m, path, NULL, (const char *const *)iid, &err), RK_E_ARG, &err, "out of the command's order");
+    expect(recknn_model_save(m, path, NULL, (const char *const *)iid, &err), RK_E_ARG, &err,
+           "out of the command's order");
     recknn_model *none = m;
     expect(recknn_model_load(in, NULL, &none, &err), RK_E_MODEL, &err, "");
     CU_ASSERT_PTR_NULL(none);

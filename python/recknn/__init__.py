@@ -17,8 +17,8 @@ import numpy as np
 
 from . import _recknn
 
-__all__ = ["ItemKNN", "UserKNN", "evaluate", "load", "Error", "ArgumentError", "DataError", "FileError", "GPUError", "ModelFileError",
-           "version"]
+__all__ = ["ItemKNN", "UserKNN", "evaluate", "load", "Error", "ArgumentError", "DataError", "FileError",
+           "GPUError", "ModelFileError", "RuntimeFailure", "version"]
 
 
 class Error(Exception):
