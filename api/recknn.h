@@ -25,6 +25,8 @@
  * - Arrays given are read during the call only (the data set copies what it
  *   keeps); arrays filled are the caller's, of the sizes stated.
  *
+ * The guarantees in full: CONTRACT.md §13.
+ *
  * Versioning: RECKNN_API_VERSION changes when a declaration here changes
  * incompatibly; recknn_version() is the package version.
  */

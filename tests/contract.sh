@@ -9,7 +9,8 @@ cd "$top_srcdir"
 [ -f docs/CONTRACT.md ] || fail "docs/CONTRACT.md is missing"
 sections=$(sed -n 's/^## §\([0-9][0-9a-z]*\) .*/\1/p' docs/CONTRACT.md)
 [ "$(echo "$sections" | grep -c .)" -ge 9 ] || fail "docs/CONTRACT.md has fewer than 9 numbered sections"
-files=$(ls common/* etl/* engine/* gpu/* io/* eval/* job/* cli/* tools/* tests/*.c tests/*.h tests/*.sh \
+files=$(ls common/* etl/* engine/* gpu/* io/* eval/* job/* api/* cli/* tools/* python/*.c python/recknn/*.py \
+        tests/*.c tests/*.h tests/*.sh \
         bench/* fuzz/*.c fuzz/*.h ./*.md docs/*.md sample_data/README.md 2>/dev/null | grep -v -e '\.o$' -e '\.a$')
 cited=$(grep -ho 'CONTRACT\.md §[0-9][0-9a-z]*' $files | sed 's/.*§//' | sort -u)
 [ -n "$cited" ] || fail "no citation of CONTRACT.md found"
