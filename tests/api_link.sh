@@ -28,8 +28,11 @@ so="$top_builddir/librecknn.so.1"
 [ -f "$so" ] || fail "$so is not built"
 mkdir -p "$tmp/lib"
 cp "$so" "$tmp/lib/" && ln -s librecknn.so.1 "$tmp/lib/librecknn.so"
+# a sanitizer build's library needs its runtime first in the program (the flags recknn.pc names)
+sanitize=$(for f in $libs; do case $f in -fsanitize*|-fno-sanitize*) printf '%s ' "$f" ;; esac; done)
+# shellcheck disable=SC2086 # the flags are words
 $cc -std=c11 -Wall -Wextra -Werror -I"$tmp/include/recknn" "$top_srcdir/examples/recknn_example.c" -L"$tmp/lib" \
-    -lrecknn -o "$tmp/example_so" 2>"$tmp/cc.err" ||
+    -lrecknn $sanitize -o "$tmp/example_so" 2>"$tmp/cc.err" ||
     { cat "$tmp/cc.err" >&2; fail "the example does not build against librecknn.so"; }
 expect_status 0 env LD_LIBRARY_PATH="$tmp/lib" "$tmp/example_so"
 cmp -s "$tmp/stdout" "$tmp/static.out" || fail "the shared library's example printed something else"
