@@ -133,10 +133,68 @@ rk_status recknn_data_new(int32_t n_users, int32_t n_items, int64_t n, const int
     return RK_OK;
 }
 
+/* A CSR's shape and order: every row's items ascending, in range, once. */
+static rk_status check_csr(int32_t n_users, int32_t n_items, const int64_t *indptr, const int32_t *indices,
+                           const float *data, rk_error *err)
+{
+    if (n_users < 0 || n_items < 0 || indptr == NULL || indices == NULL)
+        return rk_error_set(err, RK_E_ARG, "recknn_data_from_csr: negative sizes or no arrays");
+    if (indptr[0] != 0) return rk_error_set(err, RK_E_ARG, "recknn_data_from_csr: indptr[0] is %lld, not 0",
+                                           (long long)indptr[0]);
+    for (int32_t u = 0; u < n_users; u++) {
+        if (indptr[u + 1] < indptr[u])
+            return rk_error_set(err, RK_E_ARG, "recknn_data_from_csr: indptr decreases at row %d", u);
+        for (int64_t p = indptr[u]; p < indptr[u + 1]; p++) {
+            if (indices[p] < 0 || indices[p] >= n_items || (p > indptr[u] && indices[p] <= indices[p - 1]))
+                return rk_error_set(err, RK_E_ARG, "recknn_data_from_csr: row %d: item %d at %lld is out of range, "
+                                    "repeated or out of ascending order", u, indices[p], (long long)p);
+            if (data != NULL && !isfinite(data[p]))
+                return rk_error_set(err, RK_E_ARG, "recknn_data_from_csr: rating %lld is not a finite number",
+                                    (long long)p);
+        }
+    }
+    if (indptr[n_users] == 0) return rk_error_set(err, RK_E_EMPTY, "recknn_data_from_csr: no rating");
+    return RK_OK;
+}
+
+rk_status recknn_data_from_csr(int32_t n_users, int32_t n_items, const int64_t *indptr, const int32_t *indices,
+                               const float *data, int borrow, recknn_data **out, rk_error *err)
+{
+    *out = NULL;
+    RK_FORWARD(check_csr(n_users, n_items, indptr, indices, data, err));
+    const int64_t nnz = indptr[n_users];
+    recknn_data *d = calloc(1, sizeof *d);
+    RK_CHECK_ALLOC(d, err);
+    d->n_users = n_users;
+    d->n_items = n_items;
+    d->is_csr = 1;
+    d->csr.n_rows = n_users;
+    d->csr.n_cols = n_items;
+    d->csr.nnz = nnz;
+    /* borrowed: read in place (the ratings of 1 without data are ours) */
+    d->borrowed = borrow ? RK_MODEL_BORROW_PTR | RK_MODEL_BORROW_IDX | (data != NULL ? RK_MODEL_BORROW_VAL : 0) : 0;
+    d->csr.ptr = borrow ? (int64_t *)indptr : malloc(((size_t)n_users + 1) * sizeof *d->csr.ptr);
+    d->csr.idx = borrow ? (int32_t *)indices : malloc((size_t)nnz * sizeof *d->csr.idx);
+    d->csr.val = borrow && data != NULL ? (float *)data : malloc((size_t)nnz * sizeof *d->csr.val);
+    if (d->csr.ptr == NULL || d->csr.idx == NULL || d->csr.val == NULL) {
+        recknn_data_free(d);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)nnz);
+    }
+    if (!borrow) memcpy(d->csr.ptr, indptr, ((size_t)n_users + 1) * sizeof *indptr);
+    if (!borrow) memcpy(d->csr.idx, indices, (size_t)nnz * sizeof *indices);
+    if (!(d->borrowed & RK_MODEL_BORROW_VAL))
+        for (int64_t p = 0; p < nnz; p++) d->csr.val[p] = data != NULL ? data[p] : 1.0f;
+    *out = d;
+    return RK_OK;
+}
+
 void recknn_data_free(recknn_data *d)
 {
     if (d == NULL) return;
     rk_triples_free(&d->t);
+    if (!(d->borrowed & RK_MODEL_BORROW_PTR)) free(d->csr.ptr);
+    if (!(d->borrowed & RK_MODEL_BORROW_IDX)) free(d->csr.idx);
+    if (!(d->borrowed & RK_MODEL_BORROW_VAL)) free(d->csr.val);
     free(d);
 }
 
@@ -162,6 +220,19 @@ static rk_status check_fit_names(const recknn_options *o, rk_error *err)
  * where the options read them. */
 static rk_status build_model(const rk_job_opts *jo, const recknn_data *d, recknn_model *M, rk_error *err)
 {
+    if (d->is_csr) { /* sorted rows, each pair once: the data set's matrix, read in place by the model */
+        const int with_b = rk_knn_needs_baselines(&M->ko);
+        const unsigned all = RK_MODEL_BORROW_PTR | RK_MODEL_BORROW_IDX | RK_MODEL_BORROW_VAL;
+        if (!jo->implicit)
+            return rk_model_from_borrowed_csr(&M->m, &d->csr, all, jo->load.have_scale, jo->load.scale_min,
+                                              jo->load.scale_max, with_b, err);
+        rk_csr ones = d->csr; /* implicit: the pattern, with values of its own */
+        ones.val = malloc((size_t)(ones.nnz > 0 ? ones.nnz : 1) * sizeof *ones.val);
+        RK_CHECK_ALLOC(ones.val, err);
+        for (int64_t p = 0; p < ones.nnz; p++) ones.val[p] = 1.0f;
+        return rk_model_from_borrowed_csr(&M->m, &ones, RK_MODEL_BORROW_PTR | RK_MODEL_BORROW_IDX,
+                                          jo->load.have_scale, jo->load.scale_min, jo->load.scale_max, with_b, err);
+    }
     rk_triples t;
     memset(&t, 0, sizeof t);
     t.n = d->t.n;

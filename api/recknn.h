@@ -84,6 +84,18 @@ typedef struct recknn_data recknn_data;
  *  rating), RK_E_NOMEM. */
 rk_status recknn_data_new(int32_t n_users, int32_t n_items, int64_t n, const int32_t *users, const int32_t *items,
                           const float *ratings, recknn_data **out, rk_error *err);
+/*! recknn_data_from_csr() : the ratings as a user-major matrix of n_users
+ *  rows and n_items columns (SciPy's CSR): row u's items are
+ *  indices[indptr[u] .. indptr[u+1]), strictly ascending, with the ratings
+ *  data[...] (NULL: every rating 1).  borrow 1: nothing is copied, and a
+ *  model fitted from it reads the arrays in place (not its ratings under
+ *  "implicit" or with data NULL): they must stay unchanged until the data
+ *  set and every such model are freed; borrow 0: copied.  @return RK_OK,
+ *  RK_E_ARG (indptr not from 0 to its nnz, or decreasing; an item out of
+ *  range, repeated or out of order in its row, the message naming the row; a
+ *  rating not finite), RK_E_EMPTY, RK_E_NOMEM. */
+rk_status recknn_data_from_csr(int32_t n_users, int32_t n_items, const int64_t *indptr, const int32_t *indices,
+                               const float *data, int borrow, recknn_data **out, rk_error *err);
 void recknn_data_free(recknn_data *d);
 
 /* ---- models ------------------------------------------------------------------- */

@@ -18,6 +18,24 @@
 static rk_status test_ratings(const recknn_model *m, const recknn_data *test, rk_triples *t, rk_error *err)
 {
     memset(t, 0, sizeof *t);
+    if (test->is_csr) { /* its rows are the pairs, each once */
+        const rk_csr *c = &test->csr;
+        t->n = c->nnz;
+        t->user = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *t->user);
+        t->item = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *t->item);
+        t->rating = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *t->rating);
+        if (t->user == NULL || t->item == NULL || t->rating == NULL) {
+            rk_triples_free(t);
+            return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld test ratings", (long long)t->n);
+        }
+        for (int32_t u = 0; u < c->n_rows; u++)
+            for (int64_t p = c->ptr[u]; p < c->ptr[u + 1]; p++) {
+                t->user[p] = u;
+                t->item[p] = c->idx[p];
+                t->rating[p] = m->implicit ? 1.0f : c->val[p];
+            }
+        return RK_OK;
+    }
     t->n = test->t.n;
     t->user = malloc((size_t)t->n * sizeof *t->user);
     t->item = malloc((size_t)t->n * sizeof *t->item);

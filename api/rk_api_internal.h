@@ -17,7 +17,10 @@ struct recknn_options {
 
 struct recknn_data {
     int32_t n_users, n_items;
-    rk_triples t;
+    rk_triples t;          /* the ratings as given (recknn_data_new), or empty */
+    int is_csr;            /* recknn_data_from_csr: the ratings are csr */
+    rk_csr csr;            /* sorted rows, no pair twice */
+    unsigned borrowed;     /* csr's arrays that are the caller's (RK_MODEL_BORROW_*) */
 };
 
 struct recknn_model {

@@ -8,7 +8,9 @@
 void rk_model_free(rk_model *m)
 {
     if (m == NULL) return;
-    rk_csr_free(&m->by_user);
+    if (!(m->borrowed & RK_MODEL_BORROW_PTR)) free(m->by_user.ptr);
+    if (!(m->borrowed & RK_MODEL_BORROW_IDX)) free(m->by_user.idx);
+    if (!(m->borrowed & RK_MODEL_BORROW_VAL)) free(m->by_user.val);
     rk_csr_free(&m->by_item);
     free(m->item_mean);
     free(m->bu);
@@ -131,10 +133,10 @@ static rk_status model_take(rk_model *m, rk_csr *by_user, rk_error *err)
     return RK_OK;
 }
 
-rk_status rk_model_from_csr(rk_model *m, rk_csr *by_user, int have_scale, double scale_min,
-                            double scale_max, int with_baselines, rk_error *err)
+/* The model of m->by_user (taken or borrowed): its item-major matrix and statistics. */
+static rk_status model_complete(rk_model *m, int have_scale, double scale_min, double scale_max, int with_baselines,
+                                rk_error *err)
 {
-    RK_FORWARD(model_take(m, by_user, err));
     rk_status s = rk_csr_transpose(&m->by_user, &m->by_item, err);
     if (s == RK_OK) s = model_alloc_stats(m, have_scale, scale_min, scale_max, err);
     if (s == RK_OK) s = rk_model_item_sums(m, RK_ITEM_VALUE, 0.0, m->item_mean, err);
@@ -145,6 +147,26 @@ rk_status rk_model_from_csr(rk_model *m, rk_csr *by_user, int have_scale, double
     }
     if (with_baselines) rk_model_baselines(m);
     return RK_OK;
+}
+
+rk_status rk_model_from_csr(rk_model *m, rk_csr *by_user, int have_scale, double scale_min,
+                            double scale_max, int with_baselines, rk_error *err)
+{
+    RK_FORWARD(model_take(m, by_user, err));
+    return model_complete(m, have_scale, scale_min, scale_max, with_baselines, err);
+}
+
+rk_status rk_model_from_borrowed_csr(rk_model *m, const rk_csr *by_user, unsigned borrowed, int have_scale,
+                                     double scale_min, double scale_max, int with_baselines, rk_error *err)
+{
+    memset(m, 0, sizeof *m);
+    m->by_user = *by_user;
+    m->borrowed = borrowed;
+    if (m->by_user.nnz <= 0) {
+        rk_model_free(m);
+        return rk_error_set(err, RK_E_EMPTY, "no training ratings");
+    }
+    return model_complete(m, have_scale, scale_min, scale_max, with_baselines, err);
 }
 
 /* The sums per thread of a pass over by_user: partial tables of n_items

@@ -33,7 +33,13 @@ typedef struct rk_model {
                              row_val[u] and by_user.val and by_item.val are NULL:
                              the GPU engine expands them on the device, a host
                              engine needs them filled first (rk_rankw_expand) */
+    unsigned borrowed;  /* by_user's arrays that are the caller's (RK_MODEL_BORROW_*):
+                           rk_model_free leaves them; rk_model_from_borrowed_csr */
 } rk_model;
+
+#define RK_MODEL_BORROW_PTR 1u
+#define RK_MODEL_BORROW_IDX 2u
+#define RK_MODEL_BORROW_VAL 4u
 
 #define RK_BASELINE_EPOCHS 10
 #define RK_BASELINE_REG_I 10.0
@@ -62,6 +68,17 @@ rk_status rk_model_build(rk_model *m, const rk_triples *train, int32_t n_users,
 rk_status rk_model_from_csr(rk_model *m, rk_csr *by_user, int have_scale,
                             double scale_min, double scale_max,
                             int with_baselines, rk_error *err);
+
+/*! rk_model_from_borrowed_csr() : rk_model_from_csr of by_user's arrays
+ *  where those of `borrowed` (RK_MODEL_BORROW_* bits) stay the caller's:
+ *  read, never written or freed (the caller keeps them unchanged until
+ *  rk_model_free); the others become the model's.  by_user is not zeroed.
+ *  For callers whose ratings are already a sorted user-major matrix (the
+ *  library's data from a CSR matrix: no copy of it).  @return as
+ *  rk_model_from_csr (on failure the model's own arrays are freed, the
+ *  borrowed ones left). */
+rk_status rk_model_from_borrowed_csr(rk_model *m, const rk_csr *by_user, unsigned borrowed, int have_scale,
+                                     double scale_min, double scale_max, int with_baselines, rk_error *err);
 
 /*! rk_model_from_csr_deferred() : as rk_model_from_csr without baselines,
  *  but the item-major matrix is left for later: by_item has its shape and

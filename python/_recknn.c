@@ -44,15 +44,33 @@ static PyArrayObject *as_array(PyObject *obj, int type)
 
 typedef struct {
     PyObject_HEAD recknn_model *m;
+    PyObject *keep; /* the arrays a model fitted from a borrowed CSR reads in place (NULL: none) */
 } Model;
 
 static void model_dealloc(Model *self)
 {
     recknn_model_free(self->m);
+    Py_XDECREF(self->keep);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyTypeObject ModelType;
+
+/* m in a new Model that keeps `keep` alive (NULL: nothing); m freed when none can be made. */
+static Model *wrap(recknn_model *m, PyObject *keep)
+{
+    Model *mo = PyObject_New(Model, &ModelType);
+    if (mo == NULL) {
+        recknn_model_free(m);
+        return NULL;
+    }
+    mo->m = m;
+    mo->keep = keep;
+    Py_XINCREF(keep);
+    return mo;
+}
+
+static int set_options(recknn_options *o, PyObject *opts);
 
 /* fit(options, n_users, n_items, users, items, ratings or None) -> Model;
  * options: a sequence of (name, value or None). */
@@ -66,20 +84,10 @@ static PyObject *fit(PyObject *self, PyObject *args)
     recknn_options *o;
     rk_status s = recknn_options_new(&o, &err);
     if (s != RK_OK) return raise_status(s, &err);
-    PyObject *seq = PySequence_Fast(opts, "options: a sequence of (name, value) pairs");
-    for (Py_ssize_t x = 0; seq != NULL && s == RK_OK && x < PySequence_Fast_GET_SIZE(seq); x++) {
-        const char *name, *value = NULL;
-        PyObject *pair = PySequence_Fast_GET_ITEM(seq, x), *vo;
-        if (!PyArg_ParseTuple(pair, "sO", &name, &vo)) break;
-        if (vo != Py_None && (value = PyUnicode_AsUTF8(vo)) == NULL) break;
-        s = recknn_options_set(o, name, value, &err);
-    }
-    if (seq == NULL || PyErr_Occurred() || s != RK_OK) {
-        Py_XDECREF(seq);
+    if (set_options(o, opts) != 0) {
         recknn_options_free(o);
-        return PyErr_Occurred() ? NULL : raise_status(s, &err);
+        return NULL;
     }
-    Py_DECREF(seq);
     PyArrayObject *u = as_array(uo, NPY_INT32), *i = as_array(io, NPY_INT32);
     PyArrayObject *r = ro == Py_None ? NULL : as_array(ro, NPY_FLOAT32);
     Model *mo = NULL;
@@ -98,13 +106,79 @@ static PyObject *fit(PyObject *self, PyObject *args)
             recknn_data_free(d);
             Py_END_ALLOW_THREADS
             if (s != RK_OK) raise_status(s, &err);
-            else if ((mo = PyObject_New(Model, &ModelType)) != NULL) mo->m = m;
-            else recknn_model_free(m);
+            else mo = wrap(m, NULL);
         }
     }
     Py_XDECREF(u);
     Py_XDECREF(i);
     Py_XDECREF(r);
+    recknn_options_free(o);
+    return (PyObject *)mo;
+}
+
+/* The options of a sequence of (name, value or None) pairs into o. */
+static int set_options(recknn_options *o, PyObject *opts)
+{
+    rk_error err;
+    PyObject *seq = PySequence_Fast(opts, "options: a sequence of (name, value) pairs");
+    rk_status s = RK_OK;
+    for (Py_ssize_t x = 0; seq != NULL && s == RK_OK && x < PySequence_Fast_GET_SIZE(seq); x++) {
+        const char *name, *value = NULL;
+        PyObject *vo;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, x), "sO", &name, &vo)) break;
+        if (vo != Py_None && (value = PyUnicode_AsUTF8(vo)) == NULL) break;
+        s = recknn_options_set(o, name, value, &err);
+    }
+    Py_XDECREF(seq);
+    if (!PyErr_Occurred() && s != RK_OK) raise_status(s, &err);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* fit_csr(options, n_users, n_items, indptr int64, indices int32, data float32 or None) -> Model:
+ * the arrays read in place (no copy) when they have those types and are contiguous; the model
+ * keeps them alive. */
+static PyObject *fit_csr(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *opts, *po, *xo, *vo;
+    int n_users, n_items;
+    if (!PyArg_ParseTuple(args, "OiiOOO", &opts, &n_users, &n_items, &po, &xo, &vo)) return NULL;
+    PyArrayObject *p = as_array(po, NPY_INT64), *x = as_array(xo, NPY_INT32);
+    PyArrayObject *v = vo == Py_None ? NULL : as_array(vo, NPY_FLOAT32);
+    rk_error err;
+    recknn_options *o = NULL;
+    Model *mo = NULL;
+    rk_status s = recknn_options_new(&o, &err);
+    if (s != RK_OK) raise_status(s, &err);
+    else if (p != NULL && x != NULL && (vo == Py_None || v != NULL) && set_options(o, opts) == 0) {
+        if (PyArray_SIZE(p) != (npy_intp)n_users + 1 || (v != NULL && PyArray_SIZE(v) != PyArray_SIZE(x))) {
+            PyErr_SetString(PyExc_ValueError, "indptr must hold n_users + 1 offsets, data one rating an index");
+        } else {
+            recknn_data *d = NULL;
+            recknn_model *m = NULL;
+            const int64_t *pp = PyArray_DATA(p);
+            const int32_t *xp = PyArray_DATA(x);
+            const float *vp = v != NULL ? PyArray_DATA(v) : NULL;
+            if (pp[n_users] > PyArray_SIZE(x)) {
+                PyErr_SetString(PyExc_ValueError, "indptr's last offset is beyond the indices");
+            } else {
+                Py_BEGIN_ALLOW_THREADS
+                s = recknn_data_from_csr(n_users, n_items, pp, xp, vp, 1, &d, &err);
+                if (s == RK_OK) s = recknn_fit(o, d, &m, &err);
+                recknn_data_free(d);
+                Py_END_ALLOW_THREADS
+                PyObject *keep = s == RK_OK ? Py_BuildValue("(OOO)", p, x, v != NULL ? (PyObject *)v : Py_None)
+                                            : NULL;
+                if (s != RK_OK) raise_status(s, &err);
+                else if (keep == NULL) recknn_model_free(m);
+                else mo = wrap(m, keep);
+                Py_XDECREF(keep);
+            }
+        }
+    }
+    Py_XDECREF(p);
+    Py_XDECREF(x);
+    Py_XDECREF(v);
     recknn_options_free(o);
     return (PyObject *)mo;
 }
@@ -384,25 +458,14 @@ static PyObject *load(PyObject *self, PyObject *args)
     recknn_options *o;
     rk_status s = recknn_options_new(&o, &err);
     if (s != RK_OK) return raise_status(s, &err);
-    PyObject *seq = PySequence_Fast(opts, "options: a sequence of (name, value) pairs");
-    for (Py_ssize_t x = 0; seq != NULL && s == RK_OK && x < PySequence_Fast_GET_SIZE(seq); x++) {
-        const char *name, *value = NULL;
-        PyObject *vo;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, x), "sO", &name, &vo)) break;
-        if (vo != Py_None && (value = PyUnicode_AsUTF8(vo)) == NULL) break;
-        s = recknn_options_set(o, name, value, &err);
-    }
-    Py_XDECREF(seq);
     Model *mo = NULL;
-    if (!PyErr_Occurred() && s != RK_OK) raise_status(s, &err);
-    if (!PyErr_Occurred()) {
+    if (set_options(o, opts) == 0) {
         recknn_model *m = NULL;
         Py_BEGIN_ALLOW_THREADS
         s = recknn_model_load(path, o, &m, &err);
         Py_END_ALLOW_THREADS
         if (s != RK_OK) raise_status(s, &err);
-        else if ((mo = PyObject_New(Model, &ModelType)) != NULL) mo->m = m;
-        else recknn_model_free(m);
+        else mo = wrap(m, NULL);
     }
     recknn_options_free(o);
     return (PyObject *)mo;
@@ -432,6 +495,7 @@ static PyObject *version(PyObject *self, PyObject *noargs)
 
 static PyMethodDef methods[] = {
     {"fit", fit, METH_VARARGS, "fit(options, n_users, n_items, users, items, ratings or None) -> Model"},
+    {"fit_csr", fit_csr, METH_VARARGS, "fit_csr(options, n_users, n_items, indptr, indices, data or None) -> Model"},
     {"options", options, METH_NOARGS, "options() -> [(name, takes_value, fits)]"},
     {"load", load, METH_VARARGS, "load(path, options) -> Model"},
     {"version", version, METH_NOARGS, "the library's version"},

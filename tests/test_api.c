@@ -350,6 +350,65 @@ static void test_saved(void)
     recknn_model_free(m);
 }
 
+/* The same ratings as a CSR matrix read in place (the last of a pair rated
+ * twice, as the duplicates option's default keeps it): the model fitted from
+ * them recommends what the one fitted from the arrays does, and reads them in
+ * place (a rating changed afterwards changes its predictions: no copy).  Rows
+ * out of order are refused. */
+static void test_csr(void)
+{
+    static float dense[NU][NI];
+    static int64_t ptr[NU + 1];
+    static int32_t idx[NU * NI];
+    static float val[NU * NI];
+    memset(dense, 0, sizeof dense);
+    for (int64_t t = 0; t < g_n; t++) dense[g_u[t]][g_i[t]] = g_r[t]; /* the last wins */
+    int64_t nnz = 0;
+    for (int u = 0; u < NU; u++) {
+        ptr[u] = nnz;
+        for (int i = 0; i < NI; i++)
+            if (dense[u][i] != 0.0f) {
+                idx[nnz] = i;
+                val[nnz++] = dense[u][i];
+            }
+    }
+    ptr[NU] = nnz;
+    recknn_options *o;
+    recknn_data *d;
+    recknn_model *m;
+    rk_error err;
+    CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_options_set(o, "device", "cpu", &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_data_from_csr(NU, NI, ptr, idx, val, 1, &d, &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_fit(o, d, &m, &err) == RK_OK);
+    recknn_data_free(d); /* the model still reads the arrays */
+    static const char *const none[] = {"k=20"};
+    recknn_model *ref = fit(none, 1);
+    int32_t i1[NU * 5], i2[NU * 5];
+    double s1[NU * 5], s2[NU * 5];
+    CU_ASSERT_FATAL(recknn_recommend(m, NULL, 0, 5, i1, s1, NULL, &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_recommend(ref, NULL, 0, 5, i2, s2, NULL, &err) == RK_OK);
+    CU_ASSERT(memcmp(i1, i2, sizeof i1) == 0 && memcmp(s1, s2, sizeof s1) == 0);
+    const int32_t pu = 0, pi = idx[ptr[1]]; /* user 0 and an item user 1 rated */
+    double before, after;
+    CU_ASSERT_FATAL(recknn_predict(m, &pu, &pi, 1, &before, NULL, &err) == RK_OK);
+    for (int64_t p = 0; p < nnz; p++) val[p] = val[p] >= 3.0f ? 1.0f : 5.0f; /* in place: the model sees it */
+    CU_ASSERT_FATAL(recknn_predict(m, &pu, &pi, 1, &after, NULL, &err) == RK_OK);
+    CU_ASSERT(before != after);
+    recknn_model_free(m);
+    recknn_model_free(ref);
+    /* a copied matrix is the data set's own: freed with it */
+    CU_ASSERT_FATAL(recknn_data_from_csr(NU, NI, ptr, idx, val, 0, &d, &err) == RK_OK);
+    recknn_data_free(d);
+    int32_t swap = idx[0];
+    idx[0] = idx[1];
+    idx[1] = swap;
+    expect(recknn_data_from_csr(NU, NI, ptr, idx, val, 1, &d, &err), RK_E_ARG, &err, "row 0: item");
+    const int64_t bad0[2] = {1, 1};
+    expect(recknn_data_from_csr(1, NI, bad0, idx, val, 1, &d, &err), RK_E_ARG, &err, "indptr[0] is 1");
+    recknn_options_free(o);
+}
+
 /* Two models fitted at once on two threads: those fitted one after the other. */
 typedef struct fit_job {
     const char *const *opts;
@@ -466,6 +525,7 @@ int main(void)
         {"the job's files, from the library", test_against_job},
         {"two models on two threads", test_threads},
         {"saved and loaded", test_saved},
+        {"a CSR matrix read in place", test_csr},
         {"refusals", test_refusals},
         {NULL, NULL},
     };

@@ -109,13 +109,21 @@ class ItemKNN:
         items and values; values None: every rating 1).  Returns self."""
         if items is not None:
             users, items = ratings, items
-        elif hasattr(ratings, "tocoo"):
-            coo = ratings.tocoo()
-            users, items, values = coo.row, coo.col, coo.data
-            self.user_ids = np.arange(ratings.shape[0])
-            self.item_ids = np.arange(ratings.shape[1])
-            return self._fit_dense(coo.row.astype(np.int32), coo.col.astype(np.int32), values,
-                                   ratings.shape[0], ratings.shape[1])
+        elif hasattr(ratings, "tocsr"):
+            # a SciPy matrix: its CSR arrays read in place by the library when they are int32 indices and
+            # float32 data with sorted rows (indptr is converted to int64: one entry a user)
+            csr = ratings.tocsr()
+            if not csr.has_canonical_format:
+                csr = csr.copy()
+                csr.sum_duplicates()
+            self.user_ids = np.arange(csr.shape[0])
+            self.item_ids = np.arange(csr.shape[1])
+            self._model = _recknn.fit_csr(self.options, csr.shape[0], csr.shape[1],
+                                          np.ascontiguousarray(csr.indptr, dtype=np.int64), csr.indices,
+                                          csr.data)
+            self._user_index = {v: x for x, v in enumerate(self.user_ids.tolist())}
+            self._item_index = {v: x for x, v in enumerate(self.item_ids.tolist())}
+            return self
         elif hasattr(ratings, "columns"):
             cols = list(ratings.columns)
             pick = [c for c in ("user", "item", "rating") if c in cols]
