@@ -118,13 +118,10 @@ rk_status recknn_data_new(int32_t n_users, int32_t n_items, int64_t n, const int
     RK_CHECK_ALLOC(d, err);
     d->n_users = n_users;
     d->n_items = n_items;
-    d->t.n = n;
-    d->t.user = malloc((size_t)n * sizeof *d->t.user);
-    d->t.item = malloc((size_t)n * sizeof *d->t.item);
-    d->t.rating = malloc((size_t)n * sizeof *d->t.rating);
-    if (d->t.user == NULL || d->t.item == NULL || d->t.rating == NULL) {
-        recknn_data_free(d);
-        return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)n);
+    const rk_status s = rk_triples_alloc(&d->t, n, 0, err);
+    if (s != RK_OK) {
+        free(d);
+        return s;
     }
     memcpy(d->t.user, users, (size_t)n * sizeof *users);
     memcpy(d->t.item, items, (size_t)n * sizeof *items);
@@ -215,6 +212,33 @@ static rk_status check_fit_names(const recknn_options *o, rk_error *err)
     return RK_OK;
 }
 
+rk_status rk_api_ratings(const recknn_data *d, int implicit, rk_dup_policy policy, const char *what, rk_triples *t,
+                         rk_csr *by_user, rk_error *err)
+{
+    const int64_t n = d->is_csr ? d->csr.nnz : d->t.n;
+    RK_FORWARD(rk_triples_alloc(t, n, 0, err));
+    if (d->is_csr) { /* its rows are the pairs */
+        for (int32_t u = 0; u < d->csr.n_rows; u++)
+            for (int64_t p = d->csr.ptr[u]; p < d->csr.ptr[u + 1]; p++) {
+                t->user[p] = u;
+                t->item[p] = d->csr.idx[p];
+                t->rating[p] = d->csr.val[p];
+            }
+    } else {
+        memcpy(t->user, d->t.user, (size_t)n * sizeof *t->user);
+        memcpy(t->item, d->t.item, (size_t)n * sizeof *t->item);
+        memcpy(t->rating, d->t.rating, (size_t)n * sizeof *t->rating);
+    }
+    if (implicit)
+        for (int64_t p = 0; p < n; p++) t->rating[p] = 1.0f;
+    rk_dup_report rep;
+    const rk_status s = rk_triples_dedupe_csr(t, d->n_users, d->n_items, policy, NULL, by_user, NULL, &rep, err);
+    if (s == RK_E_DUPLICATE)
+        return rk_error_set(err, RK_E_DUPLICATE, "%suser %d rated item %d more than once (duplicates error)", what,
+                            rep.first_user, rep.first_item);
+    return s;
+}
+
 /* The training set as the command's data stage makes it: the pattern
  * alone with "implicit", repeated pairs resolved, the model with baselines
  * where the options read them. */
@@ -234,27 +258,9 @@ static rk_status build_model(const rk_job_opts *jo, const recknn_data *d, recknn
                                           jo->load.have_scale, jo->load.scale_min, jo->load.scale_max, with_b, err);
     }
     rk_triples t;
-    memset(&t, 0, sizeof t);
-    t.n = d->t.n;
-    t.user = malloc((size_t)t.n * sizeof *t.user);
-    t.item = malloc((size_t)t.n * sizeof *t.item);
-    t.rating = malloc((size_t)t.n * sizeof *t.rating);
-    rk_status s = RK_OK;
-    if (t.user == NULL || t.item == NULL || t.rating == NULL)
-        s = rk_error_set(err, RK_E_NOMEM, "out of memory for %lld ratings", (long long)t.n);
-    if (s == RK_OK) {
-        memcpy(t.user, d->t.user, (size_t)t.n * sizeof *t.user);
-        memcpy(t.item, d->t.item, (size_t)t.n * sizeof *t.item);
-        for (int64_t p = 0; p < t.n; p++) t.rating[p] = jo->implicit ? 1.0f : d->t.rating[p];
-    }
     rk_csr by_user;
     memset(&by_user, 0, sizeof by_user);
-    rk_dup_report rep;
-    if (s == RK_OK) s = rk_triples_dedupe_csr(&t, d->n_users, d->n_items, jo->duplicates, NULL, &by_user, NULL, &rep,
-                                              err);
-    if (s == RK_E_DUPLICATE)
-        s = rk_error_set(err, RK_E_DUPLICATE, "user %d rated item %d more than once (duplicates error)",
-                         rep.first_user, rep.first_item);
+    rk_status s = rk_api_ratings(d, jo->implicit, jo->duplicates, "", &t, &by_user, err);
     rk_triples_free(&t);
     if (s != RK_OK) return s;
     return rk_model_from_csr(&M->m, &by_user, jo->load.have_scale, jo->load.scale_min, jo->load.scale_max,

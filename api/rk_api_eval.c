@@ -13,49 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The test ratings as the command keeps them: the pattern alone with
- * "implicit", repeated pairs resolved by "duplicates". */
-static rk_status test_ratings(const recknn_model *m, const recknn_data *test, rk_triples *t, rk_error *err)
-{
-    memset(t, 0, sizeof *t);
-    if (test->is_csr) { /* its rows are the pairs, each once */
-        const rk_csr *c = &test->csr;
-        t->n = c->nnz;
-        t->user = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *t->user);
-        t->item = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *t->item);
-        t->rating = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *t->rating);
-        if (t->user == NULL || t->item == NULL || t->rating == NULL) {
-            rk_triples_free(t);
-            return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld test ratings", (long long)t->n);
-        }
-        for (int32_t u = 0; u < c->n_rows; u++)
-            for (int64_t p = c->ptr[u]; p < c->ptr[u + 1]; p++) {
-                t->user[p] = u;
-                t->item[p] = c->idx[p];
-                t->rating[p] = m->implicit ? 1.0f : c->val[p];
-            }
-        return RK_OK;
-    }
-    t->n = test->t.n;
-    t->user = malloc((size_t)t->n * sizeof *t->user);
-    t->item = malloc((size_t)t->n * sizeof *t->item);
-    t->rating = malloc((size_t)t->n * sizeof *t->rating);
-    if (t->user == NULL || t->item == NULL || t->rating == NULL) {
-        rk_triples_free(t);
-        return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld test ratings", (long long)t->n);
-    }
-    memcpy(t->user, test->t.user, (size_t)t->n * sizeof *t->user);
-    memcpy(t->item, test->t.item, (size_t)t->n * sizeof *t->item);
-    for (int64_t p = 0; p < t->n; p++) t->rating[p] = m->implicit ? 1.0f : test->t.rating[p];
-    rk_dup_report rep;
-    const rk_status s = rk_triples_dedupe_csr(t, test->n_users, test->n_items, m->duplicates, NULL, NULL, NULL, &rep,
-                                              err);
-    if (s == RK_E_DUPLICATE)
-        return rk_error_set(err, RK_E_DUPLICATE, "test: user %d rated item %d more than once (duplicates error)",
-                            rep.first_user, rep.first_item);
-    return s;
-}
-
 /* Every test pair's prediction: the engine's for the model's users and
  * items, the mode's fallback for those of the test alone. */
 static rk_status predict_all(recknn_model *m, const rk_triples *t, double *pred, int32_t *used, rk_error *err)
@@ -125,13 +82,16 @@ rk_status recknn_evaluate(recknn_model *m, const recknn_data *test, int32_t n, i
         return rk_error_set(err, RK_E_ARG, "recknn_evaluate: the test set counts %d users and %d items, the model "
                             "%d and %d: its indices are the model's, then its own", test->n_users, test->n_items,
                             nu, ni);
-    rk_triples t;
-    RK_FORWARD(test_ratings(m, test, &t, err));
+    rk_triples t; /* the test ratings as the command keeps them */
+    rk_status s = rk_api_ratings(test, m->implicit, m->duplicates, "test: ", &t, NULL, err);
+    if (s != RK_OK) {
+        rk_triples_free(&t);
+        return s;
+    }
     double *pred = malloc((size_t)(t.n > 0 ? t.n : 1) * sizeof *pred);
     int32_t *used = malloc((size_t)(t.n > 0 ? t.n : 1) * sizeof *used);
-    rk_status s = pred != NULL && used != NULL ? RK_OK
-                                              : rk_error_set(err, RK_E_NOMEM, "out of memory for %lld predictions",
-                                                             (long long)t.n);
+    if (pred == NULL || used == NULL)
+        s = rk_error_set(err, RK_E_NOMEM, "out of memory for %lld predictions", (long long)t.n);
     if (s == RK_OK) s = predict_all(m, &t, pred, used, err);
     if (s == RK_OK) {
         rk_eval_result e;

@@ -48,6 +48,13 @@ static inline const rk_model *rk_api_engine_model(const recknn_model *m)
     return m->by_user ? &m->uview.model : &m->m;
 }
 
+/* The ratings of d as the command's data stage keeps them, into t (allocated
+ * here; the caller frees it, whatever the status): the pattern alone with
+ * implicit, pairs rated twice resolved by policy, and with by_user (may be
+ * NULL) their user-major matrix.  what prefixes the duplicate's message. */
+rk_status rk_api_ratings(const recknn_data *d, int implicit, rk_dup_policy policy, const char *what, rk_triples *t,
+                         rk_csr *by_user, rk_error *err);
+
 /* The model's backend seam from the options' device ones (the served users counted). */
 rk_status rk_api_start(const rk_job_opts *jo, recknn_model *m, rk_error *err);
 

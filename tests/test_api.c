@@ -69,6 +69,14 @@ static int make_files(void)
     return fclose(fp) == 0;
 }
 
+/* "name=value" (or "name": a switch): the name into name[cap]; @return the value or NULL. */
+static const char *split_opt(const char *opt, char *name, size_t cap)
+{
+    const char *eq = strchr(opt, '=');
+    snprintf(name, cap, "%.*s", eq != NULL ? (int)(eq - opt) : (int)strlen(opt), opt);
+    return eq != NULL ? eq + 1 : NULL;
+}
+
 /* The job on the files with the options name=value ("name" alone: a switch). */
 static void run_job(const char *const *opts, int n_opts, const char *out)
 {
@@ -81,9 +89,8 @@ static void run_job(const char *const *opts, int n_opts, const char *out)
     const char *inputs[1] = {in};
     for (int x = 0; x < n_opts; x++) {
         char name[64];
-        const char *eq = strchr(opts[x], '=');
-        snprintf(name, sizeof name, "%.*s", eq != NULL ? (int)(eq - opts[x]) : (int)strlen(opts[x]), opts[x]);
-        CU_ASSERT_FATAL(rk_jobopt_set(&o, name, eq != NULL ? eq + 1 : NULL, &err) == RK_OK);
+        const char *value = split_opt(opts[x], name, sizeof name);
+        CU_ASSERT_FATAL(rk_jobopt_set(&o, name, value, &err) == RK_OK);
     }
     o.inputs = inputs;
     o.n_inputs = 1;
@@ -106,9 +113,8 @@ static recknn_model *fit(const char *const *opts, int n_opts)
     CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
     for (int x = 0; x < n_opts; x++) {
         char name[64];
-        const char *eq = strchr(opts[x], '=');
-        snprintf(name, sizeof name, "%.*s", eq != NULL ? (int)(eq - opts[x]) : (int)strlen(opts[x]), opts[x]);
-        CU_ASSERT_FATAL(recknn_options_set(o, name, eq != NULL ? eq + 1 : NULL, &err) == RK_OK);
+        const char *value = split_opt(opts[x], name, sizeof name);
+        CU_ASSERT_FATAL(recknn_options_set(o, name, value, &err) == RK_OK);
     }
     CU_ASSERT_FATAL(recknn_options_set(o, "device", "cpu", &err) == RK_OK);
     CU_ASSERT_FATAL(recknn_data_new(NU, NI, g_n, g_u, g_i, g_r, &d, &err) == RK_OK);

@@ -116,13 +116,10 @@ class ItemKNN:
             if not csr.has_canonical_format:
                 csr = csr.copy()
                 csr.sum_duplicates()
-            self.user_ids = np.arange(csr.shape[0])
-            self.item_ids = np.arange(csr.shape[1])
+            self._set_ids(np.arange(csr.shape[0]), np.arange(csr.shape[1]))
             self._model = _recknn.fit_csr(self.options, csr.shape[0], csr.shape[1],
                                           np.ascontiguousarray(csr.indptr, dtype=np.int64), csr.indices,
                                           csr.data)
-            self._user_index = {v: x for x, v in enumerate(self.user_ids.tolist())}
-            self._item_index = {v: x for x, v in enumerate(self.item_ids.tolist())}
             return self
         elif hasattr(ratings, "columns"):
             cols = list(ratings.columns)
@@ -131,16 +128,18 @@ class ItemKNN:
             users, items, values = (ratings[c].to_numpy() for c in use)
         else:
             raise ArgumentError("fit(ratings): a DataFrame, a sparse matrix, or users, items, values")
-        self.user_ids, u = _ids(users)
-        self.item_ids, i = _ids(items)
-        return self._fit_dense(u, i, values, len(self.user_ids), len(self.item_ids))
-
-    def _fit_dense(self, u, i, values, n_users, n_items):
+        user_ids, u = _ids(users)
+        item_ids, i = _ids(items)
+        self._set_ids(user_ids, item_ids)
         r = None if values is None else np.ascontiguousarray(values, dtype=np.float32)
-        self._model = _recknn.fit(self.options, n_users, n_items, u, i, r)
-        self._user_index = {v: x for x, v in enumerate(self.user_ids.tolist())}
-        self._item_index = {v: x for x, v in enumerate(self.item_ids.tolist())}
+        self._model = _recknn.fit(self.options, len(user_ids), len(item_ids), u, i, r)
         return self
+
+    def _set_ids(self, user_ids, item_ids):
+        # the raw ids of the indices, and the index of each raw id
+        self.user_ids, self.item_ids = user_ids, item_ids
+        self._user_index = {v: x for x, v in enumerate(user_ids.tolist())}
+        self._item_index = {v: x for x, v in enumerate(item_ids.tolist())}
 
     def _fitted(self):
         if self._model is None:
@@ -278,8 +277,5 @@ def load(path, **options):
     and evaluate; options: device, threads and the other options of the device."""
     model = ItemKNN(**options)
     model._model = _recknn.load(str(path), model.options)
-    model.user_ids = _ids_of(model._model.ids(0))
-    model.item_ids = _ids_of(model._model.ids(1))
-    model._user_index = {v: x for x, v in enumerate(model.user_ids.tolist())}
-    model._item_index = {v: x for x, v in enumerate(model.item_ids.tolist())}
+    model._set_ids(_ids_of(model._model.ids(0)), _ids_of(model._model.ids(1)))
     return model

@@ -46,6 +46,12 @@ def run_command(d, out, options):
     subprocess.run(args, check=True)
 
 
+def rec_lines(m, items, scores):
+    """recommend's arrays as recommendations.csv's rows (user,rank,item,score)."""
+    return ["%d,%d,%d,%s" % (m.user_ids[x], r + 1, items[x, r], g(scores[x, r]))
+            for x in range(items.shape[0]) for r in range(items.shape[1]) if items[x, r] >= 0]
+
+
 def lines(path):
     with open(path) as fp:
         return fp.read().splitlines()[1:]
@@ -66,8 +72,7 @@ def test_same_files_as_the_command(files, tmp_path, options):
     m = recknn.ItemKNN(device="cpu", **options).fit(train[:, 0].astype(np.int64), train[:, 1].astype(np.int64),
                                                      train[:, 2])
     items, scores = m.recommend(n=10)
-    got = ["%d,%d,%d,%s" % (m.user_ids[x], r + 1, items[x, r], g(scores[x, r]))
-           for x in range(items.shape[0]) for r in range(10) if items[x, r] >= 0]
+    got = rec_lines(m, items, scores)
     assert len(got) > 1000 and got == lines(tmp_path / "recommendations.csv")
     indptr, indices, sims = m._model.neighbors()
     got = ["%d,%d,%d,%s" % (m.item_ids[i], m.item_ids[indices[p]], p - indptr[i] + 1, g(sims[p]))
@@ -176,8 +181,7 @@ def test_user_knn_as_the_command(files, tmp_path):
     m = recknn.UserKNN(device="cpu", metric="cosine", k=25).fit(train[:, 0].astype(np.int64),
                                                                   train[:, 1].astype(np.int64), train[:, 2])
     items, scores = m.recommend(n=10)
-    got = ["%d,%d,%d,%s" % (m.user_ids[x], r + 1, items[x, r], g(scores[x, r]))
-           for x in range(items.shape[0]) for r in range(10) if items[x, r] >= 0]
+    got = rec_lines(m, items, scores)
     assert len(got) > 1000 and got == lines(tmp_path / "recommendations.csv")
     indptr, indices, sims = m._model.neighbors()
     got = ["%d,%d,%d,%s" % (m.user_ids[u], m.user_ids[indices[p]], p - indptr[u] + 1, g(sims[p]))
@@ -199,8 +203,7 @@ def test_save_and_load(files, tmp_path):
     subprocess.run([RECKNN, str(d / "train.csv"), "--model", str(tmp_path / "m.rkm"), "--device", "cpu",
                     "--quiet", "--top-n", "10", "--out", str(tmp_path / "o")], check=True)
     items, scores = m.recommend(n=10)
-    got = ["%d,%d,%d,%s" % (m.user_ids[x], r + 1, items[x, r], g(scores[x, r]))
-           for x in range(items.shape[0]) for r in range(10) if items[x, r] >= 0]
+    got = rec_lines(m, items, scores)
     assert len(got) > 1000 and got == lines(tmp_path / "o" / "recommendations.csv")
     back = recknn.load(tmp_path / "m.rkm", device="cpu")
     assert (back.user_ids == m.user_ids).all() and (back.item_ids == m.item_ids).all()
