@@ -42,6 +42,11 @@ typedef struct rk_knn_opts {
      * prediction queries (RK_E_ARG). */
     const int32_t *rows;
     int32_t n_rows;
+    /* rk_knn_item_order's cost of every item of the model the engine is
+     * given, where a caller that shares the rows out has them already: the
+     * rows' order then comes from them instead of a pass over the ratings
+     * (the same order).  NULL: the engine computes them. */
+    const int64_t *item_cost;
 } rk_knn_opts;
 
 /* Neighbour lists: item i's list is nbr/sim/support[i*k .. i*k + len[i]). */
@@ -168,7 +173,7 @@ rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_li
 /*! rk_knn_subset_order() : the items the engine computes, heaviest first
  *  (rk_knn_item_order's order restricted to o->rows, or every item), into
  *  order[] (m's item count entries); cost (may be NULL) as for
- *  rk_knn_item_order.  *n_out gets how many.  @return the work of those items
+ *  rk_knn_item_order (from o->item_cost where given).  *n_out gets how many.  @return the work of those items
  *  (co-rating pair updates), or -1 when out of memory. */
 int64_t rk_knn_subset_order(const rk_model *m, const rk_knn_opts *o, int32_t *order, int64_t *cost, int32_t *n_out);
 

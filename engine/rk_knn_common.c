@@ -195,9 +195,34 @@ void rk_knn_item_norms(const rk_model *m, const rk_sim_params *sp, double scale,
     }
 }
 
+static const int64_t *g_cost_for_sort;
+static int cmp_cost_desc(const void *a, const void *b);
+
+/* rk_knn_subset_order from the costs given (o->item_cost): the rows sorted
+ * as rk_knn_item_order sorts every item, by descending cost, ties by index. */
+static int64_t order_from_costs(const rk_model *m, const rk_knn_opts *o, int32_t *order, int64_t *cost, int32_t *n_out)
+{
+    const int32_t n_items = m->by_item.n_rows, n = o->rows != NULL ? o->n_rows : n_items;
+    int64_t work = 0;
+    for (int32_t t = 0; t < n; t++) {
+        order[t] = o->rows != NULL ? o->rows[t] : t;
+        work += o->item_cost[order[t]];
+    }
+#pragma omp critical(rk_knn_item_order)
+    {
+        g_cost_for_sort = o->item_cost;
+        qsort(order, (size_t)n, sizeof *order, cmp_cost_desc);
+        g_cost_for_sort = NULL;
+    }
+    if (cost != NULL && n_items > 0) memcpy(cost, o->item_cost, (size_t)n_items * sizeof *cost);
+    *n_out = n;
+    return work;
+}
+
 int64_t rk_knn_subset_order(const rk_model *m, const rk_knn_opts *o, int32_t *order, int64_t *cost, int32_t *n_out)
 {
     const int32_t n_items = m->by_item.n_rows;
+    if (o->item_cost != NULL) return order_from_costs(m, o, order, cost, n_out);
     int64_t *c = cost != NULL ? cost : malloc((size_t)(n_items > 0 ? n_items : 1) * sizeof *c);
     unsigned char *in = o->rows != NULL ? calloc((size_t)(n_items > 0 ? n_items : 1), 1) : NULL;
     int64_t work = -1;
@@ -222,7 +247,6 @@ done:
     return work;
 }
 
-static const int64_t *g_cost_for_sort;
 static int cmp_cost_desc(const void *a, const void *b)
 {
     int64_t ca = g_cost_for_sort[*(const int32_t *)a], cb = g_cost_for_sort[*(const int32_t *)b];

@@ -47,6 +47,29 @@ static void subset_vs_full(int nu, int ni, double density, int real, rk_metric m
             b += m.by_user.ptr[m.by_item.idx[p] + 1] - m.by_user.ptr[m.by_item.idx[p]];
         CU_ASSERT(a >= b);
     }
+    /* the same order and work from costs given (rk_knn_opts.item_cost), whole and subset */
+    int64_t *cost = malloc(sizeof(int64_t) * (size_t)ni), *cost2 = malloc(sizeof(int64_t) * (size_t)ni);
+    int32_t *order2 = malloc(sizeof(int32_t) * (size_t)ni), n2 = -1;
+    CU_ASSERT_FATAL(cost != NULL && cost2 != NULL && order2 != NULL);
+    CU_ASSERT_EQUAL(rk_knn_item_order(&m, order2, cost), w_all);
+    rk_knn_opts given = o;
+    given.item_cost = cost;
+    CU_ASSERT_EQUAL(rk_knn_subset_order(&m, &given, order2, cost2, &n2), w_sub);
+    CU_ASSERT_EQUAL(n2, n_sub);
+    CU_ASSERT_EQUAL(memcmp(order, order2, sizeof(int32_t) * (size_t)n_sub), 0);
+    CU_ASSERT_EQUAL(memcmp(cost, cost2, sizeof(int64_t) * (size_t)ni), 0);
+    rk_knn_stats st2;
+    CU_ASSERT_FATAL(rk_knn_cpu(&m, &given, &sub, NULL, &st2, &err) == RK_OK); /* the same lists */
+    CU_ASSERT_EQUAL(rk_ts_compare_subset(&full, &sub, rows, n_rows, 0.0f), 0);
+    CU_ASSERT_EQUAL(st2.pair_updates, w_sub);
+    given.rows = NULL;
+    CU_ASSERT_EQUAL(rk_knn_subset_order(&m, &given, order2, NULL, &n2), w_all);
+    CU_ASSERT_EQUAL(n2, ni);
+    CU_ASSERT_EQUAL(rk_knn_subset_order(&m, &all, order, NULL, &n_all), w_all);
+    CU_ASSERT_EQUAL(memcmp(order, order2, sizeof(int32_t) * (size_t)ni), 0);
+    free(cost);
+    free(cost2);
+    free(order2);
     free(order);
     free(rows);
     rk_lists_free(&full);
