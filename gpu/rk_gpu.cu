@@ -576,17 +576,19 @@ rk_status knn_call::download(rk_error *err)
         sps.p = NULL;
     }
     const double t_tiles = rk_omp_wtime();
+    // through the call's pinned buffers: into pageable memory the copies ran at 1.6-1.7 GB/s on the
+    // H200 machine (48 MB of lists at 200,000 items and k 20 in 0.030 s, 240 MB at k 100 in 0.141 s)
     if (lists != NULL && n_items > 0 && !host_select) {
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->len, d_len, (size_t)n_items * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->nbr, d_nbr, (size_t)n_items * k * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->sim, d_sim, (size_t)n_items * k * sizeof(float), cudaMemcpyDeviceToHost, s));
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(lists->support, d_sup, (size_t)n_items * k * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+        RK_FORWARD(sg.copy_back(lists->len, d_len, (size_t)n_items * sizeof(int32_t), s, err));
+        RK_FORWARD(sg.copy_back(lists->nbr, d_nbr, (size_t)n_items * k * sizeof(int32_t), s, err));
+        RK_FORWARD(sg.copy_back(lists->sim, d_sim, (size_t)n_items * k * sizeof(float), s, err));
+        RK_FORWARD(sg.copy_back(lists->support, d_sup, (size_t)n_items * k * sizeof(int32_t), s, err));
     }
     std::vector<double> pred(nq);
     std::vector<int32_t> used(nq);
     if (nq > 0) {
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(pred.data(), d_pred, nq * sizeof(double), cudaMemcpyDeviceToHost, s));
-        RK_CUDA_CHECK(err, cudaMemcpyAsync(used.data(), d_used, nq * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+        RK_FORWARD(sg.copy_back(pred.data(), d_pred, nq * sizeof(double), s, err));
+        RK_FORWARD(sg.copy_back(used.data(), d_used, nq * sizeof(int32_t), s, err));
     }
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     const double t_back = rk_omp_wtime();
