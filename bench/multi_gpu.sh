@@ -13,7 +13,9 @@
 #         RECKNN_GPU_SYMSHARE=0), nosym (fused, rows in full: RECKNN_GPU_SYMSHARE=0) and old (the
 #         earlier path: every device uploads, top-N uploads the ratings again, the ranking
 #         model's lists and top-N on the first GPU alone: RECKNN_GPU_PEER=0 RECKNN_GPU_FUSED=0
-#         RECKNN_GPU_RANK_SPREAD=0 RECKNN_GPU_SYMSHARE=0);
+#         RECKNN_GPU_RANK_SPREAD=0 RECKNN_GPU_SYMSHARE=0) and chunksN (fused, with N top-N chunks a
+#         GPU instead of 4: RECKNN_TOPN_CHUNKS=N; chunks1: each GPU's users one range, written after
+#         the range before);
 #         ROUNDS rounds (default 2), alternating.  EXTRA: more options for every run (e.g.
 #         --rank lists: top-N from the lists of --metric instead of the ranking model).
 # Pearson, k 20, top-10 for every user (from the default ranking model, rp3beta).  One table
@@ -55,9 +57,12 @@ for set in ${SETS:-netflix-random wide-random}; do
                 o=$out/$set-$run-$r
                 t0=$(date +%s.%N)
                 new=$([ "$p" = old ] && echo 0 || echo 1)
-                peer=$([ "$p" = fused ] || [ "$p" = nosym ] && echo 1 || echo 0)
-                sym=$([ "$p" = fused ] && echo 1 || echo 0)
+                case $p in chunks*) f=fused ;; *) f=$p ;; esac
+                peer=$([ "$f" = fused ] || [ "$f" = nosym ] && echo 1 || echo 0)
+                sym=$([ "$f" = fused ] && echo 1 || echo 0)
                 # shellcheck disable=SC2086
+                chunks=$(case $p in chunks*) echo "${p#chunks}" ;; esac)
+                RECKNN_TOPN_CHUNKS=$chunks \
                 RECKNN_GPU_FUSED=$new RECKNN_GPU_RANK_SPREAD=$new RECKNN_GPU_PEER=$peer RECKNN_GPU_SYMSHARE=$sym \
                     timeout "${TIMEOUT:-300}" $R $job --gpus "$g" $EXTRA --out "$o" >"$o.log" 2>&1
                 st=$?

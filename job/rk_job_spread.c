@@ -9,8 +9,9 @@
  * lists: one allgather, so that every rank holds every list (top-N reads
  *        the lists of every item a user rated); predictions go to rank 0.
  * top-N: the users served are cut into consecutive ranges of about equal
- *        work (rk_part_ranges), one per rank and, within it, one per part;
- *        each part appends its batches to a stream of its own (rk_recstream)
+ *        work (rk_part_ranges), one per rank and, within it, into chunks
+ *        dealt out to its parts in turn (4 a part with several parts,
+ *        rk_recset); each part appends its batches to its chunks' streams
  *        and rank 0 hands them to the sink in request order: its own, then
  *        each rank's as it arrives, one at a time (rk_job_join_recs); with
  *        slices (in->recs) each rank formats its own rows of the file and
@@ -23,8 +24,8 @@
  *        meet once their lists are made, this thread joins the lists,
  *        exchanges them with the other ranks and shares out the users, and
  *        each GPU ranks its users with the ratings it already holds (no
- *        second upload), while this thread writes the first part's batches
- *        as they come, then the next part's.  The exchanges are those of the
+ *        second upload), while this thread writes the chunks' batches as
+ *        they come, in request order.  The exchanges are those of the
  *        other path, in the same order, so ranks may take different paths.
  *        A part whose GPU fails under --device auto makes its lists, or the
  *        rest of its users, on the CPU (the same results).
@@ -45,11 +46,25 @@
 
 typedef struct meet meet;
 
-/* A part's batches, positioned within its rank's range. */
-typedef struct shifted {
-    rk_recstream *rs;
-    int64_t base;
-} shifted;
+/* Top-N chunks a part (RK_SPREAD_CHUNKS with several parts; one without):
+ * the parts' chunks alternate in the request, so that the writer formats
+ * every part's batches while they all still compute (rk_recset).
+ * Measured on two H200s (BENCHMARKS.md, issue 22, 2026-11-28): top-N with
+ * 1 / 4 / 16 chunks a GPU 1.54-1.62 / 1.23-1.30 / 1.21-1.23 s at 200,000
+ * items, 0.18-0.22 / 0.18-0.19 / 0.24-0.25 s at Netflix size, where the
+ * writer formatting beside busy GPU threads slowed down more with more
+ * chunks.  RECKNN_TOPN_CHUNKS=N sets another count, for comparisons (1:
+ * each part one range, written after the one before). */
+#define RK_SPREAD_CHUNKS 4
+
+static int spread_chunks(int n_parts)
+{
+    const char *e = getenv("RECKNN_TOPN_CHUNKS");
+    int c = e != NULL && *e != '\0' ? atoi(e) : RK_SPREAD_CHUNKS;
+    if (c < 1) c = 1;
+    if (c > 256) c = 256;
+    return n_parts > 1 ? n_parts * c : 1;
+}
 
 /* One part of this rank: a GPU worker, or the rank's CPU engine. */
 typedef struct part {
@@ -59,16 +74,16 @@ typedef struct part {
     int w, device;                  /* device -1: the CPU */
     int32_t *rows, n_rows;          /* item rows (ascending) */
     int64_t work;
+    const int64_t *item_cost;       /* every item's cost (rk_knn_item_order), for its engine's order */
     rk_lists own;                   /* a worker's own lists (workers after the first) */
     rk_lists *lists;
     int64_t nq, *qat;               /* its queries, and their index in the job's */
     int32_t *qu, *qi, *used;
     double *pred;
-    const int32_t *users;           /* top-N: its users, consecutive in the request */
-    int64_t n_users, base, topn_work; /* base: position of users[0] in the rank's range */
+    int32_t *users;                 /* top-N: its users, its chunks' one after the other */
+    int64_t n_users, topn_work;
     rk_topn_opts to;                /* its top-N request (part_request) */
-    shifted sh;                     /* to's sink */
-    rk_recstream recs;              /* its batches */
+    rk_recroute route;              /* to's sink: its batches to its chunks' streams */
     rk_status s;
     rk_error err;
     rk_knn_stats st;
@@ -121,6 +136,7 @@ static rk_queries *part_call(const part *p, rk_knn_opts *eko, rk_queries *q, rk_
     *eko = *in->eko;
     eko->rows = p->rows;
     eko->n_rows = p->n_rows;
+    eko->item_cost = p->item_cost; /* of in->em: made once, not by every part */
     if (p->w > 0 || rk_dist_rank(in->dist) > 0) eko->progress = NULL;
     *q = (rk_queries){p->nq, p->qu, p->qi, p->pred, p->used};
     *g = part_gpu(p);
@@ -146,7 +162,9 @@ static rk_status part_cpu_knn(part *p, const rk_knn_opts *eko, const rk_gpu_opts
 {
     const rk_model *hm = part_host_model(p);
     if (hm == NULL) return RK_E_NOMEM; /* p->err says why */
-    return rk_backend_get(RK_BACKEND_CPU)->knn(hm, eko, g, p->lists, qp, NULL, NULL, &p->st, &p->err);
+    rk_knn_opts ko = *eko;
+    if (hm != p->in->em) ko.item_cost = NULL; /* the costs are in->em's */
+    return rk_backend_get(RK_BACKEND_CPU)->knn(hm, &ko, g, p->lists, qp, NULL, NULL, &p->st, &p->err);
 }
 
 /* The parts of a fused stage, between their lists and their top-N. */
@@ -168,27 +186,19 @@ static void part_free(part *p)
     free(p->qi);
     free(p->used);
     free(p->pred);
-    rk_recstream_free(&p->recs);
-}
-
-static rk_status shifted_sink(void *ud, const rk_topn_batch *b, rk_error *err)
-{
-    shifted *s = ud;
-    rk_topn_batch c = *b;
-    c.first += s->base;
-    return rk_recstream_sink(s->rs, &c, err);
+    free(p->users);
 }
 
 /* The part's top-N request from its done-th user on (0: all of them). */
 static void part_request(part *p, int64_t done)
 {
     const rk_job_spread_in *in = p->in;
-    p->sh = (shifted){&p->recs, p->base + done};
+    rk_recroute_resume(&p->route, done);
     p->to = *in->to;
     p->to.users = p->users + done;
     p->to.n_users = p->n_users - done;
-    p->to.sink = shifted_sink;
-    p->to.sink_ud = &p->sh;
+    p->to.sink = rk_recroute_sink;
+    p->to.sink_ud = &p->route;
     if (p->w > 0 || rk_dist_rank(in->dist) > 0 || done > 0) p->to.progress = NULL;
 }
 
@@ -403,11 +413,11 @@ static void *fused_part(void *arg)
         if (meet_arrive(p, p->s == RK_OK) && p->s == RK_OK && p->n_users > 0) p->s = cpu_topn_from(p, 0);
     } else if (can && p->mt->go) { /* its top-N failed: the CPU takes up its users where the GPU stopped */
         p->fell_back = 1;
-        p->s = cpu_topn_from(p, rk_recstream_users(&p->recs));
+        p->s = cpu_topn_from(p, p->route.done);
     }
     if (p->fell_back && p->s == RK_OK) p->err = why; /* kept for the note */
     if (p->met != 0) p->topn_s = rk_omp_wtime() - p->mt->t_go;
-    rk_recstream_close(&p->recs);
+    rk_recroute_close(&p->route, p->s == RK_OK);
     return NULL;
 }
 
@@ -432,7 +442,7 @@ static rk_status meet_start(meet *mt, part *parts, int n_parts, rk_error *err)
             p->met = -1;
             mt->arrived++;
             pthread_mutex_unlock(&mt->mu);
-            rk_recstream_close(&p->recs);
+            rk_recroute_close(&p->route, 0);
         }
     }
     pthread_mutex_lock(&mt->mu);
@@ -462,21 +472,17 @@ static void meet_join(meet *mt, int n_parts)
 
 /* A fused stage: the parts' batches into this rank's sink as they come
  * (rank 0: the file and the ranking metrics; another rank: its slice of the
- * file), part after part; a part that failed ends the writing (the job
+ * file), chunk after chunk; a part that failed ends the writing (the job
  * fails).  The sink's OpenMP teams (formatting, ranking metrics) leave a
  * core to each part's thread, which feeds its GPU: measured on four GPUs, a
  * team of every core beside them halved the writing's rate and the GPUs'. */
-static rk_status drain_parts(part *parts, int n_parts, rk_topn_sink sink, void *ud, rk_error *err)
+static rk_status drain_parts(rk_recset *set, int n_parts, rk_topn_sink sink, void *ud, rk_error *err)
 {
     const int was = rk_omp_max_threads();
     int nt = rk_omp_num_procs() - n_parts;
     if (nt > was) nt = was;
     rk_omp_set_threads(nt > 0 ? nt : 1);
-    rk_status s = RK_OK;
-    for (int w = 0; w < n_parts && s == RK_OK; w++) {
-        s = rk_recstream_drain(&parts[w].recs, 0, sink, ud, err);
-        if (s == RK_OK && parts[w].s != RK_OK) break; /* its status is the stage's */
-    }
+    const rk_status s = rk_recset_drain(set, sink, ud, err);
     rk_omp_set_threads(was);
     return s;
 }
@@ -515,58 +521,72 @@ static void *topn_part(void *arg)
             p->s = be->topn(in->m, in->lists, &p->to, &g, &p->ts, &p->err);
             if (be->gpu && rk_backend_can_fall_back(in->seam, p->s)) {
                 p->fell_back = 1; /* the CPU takes up the users where the GPU stopped */
-                p->s = cpu_topn_from(p, rk_recstream_users(&p->recs));
+                p->s = cpu_topn_from(p, p->route.done);
             }
         }
     }
-    rk_recstream_close(&p->recs);
+    rk_recroute_close(&p->route, p->s == RK_OK);
     p->topn_s = rk_omp_wtime() - t0;
     part_threads_end(was);
     return NULL;
 }
 
 
-/* The users of every rank (rb[R + 1]) and of this rank's parts, by work;
- * each part's request.  *n_users: every user served. */
-static rk_status plan_topn(const rk_job_spread_in *in, part *parts, int n_parts, int32_t *rb, int64_t *n_users,
-                           int32_t **all, rk_error *err)
+/* The users of every rank (rb[R + 1]) by work, the rank's range cut into
+ * the set's chunks by work, each part's users (its chunks') and request.
+ * *n_users: every user served. */
+static rk_status plan_topn(const rk_job_spread_in *in, part *parts, int n_parts, rk_recset *set, int32_t *rb,
+                           int64_t *n_users, int32_t **all, rk_error *err)
 {
     const int R = rk_dist_size(in->dist), me = rk_dist_rank(in->dist);
-    int32_t pb[RK_GPUS_MAX + 1];
     const int32_t *users = NULL;
     int64_t *cost = NULL;
-    rk_status s = rk_job_served_users(in, all, &users, n_users, &cost, err);
+    int32_t *cb = malloc((size_t)(set->n + 1) * sizeof *cb);
+    rk_status s = cb != NULL ? RK_OK : rk_error_set(err, RK_E_NOMEM, "out of memory for %d chunks", set->n);
+    if (s == RK_OK) s = rk_job_served_users(in, all, &users, n_users, &cost, err);
     if (s == RK_OK && *n_users > INT32_MAX)
         s = rk_error_set(err, RK_E_RANGE, "%lld users to share out", (long long)*n_users);
     if (s == RK_OK) s = rk_part_ranges(cost, (int32_t)*n_users, R, rb, NULL, err);
-    if (s == RK_OK) s = rk_part_ranges(cost + rb[me], rb[me + 1] - rb[me], n_parts, pb, NULL, err);
+    if (s == RK_OK) s = rk_part_ranges(cost + rb[me], rb[me + 1] - rb[me], set->n, cb, NULL, err);
+    for (int c = 0; s == RK_OK && c <= set->n; c++) set->at[c] = cb[c];
     for (int w = 0; s == RK_OK && w < n_parts; w++) {
         part *p = &parts[w];
-        p->users = users + rb[me] + pb[w];
-        p->n_users = pb[w + 1] - pb[w];
-        p->base = pb[w];
-        for (int64_t t = rb[me] + pb[w]; t < rb[me] + pb[w + 1]; t++) p->topn_work += cost[t];
+        p->n_users = rk_recroute_count(&p->route);
+        p->users = malloc((size_t)(p->n_users > 0 ? p->n_users : 1) * sizeof *p->users);
+        if (p->users == NULL) {
+            s = rk_error_set(err, RK_E_NOMEM, "out of memory for %lld users", (long long)p->n_users);
+            break;
+        }
+        rk_recroute_users(&p->route, users + rb[me], p->users);
+        for (int c = w; c < set->n; c += n_parts)
+            for (int64_t t = rb[me] + cb[c]; t < rb[me] + cb[c + 1]; t++) p->topn_work += cost[t];
         part_request(p, 0);
     }
+    free(cb);
     free(cost);
     return s;
 }
 
 /* After the parts' top-N: the ranks' batches and files joined
  * (rk_job_join_recs); the stage's statistics. */
-static rk_status finish_topn(const rk_job_spread_in *in, part *parts, int n_parts, int drained, const int32_t *rb,
-                             int64_t n_users, rk_status s, rk_error *err)
+static rk_status finish_topn(const rk_job_spread_in *in, part *parts, int n_parts, const rk_recset *set, int drained,
+                             const int32_t *rb, int64_t n_users, rk_status s, rk_error *err)
 {
-    const rk_recbuf *bufs[RK_GPUS_MAX];
-    for (int w = 0; w < n_parts; w++) bufs[w] = &parts[w].recs.buf;
-    s = rk_job_join_recs(in, bufs, n_parts, drained, rb, s, err);
+    const rk_recbuf **bufs = malloc((size_t)set->n * sizeof *bufs);
+    if (bufs == NULL && s == RK_OK) s = rk_error_set(err, RK_E_NOMEM, "out of memory for %d chunks", set->n);
+    for (int c = 0; bufs != NULL && c < set->n; c++) bufs[c] = &set->s[c].buf;
+    /* without the chunks (no memory), every rank still meets the others' agreements */
+    s = rk_job_join_recs(in, bufs, bufs != NULL ? set->n : 0, drained, rb, s, err);
+    free(bufs);
     s = rk_dist_agree(in->dist, s, err);
     if (s == RK_OK && in->ts != NULL) {
         memset(in->ts, 0, sizeof *in->ts);
         in->ts->users = n_users; /* rows and updates: summed from every rank's parts later */
         snprintf(in->ts->path, sizeof in->ts->path, "%.56s%s", parts[0].ts.path, parts[0].mt != NULL ? ", fused" : "");
-        snprintf(in->ts->detail, sizeof in->ts->detail, "%d part%s; the first: %.60s", n_parts, n_parts == 1 ? "" : "s",
-                 parts[0].ts.detail);
+        char w[48] = ""; /* the writer's time in the sink, of its drain's, where it drained */
+        if (drained) snprintf(w, sizeof w, "writer %.3f/%.3f s; ", set->busy_s, set->wall_s);
+        snprintf(in->ts->detail, sizeof in->ts->detail, "%d part%s, %d chunk%s; %sthe first: %.40s", n_parts % 100,
+                 n_parts == 1 ? "" : "s", set->n % 10000, set->n == 1 ? "" : "s", w, parts[0].ts.detail);
     }
     return s;
 }
@@ -674,12 +694,13 @@ rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err)
     const int32_t n_items = in->lists->n_items;
     part parts[RK_GPUS_MAX];
     memset(parts, 0, sizeof parts);
-    rk_status s = RK_OK;
-    for (int w = 0; w < n_parts && s == RK_OK; w++) {
+    rk_recset set;
+    rk_status s = rk_recset_init(&set, spread_chunks(n_parts), err);
+    for (int w = 0; w < n_parts; w++) {
         parts[w].in = in;
         parts[w].w = w;
         parts[w].device = in->n_devices > 0 ? in->devices[w] : -1;
-        s = rk_recstream_init(&parts[w].recs, err);
+        rk_recroute_init(&parts[w].route, &set, w, n_parts);
     }
     int32_t *owner = malloc((size_t)(n_items > 0 ? n_items : 1) * sizeof *owner);
     int64_t *cost = malloc((size_t)(n_items > 0 ? n_items : 1) * sizeof *cost);
@@ -690,6 +711,7 @@ rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err)
     int64_t *scost = NULL;
     const int share = s == RK_OK && rk_job_sym_costs(in, n_parts, &scost);
     if (s == RK_OK) s = plan_parts(in, owner, share ? scost : cost, parts, n_parts, err);
+    for (int w = 0; s == RK_OK && w < n_parts; w++) parts[w].item_cost = cost;
     rk_gpu_sym *sym = NULL;
     if (share && s == RK_OK) {
         int32_t *rows[RK_GPUS_MAX], n_rows[RK_GPUS_MAX];
@@ -727,14 +749,14 @@ rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err)
     int32_t *all = NULL, *rb = malloc((size_t)(R + 1) * sizeof *rb);
     int64_t n_users = 0;
     if (topn && rb == NULL) s = rk_error_set(err, RK_E_NOMEM, "out of memory for %d ranges", R);
-    if (topn && s == RK_OK) s = plan_topn(in, parts, n_parts, rb, &n_users, &all, err);
+    if (topn && s == RK_OK) s = plan_topn(in, parts, n_parts, &set, rb, &n_users, &all, err);
     rk_topn_sink sink = NULL;
     void *sink_ud = NULL;
     const int drains = fused && topn && rank_sink(in, &sink, &sink_ud);
     if (fused) {
         meet_release(&mt, topn && s == RK_OK);
         rk_status sd = RK_OK;
-        if (drains && s == RK_OK) sd = drain_parts(parts, n_parts, sink, sink_ud, err);
+        if (drains && s == RK_OK) sd = drain_parts(&set, n_parts, sink, sink_ud, err);
         meet_join(&mt, n_parts);
         if (topn && s == RK_OK) s = parts_status(in, parts, n_parts, 1, err);
         if (s == RK_OK) s = sd;
@@ -742,7 +764,7 @@ rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err)
         run_parts(parts, n_parts, topn_part);
         s = parts_status(in, parts, n_parts, 1, err);
     }
-    if (topn) s = finish_topn(in, parts, n_parts, drains, rb, n_users, s, err);
+    if (topn) s = finish_topn(in, parts, n_parts, &set, drains, rb, n_users, s, err);
     free(all);
     free(rb);
     if (s == RK_OK) s = gather_parts(in, parts, n_parts, err);
@@ -765,6 +787,7 @@ rk_status rk_job_spread(const rk_job_spread_in *in, rk_error *err)
     }
     s = rk_dist_agree(in->dist, s, err);
     for (int w = 0; w < n_parts; w++) part_free(&parts[w]);
+    rk_recset_free(&set);
     rk_gpu_sym_free(sym);
     free(scost);
     free(owner);

@@ -16,11 +16,13 @@
 #include <string.h>
 
 /* Every recommendation in the order the sink gets it: user, length, then
- * (item, score) pairs. */
+ * (item, score) pairs; each batch's position checked against the users
+ * before it (the request's positions, consecutive). */
 typedef struct flat {
     int64_t *v;
     size_t n, cap;
     int calls;
+    int64_t users, misplaced;
 } flat;
 
 static void flat_put(flat *f, int64_t x)
@@ -38,6 +40,8 @@ static rk_status flat_sink(void *ud, const rk_topn_batch *b, rk_error *err)
     (void)err;
     flat *f = ud;
     f->calls++;
+    f->misplaced += b->first != f->users;
+    f->users += b->count;
     for (int64_t x = 0; x < b->count; x++) {
         flat_put(f, b->user[x]);
         flat_put(f, b->len[x]);
@@ -226,6 +230,9 @@ static void spread_vs_one(int nu, int ni, double density, rk_metric metric, int 
     CU_ASSERT_EQUAL(f1.n, f2.n);
     CU_ASSERT(f1.n > 0);
     CU_ASSERT(f1.n == f2.n && memcmp(f1.v, f2.v, f1.n * sizeof *f1.v) == 0);
+    CU_ASSERT_EQUAL(f1.misplaced, 0);
+    CU_ASSERT_EQUAL(f2.misplaced, 0);
+    CU_ASSERT_EQUAL(f2.users, f1.users);
     /* every part is reported; their rows, users and work add up */
     CU_ASSERT_EQUAL(rep->n_parts, parts);
     int64_t r_sum = 0, u_sum = 0, rows_sum = 0, work = 0;
