@@ -307,6 +307,8 @@ rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model
     RK_FORWARD(check_fit_names(o, err));
     rk_job_opts jo = o->job;
     RK_FORWARD(rk_job_opts_check(&jo, err));
+    jo.knn.progress = jo.progress; /* recknn_options_set_progress's: the lists' stages, and the model's later */
+    jo.knn.progress_ud = jo.ud;
     recknn_model *M = calloc(1, sizeof *M);
     RK_CHECK_ALLOC(M, err);
     M->ko = jo.knn;
@@ -334,6 +336,18 @@ rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model
     }
     *out = M;
     return RK_OK;
+}
+
+void recknn_options_set_progress(recknn_options *o, recknn_progress_fn fn, void *ud)
+{
+    o->job.progress = fn;
+    o->job.ud = ud;
+}
+
+void recknn_model_set_progress(recknn_model *m, recknn_progress_fn fn, void *ud)
+{
+    m->ko.progress = fn;
+    m->ko.progress_ud = ud;
 }
 
 void recknn_model_shape(const recknn_model *m, int32_t *n_users, int32_t *n_items, int32_t *k, int64_t *entries)
@@ -436,6 +450,7 @@ rk_status recknn_recommend(recknn_model *m, const int32_t *users, int64_t n_user
     to.sink = rec_sink;
     to.sink_ud = &r;
     to.threads = m->ko.threads;
+    rk_api_progress(m, &to);
     return rk_api_topn(m, &to, err);
 }
 

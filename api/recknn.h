@@ -24,6 +24,8 @@
  *   one handle is used by one thread at a time.
  * - Arrays given are read during the call only (the data set copies what it
  *   keeps); arrays filled are the caller's, of the sizes stated.
+ * - A long call reports its progress to a callback of the caller's, which
+ *   may stop it (recknn_options_set_progress, recknn_model_set_progress).
  *
  * The guarantees in full: CONTRACT.md §13.
  *
@@ -70,6 +72,19 @@ int recknn_option_takes_value(const char *name);
  *  splits, output files, MPI), -1 for an unknown name. */
 int recknn_option_fits(const char *name);
 void recknn_options_free(recknn_options *o);
+
+/*! recknn_progress_fn : the progress of a long call's stages ("similarity"
+ *  in pairs or tiles, "top-N" and "baseline" in users): done of total
+ *  units, from the thread that made the call, a few hundred times a stage
+ *  at most.  Return 0 to go on; any other value stops the call at that
+ *  report: it returns RK_E_CANCELLED ("STAGE: stopped by the caller's
+ *  progress callback") with what it allocated freed: recknn_fit gives no
+ *  model; recknn_recommend and recknn_evaluate leave the model as it was and
+ *  their outputs partly written.  A stage's last report does not stop it. */
+typedef int (*recknn_progress_fn)(void *ud, const char *stage, double done, double total, const char *unit);
+/*! recknn_options_set_progress() : fn (NULL: none) and its ud for recknn_fit
+ *  under o; the model fitted keeps them (recknn_model_set_progress). */
+void recknn_options_set_progress(recknn_options *o, recknn_progress_fn fn, void *ud);
 
 /* ---- ratings ---------------------------------------------------------------- */
 
@@ -214,6 +229,10 @@ typedef struct recknn_metrics {
  *  than the model), RK_E_DUPLICATE, RK_E_GPU, RK_E_NOMEM. */
 rk_status recknn_evaluate(recknn_model *m, const recknn_data *test, int32_t n, int most_popular, recknn_metrics *out,
                           rk_error *err);
+
+/*! recknn_model_set_progress() : fn (NULL: none) and its ud for the
+ *  model's recknn_recommend, recknn_predict and recknn_evaluate. */
+void recknn_model_set_progress(recknn_model *m, recknn_progress_fn fn, void *ud);
 
 void recknn_model_free(recknn_model *m);
 

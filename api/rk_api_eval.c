@@ -65,6 +65,7 @@ static rk_status rank_lists(recknn_model *m, const rk_triples *t, const recknn_d
     to.sink = rk_rank_sink;
     to.sink_ud = r;
     to.threads = m->ko.threads;
+    rk_api_progress(m, &to);
     rk_status s = RK_OK;
     if (to.n > 0 && m->served > 0) s = most_popular ? rk_popular_topn(&m->m, &to, NULL, err) : rk_api_topn(m, &to, err);
     if (s == RK_OK) rk_rank_finish(r, out);

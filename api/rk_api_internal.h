@@ -62,4 +62,17 @@ rk_status rk_api_start(const rk_job_opts *jo, recknn_model *m, rk_error *err);
  * neighbours' items, on the CPU as the command does). */
 rk_status rk_api_topn(recknn_model *m, const rk_topn_opts *to, rk_error *err);
 
+/* Users a top-N batch when the caller follows the progress: a report, and a
+ * chance to stop, every RK_API_PROGRESS_BATCH users on the CPU (the engine's
+ * own batches hold up to 500,000 users; the lists are the same either way). */
+#define RK_API_PROGRESS_BATCH 1024
+
+/* The model's progress callback (recknn_model_set_progress) into a top-N request. */
+static inline void rk_api_progress(const recknn_model *m, rk_topn_opts *to)
+{
+    to->progress = m->ko.progress;
+    to->progress_ud = m->ko.progress_ud;
+    if (to->progress != NULL) to->batch = RK_API_PROGRESS_BATCH;
+}
+
 #endif /* RK_API_INTERNAL_H */

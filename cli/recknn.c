@@ -69,10 +69,10 @@ static void human(char *buf, size_t cap, double x)
 
 /* One line per stage, redrawn at most ten times a second on a terminal:
  * "recknn: parse  43%  1.2 G/2.7 G bytes  2.1 G bytes/s  0.7 s left". */
-static void on_progress(void *ud, const char *stage, double done, double total, const char *unit)
+static int on_progress(void *ud, const char *stage, double done, double total, const char *unit)
 {
     cli *c = ud;
-    if (!c->progress) return;
+    if (!c->progress) return 0;
     if (stage == NULL) stage = "";
     if (unit == NULL) unit = "";
     double t = now_s();
@@ -87,9 +87,9 @@ static void on_progress(void *ud, const char *stage, double done, double total, 
     if (frac > 1.0) frac = 1.0;
     int pct = (int)(frac * 100.0);
     if (c->tty) {
-        if (t - c->t_last < 0.1 && pct < 100) return;
+        if (t - c->t_last < 0.1 && pct < 100) return 0;
     } else if (pct / 10 == c->pct / 10) {
-        return; /* not a terminal (forced with --progress): a line per 10% */
+        return 0; /* not a terminal (forced with --progress): a line per 10% */
     }
     double el = t - c->t_stage;
     char d[32], tot[32], rate[64], left[48] = "";
@@ -113,6 +113,7 @@ static void on_progress(void *ud, const char *stage, double done, double total, 
     c->drawn = 1;
     c->t_last = t;
     c->pct = pct;
+    return 0;
 }
 
 /* ---- interruption -------------------------------------------------------------

@@ -5,6 +5,13 @@
  * `total` `unit`s ("bytes", "items", "users", "rows").  total may be 0 when
  * it is not known in advance.  The library never draws anything: the CLI
  * turns these calls into a line with a rate and the time left.
+ *
+ * The callback returns 0 to go on.  Any other value asks the call to stop:
+ * the long stages of a fit and its recommendations (the similarity rows and
+ * top-N, on the CPU or a GPU, and the most-popular baseline) check it at
+ * each report but their last and return RK_E_CANCELLED, with what they
+ * allocated freed; the other stages (the parse, the CSR build, the writing:
+ * the command's, whose callback never stops) ignore it.
  */
 #ifndef RK_PROGRESS_H
 #define RK_PROGRESS_H
@@ -13,13 +20,20 @@
 extern "C" {
 #endif
 
-typedef void (*rk_progress_fn)(void *ud, const char *stage, double done, double total, const char *unit);
+typedef int (*rk_progress_fn)(void *ud, const char *stage, double done, double total, const char *unit);
 
-/* Call p (when not NULL). */
+/* Call p (when not NULL); its answer ignored. */
 #define RK_PROGRESS(p, ud, stage, done, total, unit)                           \
     do {                                                                       \
-        if ((p) != NULL) (p)((ud), (stage), (double)(done), (double)(total), (unit)); \
+        if ((p) != NULL) (void)(p)((ud), (stage), (double)(done), (double)(total), (unit)); \
     } while (0)
+
+/* 1 when p (not NULL) asks to stop, else 0. */
+#define RK_PROGRESS_STOPS(p, ud, stage, done, total, unit) \
+    ((p) != NULL && (p)((ud), (stage), (double)(done), (double)(total), (unit)) != 0)
+
+/* The message of a stage stopped by its callback (rk_error_set's). */
+#define RK_STOPPED_MSG "%s: stopped by the caller's progress callback"
 
 #ifdef __cplusplus
 }

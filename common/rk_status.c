@@ -18,6 +18,7 @@ const char *rk_strerror(rk_status s)
     case RK_E_INTERNAL: return "internal error";
     case RK_E_MODEL: return "bad model file";
     case RK_E_DIST: return "MPI communication failed";
+    case RK_E_CANCELLED: return "stopped by the caller";
     case RK_STATUS_MAX_: break;
     }
     return "unknown status";
@@ -33,6 +34,7 @@ int rk_status_exit_code(rk_status s)
     case RK_E_DUPLICATE:
     case RK_E_MODEL: return 3;
     case RK_E_IO: return 4;
+    case RK_E_CANCELLED: return 130;
     case RK_E_NOMEM:
     case RK_E_GPU:
     case RK_E_RANGE:

@@ -30,7 +30,8 @@ typedef enum rk_status {
     RK_E_INTERNAL = 9, /* a broken invariant: a bug in recknn (exit 5) */
     RK_E_MODEL = 10,   /* a model file is truncated, corrupted, foreign or of another version (exit 3) */
     RK_E_DIST = 11,    /* MPI failed between the processes of a run (exit 5) */
-    RK_STATUS_MAX_ = 12 /* sentinel, not a status */
+    RK_E_CANCELLED = 12, /* a progress callback asked the call to stop (exit 130; the command's never does) */
+    RK_STATUS_MAX_ = 13 /* sentinel, not a status */
 } rk_status;
 
 /* Size of the message buffer in rk_error (bytes, NUL included). */
@@ -48,7 +49,8 @@ typedef struct rk_error {
 const char *rk_strerror(rk_status s);
 
 /*! rk_status_exit_code() : @return the process exit status documented for `s`
- *  in CONTRACT.md §1: 0 ok, 2 bad option, 3 bad data, 4 I/O, 5 GPU/runtime. */
+ *  in CONTRACT.md §1: 0 ok, 2 bad option, 3 bad data, 4 I/O, 5 GPU/runtime,
+ *  130 stopped (as an interrupt). */
 int rk_status_exit_code(rk_status s);
 
 /*! rk_error_set() : record `s` and a printf-style message in `err` (if not

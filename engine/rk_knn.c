@@ -528,7 +528,7 @@ static rk_status knn_run(const rk_model *m, const rk_knn_opts *o, rk_lists *list
     int32_t n_items = m->by_item.n_rows;
     int64_t done_cost = 0;
     double sel_sum = 0.0, pred_sum = 0.0;
-    int nthreads = 1;
+    int nthreads = 1, stop = 0; /* stop: the progress callback asked to stop */
     t_begin = wall_now();
 #pragma omp parallel num_threads(o->threads > 0 ? o->threads : rk_omp_max_threads()) \
     reduction(+ : sel_sum, pred_sum)
@@ -544,6 +544,10 @@ static rk_status knn_run(const rk_model *m, const rk_knn_opts *o, rk_lists *list
             int64_t since_report = 0;
 #pragma omp for schedule(dynamic, 1) nowait
             for (int32_t t = 0; t < n_run; t++) {
+                int stopped;
+#pragma omp atomic read
+                stopped = stop;
+                if (stopped) continue;
                 int32_t i = order[t];
                 /* without lists only the rows of queried items are needed */
                 if (c.lists == NULL && (c.q == NULL || c.qptr[i + 1] == c.qptr[i])) continue;
@@ -555,8 +559,11 @@ static rk_status knn_run(const rk_model *m, const rk_knn_opts *o, rk_lists *list
                     since_report += cst;
                     if (rk_omp_thread_num() == 0 && since_report > total_cost / 200) {
                         since_report = 0;
-                        o->progress(o->progress_ud, "similarity", (double)now_done, (double)total_cost,
-                                    "pairs");
+                        if (now_done < total_cost && o->progress(o->progress_ud, "similarity", (double)now_done,
+                                                                 (double)total_cost, "pairs") != 0) {
+#pragma omp atomic write
+                            stop = 1;
+                        }
                     }
                 }
             }
@@ -567,6 +574,10 @@ static rk_status knn_run(const rk_model *m, const rk_knn_opts *o, rk_lists *list
     }
     if (failed) {
         s = rk_error_set(err, RK_E_NOMEM, "out of memory for the per-thread rows (%d items)", n_items);
+        goto done;
+    }
+    if (stop) {
+        s = rk_error_set(err, RK_E_CANCELLED, RK_STOPPED_MSG, "similarity");
         goto done;
     }
     RK_PROGRESS(o->progress, o->progress_ud, "similarity", total_cost, total_cost, "pairs");

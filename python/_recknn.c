@@ -34,6 +34,73 @@ static PyObject *set_errors(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* ---- progress, and Ctrl-C -------------------------------------------------------
+ * Every long call passes the library a progress callback (recknn_progress_fn)
+ * that takes the GIL at each report, runs Python's signal handlers (Ctrl-C
+ * raises KeyboardInterrupt there) and recknn.set_progress's callable; an
+ * exception from either stops the call (RK_E_CANCELLED) and is raised when
+ * the call returns, in place of any result. */
+static PyObject *g_progress; /* recknn.set_progress's callable (NULL: none) */
+
+typedef struct call {
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc;
+#else
+    PyObject *type, *value, *tb;
+#endif
+    int raised;
+} call;
+
+static int on_progress(void *ud, const char *stage, double done, double total, const char *unit)
+{
+    call *c = ud;
+    PyGILState_STATE g = PyGILState_Ensure();
+    int stop = PyErr_CheckSignals() != 0;
+    if (!stop && g_progress != NULL) {
+        PyObject *r = PyObject_CallFunction(g_progress, "sdds", stage, done, total, unit);
+        stop = r == NULL;
+        Py_XDECREF(r);
+    }
+    if (stop && !c->raised) { /* kept for the caller's thread, which raises it */
+#if PY_VERSION_HEX >= 0x030C0000
+        c->exc = PyErr_GetRaisedException();
+#else
+        PyErr_Fetch(&c->type, &c->value, &c->tb);
+#endif
+        c->raised = 1;
+    } else if (stop) {
+        PyErr_Clear();
+    }
+    PyGILState_Release(g);
+    return stop;
+}
+
+/* With the GIL, after the call: 1 when a report raised (the exception set again: raise it). */
+static int stopped(call *c)
+{
+    if (!c->raised) return 0;
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(c->exc);
+#else
+    PyErr_Restore(c->type, c->value, c->tb);
+#endif
+    c->raised = 0;
+    return 1;
+}
+
+static PyObject *set_progress(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    if (arg != Py_None && !PyCallable_Check(arg)) return PyErr_Format(PyExc_TypeError, "a callable or None");
+    Py_XDECREF(g_progress);
+    g_progress = NULL;
+    if (arg != Py_None) {
+        Py_INCREF(arg);
+        g_progress = arg;
+    }
+    Py_RETURN_NONE;
+}
+
 /* An int32 (or float32, float64) C-contiguous view of obj: the array itself when it is one (no copy). */
 static PyArrayObject *as_array(PyObject *obj, int type)
 {
@@ -100,12 +167,15 @@ static PyObject *fit(PyObject *self, PyObject *args)
             recknn_model *m = NULL;
             const int32_t *up = PyArray_DATA(u), *ip = PyArray_DATA(i);
             const float *rp = r != NULL ? PyArray_DATA(r) : NULL;
+            call cc = {0};
+            recknn_options_set_progress(o, on_progress, &cc);
             Py_BEGIN_ALLOW_THREADS
             s = recknn_data_new(n_users, n_items, (int64_t)n, up, ip, rp, &d, &err);
             if (s == RK_OK) s = recknn_fit(o, d, &m, &err);
             recknn_data_free(d);
             Py_END_ALLOW_THREADS
-            if (s != RK_OK) raise_status(s, &err);
+            if (stopped(&cc)) recknn_model_free(m);
+            else if (s != RK_OK) raise_status(s, &err);
             else mo = wrap(m, NULL);
         }
     }
@@ -162,14 +232,20 @@ static PyObject *fit_csr(PyObject *self, PyObject *args)
             if (pp[n_users] > PyArray_SIZE(x)) {
                 PyErr_SetString(PyExc_ValueError, "indptr's last offset is beyond the indices");
             } else {
+                call cc = {0};
+                recknn_options_set_progress(o, on_progress, &cc);
                 Py_BEGIN_ALLOW_THREADS
                 s = recknn_data_from_csr(n_users, n_items, pp, xp, vp, 1, &d, &err);
                 if (s == RK_OK) s = recknn_fit(o, d, &m, &err);
                 recknn_data_free(d);
                 Py_END_ALLOW_THREADS
-                PyObject *keep = s == RK_OK ? Py_BuildValue("(OOO)", p, x, v != NULL ? (PyObject *)v : Py_None)
-                                            : NULL;
-                if (s != RK_OK) raise_status(s, &err);
+                const int raised = stopped(&cc); /* a report's exception, set again */
+                if (raised) recknn_model_free(m);
+                PyObject *keep = !raised && s == RK_OK
+                                     ? Py_BuildValue("(OOO)", p, x, v != NULL ? (PyObject *)v : Py_None)
+                                     : NULL;
+                if (raised) {
+                } else if (s != RK_OK) raise_status(s, &err);
                 else if (keep == NULL) recknn_model_free(m);
                 else mo = wrap(m, keep);
                 Py_XDECREF(keep);
@@ -203,10 +279,14 @@ static PyObject *model_recommend(Model *self, PyObject *args)
         const int32_t *up = u != NULL ? PyArray_DATA(u) : NULL;
         int32_t *ip = PyArray_DATA((PyArrayObject *)items), *cp = PyArray_DATA((PyArrayObject *)counts);
         double *sp = PyArray_DATA((PyArrayObject *)scores);
+        call cc = {0};
+        recknn_model_set_progress(self->m, on_progress, &cc);
         Py_BEGIN_ALLOW_THREADS
         s = recknn_recommend(self->m, up, (int64_t)served, n, ip, sp, cp, &err);
         Py_END_ALLOW_THREADS
-        if (s != RK_OK) raise_status(s, &err);
+        recknn_model_set_progress(self->m, NULL, NULL);
+        if (stopped(&cc)) {
+        } else if (s != RK_OK) raise_status(s, &err);
         else out = Py_BuildValue("(OOO)", items, scores, counts);
     }
     Py_XDECREF(items);
@@ -259,10 +339,14 @@ static PyObject *model_predict(Model *self, PyObject *args)
             const int32_t *up = PyArray_DATA(u), *ip = PyArray_DATA(i);
             double *pp = PyArray_DATA((PyArrayObject *)p);
             int32_t *np_ = PyArray_DATA((PyArrayObject *)used);
+            call cc = {0};
+            recknn_model_set_progress(self->m, on_progress, &cc);
             Py_BEGIN_ALLOW_THREADS
             s = recknn_predict(self->m, up, ip, (int64_t)dims[0], pp, np_, &err);
             Py_END_ALLOW_THREADS
-            if (s != RK_OK) raise_status(s, &err);
+            recknn_model_set_progress(self->m, NULL, NULL);
+            if (stopped(&cc)) {
+            } else if (s != RK_OK) raise_status(s, &err);
             else out = Py_BuildValue("(OO)", p, used);
         }
         Py_XDECREF(p);
@@ -311,12 +395,16 @@ static PyObject *model_evaluate(Model *self, PyObject *args)
         const int32_t *up = PyArray_DATA(u), *ip = PyArray_DATA(i);
         const float *rp = PyArray_DATA(r);
         const int64_t len = (int64_t)PyArray_SIZE(u);
+        call cc = {0};
+        recknn_model_set_progress(self->m, on_progress, &cc);
         Py_BEGIN_ALLOW_THREADS
         s = recknn_data_new(nu, ni, len, up, ip, rp, &d, &err);
         if (s == RK_OK) s = recknn_evaluate(self->m, d, n, popular, &mt, &err);
         recknn_data_free(d);
         Py_END_ALLOW_THREADS
-        if (s != RK_OK) raise_status(s, &err);
+        recknn_model_set_progress(self->m, NULL, NULL);
+        if (stopped(&cc)) {
+        } else if (s != RK_OK) raise_status(s, &err);
         else
             out = Py_BuildValue("{s:d,s:d,s:L,s:d,s:L,s:L,s:L,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:i,s:L,s:d}",
                                 "rmse", mt.rmse, "mae", mt.mae, "fallbacks", (long long)mt.fallbacks,
@@ -500,6 +588,7 @@ static PyMethodDef methods[] = {
     {"load", load, METH_VARARGS, "load(path, options) -> Model"},
     {"version", version, METH_NOARGS, "the library's version"},
     {"_set_errors", set_errors, METH_O, "the exception classes by status"},
+    {"set_progress", set_progress, METH_O, "set_progress(callable(stage, done, total, unit) or None)"},
     {NULL, NULL, 0, NULL},
 };
 

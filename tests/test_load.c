@@ -507,7 +507,7 @@ typedef struct prog_log {
     double last, total;
 } prog_log;
 
-static void on_progress(void *ud, const char *stage, double done, double total, const char *unit)
+static int on_progress(void *ud, const char *stage, double done, double total, const char *unit)
 {
     prog_log *p = ud;
     if (strcmp(stage, "parse") != 0 || strcmp(unit, "bytes") != 0 || done < p->last || (total > 0 && done > total))
@@ -515,6 +515,7 @@ static void on_progress(void *ud, const char *stage, double done, double total, 
     p->calls++;
     p->last = done;
     p->total = total;
+    return 0;
 }
 
 /* "parse" in bytes, never backwards, ending at the total: the buffer's

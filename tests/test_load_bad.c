@@ -155,11 +155,11 @@ typedef struct resize {
 } resize;
 
 /* The progress callback runs between blocks: change the file there. */
-static void on_block(void *ud, const char *stage, double done, double total, const char *unit)
+static int on_block(void *ud, const char *stage, double done, double total, const char *unit)
 {
     resize *r = ud;
     (void)stage, (void)done, (void)total, (void)unit;
-    if (r->calls++ != 0) return;
+    if (r->calls++ != 0) return 0;
     if (r->grow) {
         FILE *fp = fopen(r->path, "ab");
         if (fp != NULL) {
@@ -169,6 +169,7 @@ static void on_block(void *ud, const char *stage, double done, double total, con
     } else if (truncate(r->path, 300000) != 0) {
         perror("truncate");
     }
+    return 0;
 }
 
 static void test_changed_size(void)

@@ -267,7 +267,7 @@ static void test_hand(void)
 static int g_progress_calls;
 static double g_progress_last;
 
-static void progress(void *ud, const char *stage, double done, double total, const char *unit)
+static int progress(void *ud, const char *stage, double done, double total, const char *unit)
 {
     (void)ud;
     CU_ASSERT_STRING_EQUAL(stage, "baseline");
@@ -275,6 +275,7 @@ static void progress(void *ud, const char *stage, double done, double total, con
     CU_ASSERT(done <= total);
     g_progress_calls++;
     g_progress_last = done;
+    return 0;
 }
 
 static void test_errors(void)

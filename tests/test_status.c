@@ -8,7 +8,7 @@
 
 static const rk_status all_status[] = {
     RK_OK,      RK_E_ARG,   RK_E_IO,        RK_E_PARSE, RK_E_NOMEM,
-    RK_E_GPU,   RK_E_EMPTY, RK_E_DUPLICATE, RK_E_RANGE, RK_E_INTERNAL, RK_E_MODEL, RK_E_DIST,
+    RK_E_GPU,   RK_E_EMPTY, RK_E_DUPLICATE, RK_E_RANGE, RK_E_INTERNAL, RK_E_MODEL, RK_E_DIST, RK_E_CANCELLED,
 };
 #define N_STATUS ((int)(sizeof all_status / sizeof all_status[0]))
 
@@ -27,7 +27,8 @@ static void test_enum_values_fixed(void)
     CU_ASSERT_EQUAL(RK_E_INTERNAL, 9);
     CU_ASSERT_EQUAL(RK_E_MODEL, 10);
     CU_ASSERT_EQUAL(RK_E_DIST, 11);
-    CU_ASSERT_EQUAL(RK_STATUS_MAX_, 12);
+    CU_ASSERT_EQUAL(RK_E_CANCELLED, 12);
+    CU_ASSERT_EQUAL(RK_STATUS_MAX_, 13);
 }
 
 static void test_messages_distinct_nonempty(void)
@@ -68,6 +69,7 @@ static void test_exit_codes(void)
     CU_ASSERT_EQUAL(rk_status_exit_code(RK_E_INTERNAL), 5);
     CU_ASSERT_EQUAL(rk_status_exit_code(RK_E_MODEL), 3);
     CU_ASSERT_EQUAL(rk_status_exit_code(RK_E_DIST), 5);
+    CU_ASSERT_EQUAL(rk_status_exit_code(RK_E_CANCELLED), 130);
     /* no failure ever exits 0 */
     CU_ASSERT_NOT_EQUAL(rk_status_exit_code(RK_STATUS_MAX_), 0);
     CU_ASSERT_NOT_EQUAL(rk_status_exit_code((rk_status)42), 0);

@@ -51,7 +51,8 @@ class RuntimeFailure(Error, RuntimeError):
 
 # rk_status values (common/rk_status.h) to classes
 _recknn._set_errors({1: ArgumentError, 2: FileError, 3: DataError, 4: RuntimeFailure, 5: GPUError, 6: DataError,
-                     7: DataError, 8: RuntimeFailure, 9: RuntimeFailure, 10: ModelFileError, 11: RuntimeFailure})
+                     7: DataError, 8: RuntimeFailure, 9: RuntimeFailure, 10: ModelFileError, 11: RuntimeFailure,
+                     12: RuntimeFailure})
 
 _OPTIONS = {name: (takes, fits) for name, takes, fits in _recknn.options()}
 
@@ -59,6 +60,14 @@ _OPTIONS = {name: (takes, fits) for name, takes, fits in _recknn.options()}
 def version():
     """The version of librecknn."""
     return _recknn.version()
+
+
+def set_progress(fn):
+    """Follow long calls: fn(stage, done, total, unit) is called during fit, recommend, predict and
+    evaluate ("similarity" in pairs or tiles, "top-N" and "baseline" in users; a few hundred times a
+    stage at most, from the calling thread). An exception fn raises stops the call, which raises it.
+    None: no callback. Ctrl-C stops a long call with KeyboardInterrupt, with or without one."""
+    _recknn.set_progress(fn)
 
 
 def _ids(values):

@@ -215,3 +215,103 @@ def test_save_and_load(files, tmp_path):
         recknn.load(tmp_path / "none.rkm")
     with pytest.raises(recknn.ModelFileError):
         recknn.load(d / "train.csv")
+
+
+def random_ratings(n_users, n_items, per, seed):
+    rng = np.random.default_rng(seed)
+    users = np.repeat(np.arange(n_users, dtype=np.int32), per)
+    items = rng.integers(0, n_items, size=users.size).astype(np.int32)
+    ratings = rng.integers(1, 6, size=users.size).astype(np.float32)
+    return users, items, ratings
+
+
+@pytest.fixture
+def no_progress():
+    yield
+    recknn.set_progress(None)
+
+
+def test_progress_reports_and_stops(no_progress):
+    u, i, r = random_ratings(3000, 3000, 12, 5)
+    seen = []
+    recknn.set_progress(lambda stage, done, total, unit: seen.append((stage, done, total, unit)))
+    model = recknn.ItemKNN(device="cpu", threads=1).fit(u, i, r)
+    assert any(s == "similarity" and 0 < d < t for s, d, t, _ in seen)
+    assert all(d <= t for _, d, t, _ in seen if t > 0)
+    seen.clear()
+    items, _ = model.recommend(n=5)
+    assert any(s == "top-N" for s, _, _, _ in seen)
+    reference = recknn.ItemKNN(device="cpu", threads=1).fit(u, i, r).recommend(n=5)[0]
+    assert np.array_equal(items, reference)
+
+    class Enough(Exception):
+        pass
+
+    def stop_at_third(stage, done, total, unit):
+        stop_at_third.calls += 1
+        if stop_at_third.calls == 3:
+            raise Enough(stage)
+
+    stop_at_third.calls = 0
+    recknn.set_progress(stop_at_third)
+    with pytest.raises(Enough, match="similarity"):
+        recknn.ItemKNN(device="cpu", threads=1).fit(u, i, r)
+    stop_at_third.calls = 0
+    with pytest.raises(Enough, match="top-N"):
+        model.recommend(n=5)
+    recknn.set_progress(None)
+    items2, _ = model.recommend(n=5)  # the model as it was
+    assert np.array_equal(items2, reference)
+    with pytest.raises(TypeError):
+        recknn.set_progress(42)
+
+
+def test_ctrl_c_stops_a_long_call(no_progress):
+    """Ctrl-C while the library computes (the main thread inside fit, in no Python code: the
+    progress callable is print into a StringIO, both in C) raises KeyboardInterrupt from fit at its
+    next report, long before its end; the next call runs in full."""
+    import functools
+    import io
+    import threading
+    import _thread
+
+    u, i, r = random_ratings(20000, 2000, 40, 6)
+    full = io.StringIO()
+    recknn.set_progress(functools.partial(print, file=full))
+    recknn.ItemKNN(device="cpu", threads=1).fit(u, i, r)
+    n_full = full.getvalue().count("\n")
+    assert n_full > 100
+
+    out = io.StringIO()
+
+    def ctrl_c():  # once fit has reported, as a SIGINT would
+        while out.getvalue().count("\n") < 3:
+            threading.Event().wait(0.001)
+        _thread.interrupt_main()
+
+    recknn.set_progress(functools.partial(print, file=out))
+    t = threading.Thread(target=ctrl_c)
+    t.start()
+    with pytest.raises(KeyboardInterrupt):
+        recknn.ItemKNN(device="cpu", threads=1).fit(u, i, r)
+    t.join()
+    assert out.getvalue().count("\n") < n_full  # stopped mid-call, not after it
+    # without a callable: the module's own check at each report (what this cannot tell apart from an
+    # interrupt raised as fit returns, without timing it, is asserted above)
+    recknn.set_progress(None)
+    started = threading.Event()
+
+    def ctrl_c_later():
+        started.wait()
+        threading.Event().wait(0.01)
+        _thread.interrupt_main()
+
+    t = threading.Thread(target=ctrl_c_later)
+    t.start()
+    with pytest.raises(KeyboardInterrupt):
+        started.set()
+        recknn.ItemKNN(device="cpu", threads=1).fit(u, i, r)
+        t.join()  # fit ended first: the interrupt comes here
+    t.join()
+    model = recknn.ItemKNN(device="cpu", threads=1).fit(u, i, r)
+    assert model.recommend(n=3)[0].shape == (20000, 3)
