@@ -231,14 +231,32 @@ def _test_indices(index, ids, start):
     return out, start + len(new)
 
 
-def evaluate(model, test, n=10, baseline=False):
-    """The measures of the command's metrics.json ("metrics") of a fitted model against held-out
-    ratings test (a DataFrame or three sequences users, items, ratings, in the raw ids fit saw):
-    RMSE and MAE of every test pair's prediction, and precision, recall, NDCG, MAP, MRR, hit rate,
-    coverage and Gini of every user's top n (baseline=True: the most-popular baseline's lists,
-    metrics.json's "summary_baseline_popular").  Relevance is the model's "relevance" option
-    (4 by default, every test rating with implicit=True).  Returns a dict."""
+def evaluate(model, *data, n=10, metrics=None, baseline=False):
+    """evaluate(model, test) or evaluate(model, train, test): the measures of the command's
+    metrics.json ("metrics") of a model against held-out ratings test (a DataFrame or three
+    sequences users, items, ratings, in the raw ids fit saw): RMSE and MAE of every test pair's
+    prediction, and precision, recall, NDCG, MAP, MRR, hit rate, coverage and Gini of every user's
+    top n (baseline=True: the most-popular baseline's lists, metrics.json's
+    "summary_baseline_popular").  Given train too, the model is fitted on it first (model.fit;
+    a tuple is users, items, ratings).  metrics: the names of the measures wanted (None: all of
+    them).  Relevance is the model's "relevance" option (4 by default, every test rating with
+    implicit=True).  Returns a dict."""
+    if len(data) == 2:
+        train, test = data
+        if isinstance(train, tuple):
+            model.fit(*train)
+        else:
+            model.fit(train)
+    elif len(data) == 1:
+        test = data[0]
+    else:
+        raise ArgumentError("evaluate(model, test) or evaluate(model, train, test), not %d data sets" % len(data))
     m = model._fitted()
+    if metrics is not None:
+        metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+        unknown = [x for x in metrics if x not in _MEASURES]
+        if unknown:
+            raise ArgumentError("evaluate: unknown measure '%s' (one of %s)" % (unknown[0], ", ".join(_MEASURES)))
     if hasattr(test, "columns"):
         cols = list(test.columns)
         pick = [c for c in ("user", "item", "rating") if c in cols]
@@ -249,7 +267,14 @@ def evaluate(model, test, n=10, baseline=False):
     u, nu = _test_indices(model._user_index, users, len(model.user_ids))
     i, ni = _test_indices(model._item_index, items, len(model.item_ids))
     r = np.ascontiguousarray(ratings, dtype=np.float32)
-    return m.evaluate(nu, ni, u, i, r, int(n), bool(baseline))
+    got = m.evaluate(nu, ni, u, i, r, int(n), bool(baseline))
+    return got if metrics is None else {x: got[x] for x in metrics}
+
+
+# the measures evaluate returns, in metrics.json's names
+_MEASURES = ("rmse", "mae", "fallbacks", "fallback_rate", "test_pairs", "unknown_users", "unknown_items",
+             "precision", "recall", "ndcg", "map", "mrr", "hit_rate", "coverage", "gini", "n", "users",
+             "relevance")
 
 
 class UserKNN(ItemKNN):

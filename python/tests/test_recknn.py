@@ -173,6 +173,16 @@ def test_evaluate_as_metrics_json(files, tmp_path, options):
                            baseline=True)
     for key, want in mj["summary_baseline_popular"].items():
         assert g(base[key]) == g(want["mean"]), key
+    # fitted by evaluate itself, the measures asked for alone
+    tr = (train[:, 0].astype(np.int64), train[:, 1].astype(np.int64), train[:, 2])
+    te = (test[:, 0].astype(np.int64), test[:, 1].astype(np.int64), test[:, 2])
+    some = recknn.evaluate(recknn.ItemKNN(device="cpu", **options), tr, te, n=10, metrics=["precision", "ndcg"])
+    assert some == {"precision": got["precision"], "ndcg": got["ndcg"]}
+    assert set(recknn.evaluate(m, te, n=10)) == set(recknn._MEASURES)
+    with pytest.raises(recknn.ArgumentError, match="unknown measure 'auc'"):
+        recknn.evaluate(m, te, metrics=["precision", "auc"])
+    with pytest.raises(recknn.ArgumentError, match="not 3 data sets"):
+        recknn.evaluate(m, te, te, te)
 
 
 def test_user_knn_as_the_command(files, tmp_path):
