@@ -236,6 +236,58 @@ void recknn_model_set_progress(recknn_model *m, recknn_progress_fn fn, void *ud)
 
 void recknn_model_free(recknn_model *m);
 
+/* ---- the command's file job -----------------------------------------------------
+ * What the recknn command runs (it is a client of this interface alone): the
+ * options of both kinds set by name (recknn_options_set), the rating files
+ * read, the job run and its files written as the command documents. */
+
+/*! recknn_note_fn : a one-line note of the job ("the GPU engine failed ...:
+ *  running on the CPU"), from any thread of the job. */
+typedef void (*recknn_note_fn)(void *ud, const char *msg);
+/*! recknn_options_set_note() : the job's notes to fn (NULL: none) with ud.
+ *  The note and progress callbacks share one ud: the last one set. */
+void recknn_options_set_note(recknn_options *o, recknn_note_fn fn, void *ud);
+/*! recknn_options_check() : the combinations of the options set (the
+ *  command's checks, after each value's own).  @return RK_OK, RK_E_ARG. */
+rk_status recknn_options_check(recknn_options *o, rk_error *err);
+
+/*! recknn_run : this process's place in a run of several (mpirun; alone
+ *  without MPI or outside mpirun). */
+typedef struct recknn_run recknn_run;
+/*! recknn_run_init() : join the run (MPI_Init; it may read and change
+ *  *argc, *argv).  Once a process, before any thread is started by the
+ *  caller if MPI's threads should inherit its signal mask.  @return RK_OK,
+ *  RK_E_DIST, RK_E_NOMEM. */
+rk_status recknn_run_init(int *argc, char ***argv, recknn_run **out, rk_error *err);
+/*! recknn_run_rank() : this process's rank (0 alone; r NULL: 0). */
+int recknn_run_rank(const recknn_run *r);
+/*! recknn_run_finalize() : leave the run and free r (NULL is fine). */
+void recknn_run_finalize(recknn_run *r);
+
+/*! recknn_report : what a job did (its counts, measures and timings). */
+typedef struct recknn_report recknn_report;
+/*! recknn_job_run() : the command's job on the rating files inputs[n_inputs]
+ *  under o, as one process of run (NULL: alone); command_line (may be NULL)
+ *  goes into metrics.json.  Every rank of a run calls it.  *out (on RK_OK)
+ *  is freed by recknn_report_free.  @return RK_OK or any status of the
+ *  command's exit table (recknn_options_check first). */
+rk_status recknn_job_run(const recknn_options *o, recknn_run *run, const char *command_line,
+                         const char *const *inputs, int n_inputs, recknn_report **out, rk_error *err);
+/*! recknn_report_text() : the lines the command prints after a job (a
+ *  warning of skipped lines, the summary, a warning when the
+ *  recommendations are below the most-popular baseline), each ending in a
+ *  newline, into buf[cap] (truncated, NUL-terminated).  @return the length
+ *  of the whole text. */
+size_t recknn_report_text(const recknn_report *r, char *buf, size_t cap);
+void recknn_report_free(recknn_report *r);
+
+/*! recknn_job_stop_outputs() : stop every job's outputs now: their
+ *  temporary files and new folders are removed, new ones refused, a commit
+ *  whose renames have begun finishes first (for a signal's thread; the job
+ *  then fails).  recknn_job_stopping() : nonzero once it ran. */
+void recknn_job_stop_outputs(void);
+int recknn_job_stopping(void);
+
 #ifdef __cplusplus
 }
 #endif

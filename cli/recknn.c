@@ -1,12 +1,10 @@
-/* recknn — the command line: parse options into rk_job_opts (recknn_opts.c),
- * run the job, print messages.  Everything else (files included) is the
- * library's. */
+/* recknn — the command line: parse options (recknn_opts.c), run the job,
+ * print messages.  Everything else (files included) is the library's: the
+ * command is a client of its public interface (api/recknn.h) alone. */
 #include "config.h"
 
 #define _POSIX_C_SOURCE 200809L
 #include "recknn_opts.h"
-#include "rk_job.h"
-#include "rk_output.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -28,7 +26,7 @@ typedef struct cli {
     double t_last;    /* when the line was last drawn */
     int pct;
     int rank;         /* this process's rank under MPI (0 alone): notes from rank 0;
-                         set from rk_dist_rank once rk_dist_init runs in main */
+                         set from recknn_run_rank once recknn_run_init runs in main */
 } cli;
 
 static double now_s(void)
@@ -120,7 +118,7 @@ static int on_progress(void *ud, const char *stage, double done, double total, c
  *
  * SIGINT, SIGTERM and SIGHUP are blocked in every thread (OpenMP's and CUDA's
  * inherit the mask) and taken by one thread that waits for them: it removes
- * the run's temporary files and the directories it made (rk_out_unlink_pending,
+ * the run's temporary files and the directories it made (recknn_job_stop_outputs,
  * which also stops new ones), says so, and ends the process by the signal's
  * default action, so that the parent sees 128 + the signal.  Waiting in a
  * thread, rather than in a handler, lets the cleanup wait for a commit's
@@ -135,7 +133,7 @@ static void *signal_thread(void *arg)
     int sig = 0;
     while (sigwait(&stop_sigs, &sig) != 0) {
     }
-    rk_out_unlink_pending();
+    recknn_job_stop_outputs();
     static const char clear[] = "\r\033[K", msg[] = "recknn: interrupted\n";
     if (stop_tty) (void)!write(STDERR_FILENO, clear, sizeof clear - 1);
     (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
@@ -192,93 +190,53 @@ int main(int argc, char **argv)
     cli c;
     int st = recknn_opts_parse(argc, argv, &opts);
     if (st != RECKNN_OPTS_RUN) return st;
-    rk_job_opts *o = &opts.job;
+    recknn_options *o = opts.o;
     memset(&c, 0, sizeof c);
     c.pct = -1;
-    c.rank = 0; /* set from rk_dist_rank below */
+    c.rank = 0; /* set from recknn_run_rank below */
     c.quiet = opts.quiet;
     c.tty = isatty(STDERR_FILENO);
     c.progress = opts.progress == 1 || (opts.progress == -1 && c.tty && !c.quiet);
-    o->note = on_note;
-    o->progress = c.progress ? on_progress : NULL;
-    o->ud = &c;
+    recknn_options_set_note(o, on_note, &c);
+    recknn_options_set_progress(o, c.progress ? on_progress : NULL, &c);
 
     stop_tty = c.tty;
     if (catch_stop_signals() != 0 && !c.quiet)
         fputs("recknn: warning: cannot catch signals: an interrupted run may leave temporary files\n", stderr);
 
-    rk_job_report rep;
     rk_error err;
     rk_error_clear(&err);
     /* under mpirun: join the run (after the signals are blocked, so that
      * MPI's threads keep them blocked too); alone: one process */
-    rk_dist *dist = NULL;
-    rk_status s = rk_dist_init(&argc, &argv, &dist, &err);
+    recknn_run *run = NULL;
+    rk_status s = recknn_run_init(&argc, &argv, &run, &err);
     if (s != RK_OK) {
         fprintf(stderr, "recknn: error: %s\n", err.msg);
+        recknn_options_free(o);
         return rk_status_exit_code(s);
     }
-    o->dist = dist;
-    c.rank = rk_dist_rank(dist);
-    if (c.rank > 0) o->progress = NULL; /* rank 0 speaks for the run */
-    s = rk_job_run(o, &rep, &err);
+    c.rank = recknn_run_rank(run);
+    if (c.rank > 0) recknn_options_set_progress(o, NULL, &c); /* rank 0 speaks for the run */
+    recknn_report *rep = NULL;
+    s = recknn_job_run(o, run, opts.command, opts.inputs, opts.n_inputs, &rep, &err);
     /* interrupted: the signal thread is ending the process; its failures
      * (files refused after the cancel) are not errors to report */
-    while (rk_out_cancelled()) pause();
+    while (recknn_job_stopping()) pause();
     progress_clear(&c);
     /* every rank has the failure the ranks agreed on: rank 0 says it */
-    if (s != RK_OK && c.rank == 0) fprintf(stderr, "recknn: error: %s\n", err.msg[0] != '\0' ? err.msg : rk_strerror(s));
-    rk_dist_finalize(dist);
-    if (s != RK_OK) return rk_status_exit_code(s);
-    if (!c.quiet && c.rank == 0) {
-        size_t ol = strlen(o->out_dir);
-        const char *slash = ol > 0 && o->out_dir[ol - 1] == '/' ? "" : "/";
-        if (rep.skipped_lines > 0) {
-            fprintf(stderr, "recknn: warning: skipped %lld bad line%s (%s), first:",
-                    (long long)rep.skipped_lines, rep.skipped_lines == 1 ? "" : "s", rep.first_bad_reason);
-            for (int b = 0; b < rep.n_bad; b++)
-                fprintf(stderr, "%s %s:%lld", b ? "," : "", rep.bad[b].file, (long long)rep.bad[b].line);
-            fprintf(stderr, "%s\n", rep.skipped_lines > rep.n_bad ? ", ..." : "");
+    if (s != RK_OK && c.rank == 0)
+        fprintf(stderr, "recknn: error: %s\n", err.msg[0] != '\0' ? err.msg : rk_strerror(s));
+    recknn_run_finalize(run);
+    if (s == RK_OK && !c.quiet && c.rank == 0) {
+        const size_t len = recknn_report_text(rep, NULL, 0);
+        char *text = malloc(len + 1);
+        if (text != NULL) {
+            recknn_report_text(rep, text, len + 1);
+            fputs(text, stderr);
+            free(text);
         }
-        fprintf(stderr, "recknn: %lld users, %lld items, %lld ratings (%lld train, %lld test); %s k=%d on %s; ",
-                (long long)rep.users, (long long)rep.items, (long long)rep.ratings,
-                (long long)rep.train_ratings, (long long)rep.test_ratings,
-                rk_metric_name((rk_metric)rep.metric), rep.k, rep.device[0] ? rep.device : "cpu");
-        if (rep.top_n > 0)
-            fprintf(stderr, "top-%d for %lld users; ", rep.top_n, (long long)rep.topn.users);
-        if (rep.have_eval && rep.n_folds > 1) {
-            double rm = 0, ma = 0;
-            for (int f = 0; f < rep.n_folds; f++) {
-                rm += rep.fold[f].eval.rmse / rep.n_folds;
-                ma += rep.fold[f].eval.mae / rep.n_folds;
-            }
-            fprintf(stderr, "%d folds: mean RMSE %.4f MAE %.4f; ", rep.n_folds, rm, ma);
-        } else if (rep.have_eval) {
-            fprintf(stderr, "RMSE %.4f MAE %.4f; ", rep.eval.rmse, rep.eval.mae);
-        }
-        if (rep.have_approx) {
-            fprintf(stderr, "approx rbc R=%d P=%d, %.0fx less work", rep.approx.reps, rep.approx.probes,
-                    (double)rep.approx.brute_pairs / (double)(rep.approx.pair_evals > 0 ? rep.approx.pair_evals : 1));
-            if (rep.have_approx_check)
-                fprintf(stderr, ", recall@%d %.4f", rep.k, rep.approx_check.recall);
-            fputs("; ", stderr);
-        }
-        const int n_parts = rk_job_stage_parts(&rep, RK_JOB_STAGE_LISTS);
-        if (rep.ranks > 1 || n_parts > 1) {
-            const double b = rk_job_balance(&rep, RK_JOB_STAGE_LISTS, RK_JOB_BALANCE_ENGINE_S);
-            fprintf(stderr, "%d rank%s, %d part%s (slowest engine over mean %.2f); ", rep.ranks,
-                    rep.ranks == 1 ? "" : "s", n_parts, n_parts == 1 ? "" : "s", b > 0 ? b : 1.0);
-        }
-        char verdict[320];
-        const int below = rk_job_verdict(o, &rep, verdict, sizeof verdict);
-        if (rep.fold[rep.n_folds > 0 ? rep.n_folds - 1 : 0].have_rank) { /* over the folds, as the RMSE */
-            double p = 0;
-            for (int f = 0; f < rep.n_folds; f++) p += rep.fold[f].rank.precision / rep.n_folds;
-            fprintf(stderr, "%sprecision@%d %.4f; ", rep.n_folds > 1 ? "mean " : "", rep.top_n, p);
-        }
-        if (below == 0) fprintf(stderr, "%s; ", verdict);
-        fprintf(stderr, "%.2f s; wrote %s%s\n", rep.t_total, o->out_dir, slash);
-        if (below == 1) fprintf(stderr, "recknn: warning: %s\n", verdict);
     }
-    return EXIT_SUCCESS;
+    recknn_report_free(rep);
+    recknn_options_free(o);
+    return s != RK_OK ? rk_status_exit_code(s) : EXIT_SUCCESS;
 }

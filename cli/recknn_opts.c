@@ -1,12 +1,11 @@
 /* recknn_opts — the command line of recknn: usage text, getopt's table (the
- * job's options from rk_jobopt's table, then the command line's own), each
- * value set by the library (rk_jobopt_set), and the checks of combinations. */
+ * job's options from the library's table, recknn_option_name, then the
+ * command line's own), each value set by the library (recknn_options_set),
+ * and the checks of combinations (recknn_options_check). */
 #include "config.h"
 
 #define _POSIX_C_SOURCE 200809L
 #include "recknn_opts.h"
-#include "rk_job.h"
-#include "rk_jobopt.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -214,7 +213,7 @@ static const char usage_text[] =
     "unreadable or unwritable, 5 GPU or runtime failure; interrupted by SIGINT,\n"
     "SIGTERM or SIGHUP: 128 + the signal (130, 143, 129), temporary files removed.\n";
 
-/* The command line's own options (the job's are rk_jobopt's table, val 256 + row). */
+/* The command line's own options (the job's are the library's table, val 256 + row). */
 enum { OPT_TABLE = 256, OPT_PROGRESS = 1000, OPT_NO_PROGRESS, OPT_QUIET, OPT_HELP, OPT_VERSION };
 
 static const struct option cli_opts[] = {
@@ -227,12 +226,13 @@ static const struct option cli_opts[] = {
 #define N_CLI (sizeof cli_opts / sizeof cli_opts[0])
 #define MAX_OPTS 128
 
-/* getopt's table: the job's options (rk_jobopt's rows), then the command line's, then the end. */
+/* getopt's table: the job's options (the library's rows), then the command line's, then the end. */
 static void build_long_opts(struct option *l)
 {
     size_t n = 0;
-    for (const rk_jobopt *r; n + N_CLI + 1 < MAX_OPTS && (r = rk_jobopt_at(n)) != NULL; n++)
-        l[n] = (struct option){r->name, r->has_value ? required_argument : no_argument, NULL, OPT_TABLE + (int)n};
+    for (const char *name; n + N_CLI + 1 < MAX_OPTS && (name = recknn_option_name(n)) != NULL; n++)
+        l[n] = (struct option){name, recknn_option_takes_value(name) == 1 ? required_argument : no_argument, NULL,
+                               OPT_TABLE + (int)n};
     for (size_t c = 0; c < N_CLI; c++) l[n++] = cli_opts[c];
     l[n] = (struct option){NULL, 0, NULL, 0};
 }
@@ -290,22 +290,25 @@ static void print_version(void)
 
 int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
 {
-    rk_job_opts *o = &out->job;
-    rk_job_opts_default(o);
+    rk_error e;
+    rk_error_clear(&e);
     out->quiet = 0;
     out->progress = -1;
+    if (recknn_options_new(&out->o, &e) != RK_OK) {
+        fprintf(stderr, "recknn: error: %s\n", e.msg);
+        return EXIT_RUNTIME;
+    }
+    recknn_options *o = out->o;
 
     struct option long_opts[MAX_OPTS];
     build_long_opts(long_opts);
     opterr = 0;
     int ch;
-    rk_error e;
-    rk_error_clear(&e);
     while ((ch = getopt_long(argc, argv, ":k:qhV", long_opts, NULL)) != -1) {
         const char *a = optarg;
         if (ch == 'k' || (ch >= OPT_TABLE && ch < OPT_PROGRESS)) { /* the job's: the library sets it */
             const char *name = ch == 'k' ? "k" : long_opts[ch - OPT_TABLE].name;
-            if (rk_jobopt_set(o, name, a, &e) != RK_OK) usage_error("%s", e.msg);
+            if (recknn_options_set(o, name, a, &e) != RK_OK) usage_error("%s", e.msg);
             continue;
         }
         switch (ch) {
@@ -334,15 +337,14 @@ int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
     if (optind >= argc) usage_error("no RATINGS file given");
     for (int i = optind; i < argc; i++)
         if (argv[i][0] == '\0') usage_error("empty RATINGS file name");
-    if (rk_job_opts_check(o, &e) != RK_OK) usage_error("%s", e.msg); /* the combinations: the library's one check */
+    if (recknn_options_check(o, &e) != RK_OK) usage_error("%s", e.msg); /* the combinations: the library's one check */
 
     char *command = out->command;
     size_t cl = 0;
     command[0] = '\0';
     for (int i = 0; i < argc && cl + 1 < sizeof out->command; i++)
         cl += (size_t)snprintf(command + cl, sizeof out->command - cl, "%s%s", i ? " " : "", argv[i]);
-    o->command_line = command;
-    o->inputs = (const char *const *)(argv + optind);
-    o->n_inputs = argc - optind;
+    out->inputs = (const char *const *)(argv + optind);
+    out->n_inputs = argc - optind;
     return RECKNN_OPTS_RUN;
 }

@@ -3,7 +3,9 @@
 #   common etl engine gpu io eval job api cli
 # and a file includes only headers of its own folder or of a folder before
 # it; a header named *_internal.h is included only from its own folder.
-# tools/ (recknn-synth) includes only its own headers.  Every quoted include
+# tools/ (recknn-synth) includes only its own headers; cli/ (the command)
+# only its own and the public interface, api/recknn.h (with its
+# common/rk_status.h): a client of the library.  Every quoted include
 # of every source must resolve to exactly one header of the tree.
 set -eu
 . "${top_srcdir:-.}/tests/setup.sh"
@@ -33,6 +35,8 @@ for dir in $LAYERS tools; do
             t=$(rank "$where")
             if [ "$dir" = tools ] && [ "$where" != tools ]; then
                 echo "layers: $f (tools/) includes $where/$inc" >&2; bad=$((bad + 1))
+            elif [ "$dir" = cli ] && [ "$where" != cli ] && [ "$inc" != recknn.h ] && [ "$inc" != rk_status.h ]; then
+                echo "layers: $f (cli/) includes $where/$inc, not the public interface" >&2; bad=$((bad + 1))
             elif [ "$t" -gt "$r" ]; then
                 echo "layers: $f includes $where/$inc, a layer above its own" >&2; bad=$((bad + 1))
             fi
@@ -46,4 +50,4 @@ for dir in $LAYERS tools; do
     done
 done
 [ "$bad" -eq 0 ] || fail "$bad includes break the layering"
-echo "layers: every include of $LAYERS tools is at or below its folder"
+echo "layers: every include of $LAYERS tools is at or below its folder; cli/ includes recknn.h alone"

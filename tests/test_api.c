@@ -77,12 +77,27 @@ static const char *split_opt(const char *opt, char *name, size_t cap)
     return eq != NULL ? eq + 1 : NULL;
 }
 
-/* The job on the files with the options name=value ("name" alone: a switch). */
+static void expect(rk_status got, rk_status want, const rk_error *err, const char *text)
+{
+    CU_ASSERT_EQUAL(got, want);
+    if (strstr(err->msg, text) == NULL) fprintf(stderr, "'%s' lacks '%s'\n", err->msg, text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->msg, text));
+}
+
+static void count_note(void *ud, const char *msg)
+{
+    (void)msg;
+    ++*(int *)ud;
+}
+
+/* The job on the files with the options name=value ("name" alone: a switch),
+ * through the public interface as the command runs it (recknn_job_run); its
+ * report's text as the command prints it. */
 static void run_job(const char *const *opts, int n_opts, const char *out)
 {
-    rk_job_opts o;
-    rk_job_opts_default(&o);
+    recknn_options *o;
     rk_error err;
+    CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
     char in[128], test[128];
     snprintf(in, sizeof in, "%s/r.csv", g_dir);
     snprintf(test, sizeof test, "%s/t.csv", g_dir);
@@ -90,18 +105,45 @@ static void run_job(const char *const *opts, int n_opts, const char *out)
     for (int x = 0; x < n_opts; x++) {
         char name[64];
         const char *value = split_opt(opts[x], name, sizeof name);
-        CU_ASSERT_FATAL(rk_jobopt_set(&o, name, value, &err) == RK_OK);
+        CU_ASSERT_FATAL(recknn_options_set(o, name, value, &err) == RK_OK);
     }
-    o.inputs = inputs;
-    o.n_inputs = 1;
-    o.test_path = test;
-    o.out_dir = out;
-    o.top_n = 6;
-    o.device = RK_DEVICE_CPU;
-    rk_job_report rep;
-    const rk_status s = rk_job_run(&o, &rep, &err);
-    if (s != RK_OK) fprintf(stderr, "rk_job_run: %s\n", err.msg);
+    CU_ASSERT_FATAL(recknn_options_set(o, "test", test, &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_options_set(o, "out", out, &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_options_set(o, "top-n", "6", &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_options_set(o, "device", "cpu", &err) == RK_OK);
+    int notes = 0;
+    recknn_options_set_note(o, count_note, &notes);
+    CU_ASSERT_FATAL(recknn_options_check(o, &err) == RK_OK);
+    recknn_report *rep = NULL;
+    const rk_status s = recknn_job_run(o, NULL, "test_api", inputs, 1, &rep, &err);
+    if (s != RK_OK) fprintf(stderr, "recknn_job_run: %s\n", err.msg);
     CU_ASSERT_FATAL(s == RK_OK);
+    /* the command's lines: the summary, ending with where the files went */
+    const size_t len = recknn_report_text(rep, NULL, 0);
+    char *text = malloc(len + 1), small[12];
+    CU_ASSERT_FATAL(text != NULL);
+    CU_ASSERT_EQUAL(recknn_report_text(rep, text, len + 1), len);
+    CU_ASSERT_EQUAL(strlen(text), len);
+    CU_ASSERT(strncmp(text, "recknn: ", 8) == 0 && len > 0 && text[len - 1] == '\n');
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "RMSE "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, out));
+    CU_ASSERT_EQUAL(recknn_report_text(rep, small, sizeof small), len); /* cut short, terminated */
+    CU_ASSERT_EQUAL(strlen(small), sizeof small - 1);
+    free(text);
+    recknn_report_free(rep);
+    CU_ASSERT(notes >= 0);
+    /* a combination the command refuses, and a run of no file */
+    CU_ASSERT_FATAL(recknn_options_set(o, "holdout", "0.2", &err) == RK_OK);
+    expect(recknn_options_check(o, &err), RK_E_ARG, &err, "--test and --holdout cannot be used together");
+    recknn_options_free(o);
+    CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
+    const char *none[1] = {"/nonexistent/ratings.csv"};
+    rep = (recknn_report *)&notes; /* set to NULL by a failing run */
+    expect(recknn_job_run(o, NULL, NULL, none, 1, &rep, &err), RK_E_IO, &err, "/nonexistent/ratings.csv");
+    CU_ASSERT_PTR_NULL(rep);
+    CU_ASSERT_EQUAL(recknn_run_rank(NULL), 0);
+    recknn_run_finalize(NULL);
+    recknn_options_free(o);
 }
 
 static recknn_model *fit(const char *const *opts, int n_opts)
@@ -278,12 +320,6 @@ static void test_against_job(void)
     against_job(hu, 4, "h", 1);
 }
 
-static void expect(rk_status got, rk_status want, const rk_error *err, const char *text)
-{
-    CU_ASSERT_EQUAL(got, want);
-    if (strstr(err->msg, text) == NULL) fprintf(stderr, "'%s' lacks '%s'\n", err->msg, text);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err->msg, text));
-}
 
 /* A model saved with its raw ids (index + 1): the command's --model run on the
  * training file recommends what the model does, and the model loaded back
