@@ -64,16 +64,16 @@ int recknn_option_takes_value(const char *name)
 }
 
 /* What recknn_fit takes: the model's options (data set, lists, ranking
- * model, devices); the rest belongs to the command's file job, or is not in
- * the library yet (user mode, the ball cover, --tune, several GPUs). */
+ * model, the ball cover, devices); the rest belongs to the command's file
+ * job, or is not in the library yet (--approx-check, --tune, several GPUs). */
 static const char *const fit_names[] = {
     "duplicates", "rating-scale", "metric", "k", "min-support", "shrinkage", "negative", "predict", "min-k",
     "implicit", "rank", "rank-k", "alpha", "beta", "weighting", "bm25", "rank-values", "rank-shrink",
     "locality", "normalize", "device", "gpu-memory", "threads", "gpu-topn", "gpu-query", "gpu-sims", "seed",
     "relevance", /* recknn_evaluate's */
-    "by",
+    "by", "approx", "reps", "probes",
 };
-static const char *const later_names[] = {"approx", "reps", "probes", "approx-check", "tune", "tune-metric",
+static const char *const later_names[] = {"approx-check", "tune", "tune-metric",
                                           "tune-fraction", "tune-grid", "tune-rounds", "tune-users", "gpus"};
 
 static int in_list(const char *const *list, size_t n, const char *name)
@@ -269,6 +269,20 @@ static rk_status build_model(const rk_job_opts *jo, const recknn_data *d, recknn
 
 /* The ranking model's lists, shaped, as the command's ranking stage makes
  * them before its top-N (job/rk_job_rank.c). */
+/* The lists by the random ball cover (the command's --approx rbc, job/rk_job_approx.c). */
+static rk_status approx_lists(const rk_job_opts *jo, recknn_model *M, rk_error *err)
+{
+    rk_rbc_opts r;
+    rk_rbc_opts_default(&r);
+    r.reps = jo->approx_reps;
+    r.probes = jo->approx_probes;
+    r.seed = jo->seed;
+    r.threads = M->ko.threads;
+    rk_rbc_stats as;
+    int on_gpu = 0;
+    return rk_backend_rbc(&M->seam, rk_api_engine_model(M), &M->ko, &r, &M->lists, &as, &on_gpu, err);
+}
+
 static rk_status rank_lists(const rk_job_opts *jo, recknn_model *M, rk_error *err)
 {
     rk_rankw_model tm;
@@ -294,7 +308,7 @@ rk_status rk_api_start(const rk_job_opts *jo, recknn_model *M, rk_error *err)
     bo.gpu.topn_route = jo->gpu_topn;
     bo.gpu.query_route = jo->gpu_query;
     bo.gpu.sims_route = jo->gpu_sims;
-    bo.exact = 1;
+    bo.exact = jo->approx == RK_APPROX_NONE;
     for (int32_t u = 0; u < M->m.by_user.n_rows; u++) M->served += M->m.by_user.ptr[u + 1] > M->m.by_user.ptr[u];
     RK_FORWARD(rk_backend_start(&M->seam, &bo, &M->ko, err));
     M->seam_started = 1;
@@ -326,10 +340,12 @@ rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model
     if (s == RK_OK && M->by_user) s = rk_byuser_view(&M->m, &M->uview, err);
     if (s == RK_OK) s = rk_lists_alloc(&M->lists, rows, M->ko.k, err);
     rk_knn_stats st;
-    if (s == RK_OK)
+    M->approx = jo.approx != RK_APPROX_NONE;
+    if (s == RK_OK && M->approx) s = approx_lists(&jo, M, err);
+    else if (s == RK_OK)
         s = rk_backend_lists(&M->seam, rk_api_engine_model(M), &M->ko, &M->lists, &st, "the GPU engine", err);
-    /* the ranking model is item mode's (job/rk_job.c: rank_model_on) */
-    if (s == RK_OK && rk_rankw_on(&jo.rank) && !M->by_user) s = rank_lists(&jo, M, err);
+    /* the ranking model is item mode's with exact lists (job/rk_job.c: rank_model_on) */
+    if (s == RK_OK && rk_rankw_on(&jo.rank) && !M->by_user && !M->approx) s = rank_lists(&jo, M, err);
     if (s != RK_OK) {
         recknn_model_free(M);
         return s;
@@ -523,6 +539,9 @@ rk_status recknn_predict(recknn_model *m, const int32_t *users, const int32_t *i
                          int32_t *used_out, rk_error *err)
 {
     const int32_t nu = m->m.by_user.n_rows, ni = m->m.by_item.n_rows;
+    if (m->approx)
+        return rk_error_set(err, RK_E_ARG, "recknn_predict: a model of the ball cover's lists (approx rbc) makes "
+                            "no predictions (the command's --approx refuses them too)");
     for (int64_t t = 0; t < n; t++)
         if (users[t] < 0 || users[t] >= nu || items[t] < 0 || items[t] >= ni)
             return rk_error_set(err, RK_E_ARG, "recknn_predict: pair %lld (user %d, item %d) is outside the %d "

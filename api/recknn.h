@@ -172,7 +172,9 @@ void recknn_neighbors_csr(const recknn_model *m, int64_t *indptr, int32_t *indic
  *  items[t]) as the command's predictions.csv (the "predict" mode, min-k;
  *  a pair of an unknown user or item gets the mode's fallback): out[t], and
  *  used_out[t] (may be NULL) the neighbours that made it.  @return RK_OK,
- *  RK_E_ARG (an index out of range), RK_E_GPU, RK_E_NOMEM. */
+ *  RK_E_ARG (an index out of range; a model of the ball cover's lists,
+ *  option "approx", which recknn_evaluate and recknn_model_save refuse
+ *  too), RK_E_GPU, RK_E_NOMEM. */
 rk_status recknn_predict(recknn_model *m, const int32_t *users, const int32_t *items, int64_t n, double *out,
                          int32_t *used_out, rk_error *err);
 

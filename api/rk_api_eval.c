@@ -78,6 +78,9 @@ rk_status recknn_evaluate(recknn_model *m, const recknn_data *test, int32_t n, i
 {
     memset(out, 0, sizeof *out);
     if (n < 1) return rk_error_set(err, RK_E_ARG, "recknn_evaluate: n must be at least 1, got %d", n);
+    if (m->approx)
+        return rk_error_set(err, RK_E_ARG, "recknn_evaluate: a model of the ball cover's lists (approx rbc) makes no "
+                            "predictions to measure (the command's --approx refuses --test and --holdout too)");
     const int32_t nu = m->m.by_user.n_rows, ni = m->m.by_item.n_rows;
     if (test->n_users < nu || test->n_items < ni)
         return rk_error_set(err, RK_E_ARG, "recknn_evaluate: the test set counts %d users and %d items, the model "

@@ -31,6 +31,7 @@ struct recknn_model {
     rk_lists lists;        /* the metric's: one a row (item, or user in user mode) */
     rk_lists rl;           /* the ranking model's (rk_rankw_on), top-N's lists */
     int ranked;
+    int approx;            /* the lists by the ball cover ("approx" rbc): lists and recommendations only */
     rk_backend_seam seam;
     int seam_started;
     int64_t served;        /* users with a rating */

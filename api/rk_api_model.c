@@ -49,6 +49,9 @@ rk_status recknn_model_save(const recknn_model *m, const char *path, const char 
     if (m->by_user)
         return rk_error_set(err, RK_E_ARG, "recknn_model_save: a user-based model is not saved (the command's "
                             "--save-model refuses --by user too)");
+    if (m->approx)
+        return rk_error_set(err, RK_E_ARG, "recknn_model_save: a model of the ball cover's lists (approx rbc) is not "
+                            "saved (the command's --save-model refuses --approx too)");
     rk_idmap *users = NULL, *items = NULL;
     rk_status s = RK_OK;
     /* a loaded model keeps its file's ids unless others are given */

@@ -84,6 +84,9 @@ static void expect(rk_status got, rk_status want, const rk_error *err, const cha
     CU_ASSERT_PTR_NOT_NULL(strstr(err->msg, text));
 }
 
+/* run_job's --test (0: none, for the ball cover, which makes no predictions) */
+static int g_with_test = 1;
+
 static void count_note(void *ud, const char *msg)
 {
     (void)msg;
@@ -107,7 +110,7 @@ static void run_job(const char *const *opts, int n_opts, const char *out)
         const char *value = split_opt(opts[x], name, sizeof name);
         CU_ASSERT_FATAL(recknn_options_set(o, name, value, &err) == RK_OK);
     }
-    CU_ASSERT_FATAL(recknn_options_set(o, "test", test, &err) == RK_OK);
+    if (g_with_test) CU_ASSERT_FATAL(recknn_options_set(o, "test", test, &err) == RK_OK);
     CU_ASSERT_FATAL(recknn_options_set(o, "out", out, &err) == RK_OK);
     CU_ASSERT_FATAL(recknn_options_set(o, "top-n", "6", &err) == RK_OK);
     CU_ASSERT_FATAL(recknn_options_set(o, "device", "cpu", &err) == RK_OK);
@@ -125,7 +128,7 @@ static void run_job(const char *const *opts, int n_opts, const char *out)
     CU_ASSERT_EQUAL(recknn_report_text(rep, text, len + 1), len);
     CU_ASSERT_EQUAL(strlen(text), len);
     CU_ASSERT(strncmp(text, "recknn: ", 8) == 0 && len > 0 && text[len - 1] == '\n');
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "RMSE "));
+    CU_ASSERT_EQUAL(strstr(text, "RMSE ") != NULL, g_with_test);
     CU_ASSERT_PTR_NOT_NULL(strstr(text, out));
     CU_ASSERT_EQUAL(recknn_report_text(rep, small, sizeof small), len); /* cut short, terminated */
     CU_ASSERT_EQUAL(strlen(small), sizeof small - 1);
@@ -134,7 +137,7 @@ static void run_job(const char *const *opts, int n_opts, const char *out)
     CU_ASSERT(notes >= 0);
     /* a combination the command refuses, and a run of no file */
     CU_ASSERT_FATAL(recknn_options_set(o, "holdout", "0.2", &err) == RK_OK);
-    expect(recknn_options_check(o, &err), RK_E_ARG, &err, "--test and --holdout cannot be used together");
+    expect(recknn_options_check(o, &err), RK_E_ARG, &err, g_with_test ? "--test and --holdout" : "--approx");
     recknn_options_free(o);
     CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
     const char *none[1] = {"/nonexistent/ratings.csv"};
@@ -297,6 +300,54 @@ static void against_job(const char *const *opts, int n_opts, const char *tag, in
     same_neighbours(m, out, by_user ? NU : NI);
     same_predictions(m, out);
     recknn_model_free(m);
+}
+
+/* The ball cover's lists (approx rbc): the job's neighbours and
+ * recommendations (top-N from the metric's lists, as the command's), no
+ * predictions, no evaluation, no saved model. */
+static void test_approx(void)
+{
+    static const char *const a[] = {"metric=cosine-full", "k=10", "approx=rbc", "reps=9", "probes=3", "seed=5"};
+    static const char *const b[] = {"metric=jaccard", "k=12", "approx=rbc", "rank=lists"};
+    const char *const *sets[] = {a, b};
+    const int counts[] = {6, 4};
+    g_with_test = 0;
+    for (int x = 0; x < 2; x++) {
+        char out[128];
+        snprintf(out, sizeof out, "%s/approx%d", g_dir, x);
+        run_job(sets[x], counts[x], out);
+        recknn_model *m = fit(sets[x], counts[x]);
+        same_recommendations(m, out);
+        same_neighbours(m, out, NI);
+        int32_t u = 0, i = 1, used;
+        double p;
+        rk_error err;
+        expect(recknn_predict(m, &u, &i, 1, &p, &used, &err), RK_E_ARG, &err, "no predictions");
+        recknn_data *test;
+        const float r = 4.0f;
+        CU_ASSERT_FATAL(recknn_data_new(NU, NI, 1, &u, &i, &r, &test, &err) == RK_OK);
+        recknn_metrics mt;
+        expect(recknn_evaluate(m, test, 5, 0, &mt, &err), RK_E_ARG, &err, "approx rbc");
+        char path[160];
+        snprintf(path, sizeof path, "%s/approx.rkm", g_dir);
+        expect(recknn_model_save(m, path, NULL, NULL, &err), RK_E_ARG, &err, "--approx");
+        recknn_data_free(test);
+        recknn_model_free(m);
+    }
+    g_with_test = 1;
+    /* the checks of the command: the ball cover wants a full-vector metric's neighbours */
+    recknn_options *o;
+    rk_error err;
+    CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_options_set(o, "reps", "4", &err) == RK_OK);
+    recknn_data *d;
+    CU_ASSERT_FATAL(recknn_data_new(NU, NI, g_n, g_u, g_i, g_r, &d, &err) == RK_OK);
+    recknn_model *m;
+    expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--reps, --probes and --approx-check need --approx rbc");
+    CU_ASSERT_FATAL(recknn_options_set(o, "approx", "rbc", &err) == RK_OK);
+    expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--approx rbc needs a full-vector metric");
+    recknn_data_free(d);
+    recknn_options_free(o);
 }
 
 static void test_against_job(void)
@@ -620,8 +671,8 @@ static void test_refusals(void)
     expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--holdout is an option of the recknn command's file job");
     recknn_options_free(o);
     CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
-    CU_ASSERT_FATAL(recknn_options_set(o, "approx", "rbc", &err) == RK_OK);
-    expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--approx is not in the library yet");
+    CU_ASSERT_FATAL(recknn_options_set(o, "tune", NULL, &err) == RK_OK);
+    expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--tune is not in the library yet");
     recknn_options_free(o);
     CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
     CU_ASSERT_FATAL(recknn_options_set(o, "implicit", NULL, &err) == RK_OK);
@@ -669,6 +720,7 @@ int main(void)
         {"saved and loaded", test_saved},
         {"a CSR matrix read in place", test_csr},
         {"refusals", test_refusals},
+        {"the ball cover's lists (approx rbc) as the job's", test_approx},
         {"a progress callback that stops a fit, a recommendation, an evaluation", test_progress},
         {NULL, NULL},
     };

@@ -325,3 +325,18 @@ def test_ctrl_c_stops_a_long_call(no_progress):
     t.join()
     model = recknn.ItemKNN(device="cpu", threads=1).fit(u, i, r)
     assert model.recommend(n=3)[0].shape == (20000, 3)
+
+
+def test_ball_cover_lists(files, tmp_path):
+    """approx="rbc": the command's --approx neighbour lists and recommendations; no predictions."""
+    d, train, test = files
+    options = {"metric": "cosine-full", "k": 10, "approx": "rbc", "reps": 9, "probes": 3}
+    out = tmp_path / "approx"
+    subprocess.run([RECKNN, str(d / "train.csv"), "--device", "cpu", "--quiet", "--top-n", "10", "--out", str(out)]
+                   + [x for k, v in options.items() for x in ("--" + k, str(v))], check=True)
+    m = recknn.ItemKNN(device="cpu", **options).fit(train[:, 0].astype(np.int64), train[:, 1].astype(np.int64),
+                                                     train[:, 2])
+    items, scores = m.recommend(n=10)
+    assert rec_lines(m, items, scores) == lines(out / "recommendations.csv")
+    with pytest.raises(recknn.ArgumentError, match="no predictions"):
+        m.predict([train[0, 0]], [train[0, 1]])
