@@ -5,6 +5,7 @@
 
 #define _POSIX_C_SOURCE 200809L
 #include "rk_api_internal.h"
+#include "rk_tune.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -64,17 +65,19 @@ int recknn_option_takes_value(const char *name)
 }
 
 /* What recknn_fit takes: the model's options (data set, lists, ranking
- * model, the ball cover, devices); the rest belongs to the command's file
- * job, or is not in the library yet (--approx-check, --tune, several GPUs). */
+ * model and its search, the ball cover, devices); the rest belongs to the
+ * command's file job, or is not in the library yet (--approx-check, several
+ * GPUs). */
 static const char *const fit_names[] = {
     "duplicates", "rating-scale", "metric", "k", "min-support", "shrinkage", "negative", "predict", "min-k",
     "implicit", "rank", "rank-k", "alpha", "beta", "weighting", "bm25", "rank-values", "rank-shrink",
     "locality", "normalize", "device", "gpu-memory", "threads", "gpu-topn", "gpu-query", "gpu-sims", "seed",
     "relevance", /* recknn_evaluate's */
     "by", "approx", "reps", "probes",
+    "tune", "tune-metric", "tune-fraction", "tune-grid", "tune-rounds", "tune-users",
+    "top-n", /* the list length the search measures */
 };
-static const char *const later_names[] = {"approx-check", "tune", "tune-metric",
-                                          "tune-fraction", "tune-grid", "tune-rounds", "tune-users", "gpus"};
+static const char *const later_names[] = {"approx-check", "gpus"};
 
 static int in_list(const char *const *list, size_t n, const char *name)
 {
@@ -283,6 +286,32 @@ static rk_status approx_lists(const rk_job_opts *jo, recknn_model *M, rk_error *
     return rk_backend_rbc(&M->seam, rk_api_engine_model(M), &M->ko, &r, &M->lists, &as, &on_gpu, err);
 }
 
+/* "tune": the command's search over the ranking model on a validation split
+ * of the data (job/rk_job.c: tune_fold); the best configuration becomes
+ * jo's and the model's. */
+static rk_status tune_rank(rk_job_opts *jo, recknn_model *M, rk_error *err)
+{
+    rk_tune_opts to;
+    memset(&to, 0, sizeof to);
+    to.metric = jo->tune_metric;
+    to.n = jo->top_n < M->m.by_item.n_rows ? jo->top_n : M->m.by_item.n_rows;
+    to.relevance = jo->relevance;
+    to.fraction = jo->tune_fraction;
+    to.seed = jo->seed ^ 0x74756e65ULL; /* "tune": a draw of its own, as the command's */
+    to.grid = jo->tune_grid;
+    to.rounds = jo->tune_rounds;
+    to.max_users = jo->tune_users;
+    to.threads = jo->knn.threads;
+    to.progress = jo->progress;
+    to.progress_ud = jo->ud;
+    rk_tune_result r;
+    memset(&r, 0, sizeof r);
+    const rk_status s = rk_tune_run(&M->m, &to, &jo->knn, &M->seam, &r, err);
+    if (s == RK_OK) jo->rank = M->rank = r.rows[r.best].cfg;
+    rk_tune_free(&r);
+    return s;
+}
+
 static rk_status rank_lists(const rk_job_opts *jo, recknn_model *M, rk_error *err)
 {
     rk_rankw_model tm;
@@ -344,7 +373,9 @@ rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model
     if (s == RK_OK && M->approx) s = approx_lists(&jo, M, err);
     else if (s == RK_OK)
         s = rk_backend_lists(&M->seam, rk_api_engine_model(M), &M->ko, &M->lists, &st, "the GPU engine", err);
-    /* the ranking model is item mode's with exact lists (job/rk_job.c: rank_model_on) */
+    /* the ranking model is item mode's with exact lists (job/rk_job.c: rank_model_on), its
+     * configuration searched first under "tune" */
+    if (s == RK_OK && jo.tune) s = tune_rank(&jo, M, err);
     if (s == RK_OK && rk_rankw_on(&jo.rank) && !M->by_user && !M->approx) s = rank_lists(&jo, M, err);
     if (s != RK_OK) {
         recknn_model_free(M);

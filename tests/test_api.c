@@ -369,6 +369,9 @@ static void test_against_job(void)
     against_job(f, 2, "f", 0);
     against_job(gu, 3, "g", 1);
     against_job(hu, 4, "h", 1);
+    /* the ranking model searched first (the command's --tune, measuring its top-6) */
+    static const char *const t[] = {"tune", "tune-grid=small", "top-n=6", "tune-rounds=2"};
+    against_job(t, 4, "t", 0);
 }
 
 
@@ -671,8 +674,8 @@ static void test_refusals(void)
     expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--holdout is an option of the recknn command's file job");
     recknn_options_free(o);
     CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
-    CU_ASSERT_FATAL(recknn_options_set(o, "tune", NULL, &err) == RK_OK);
-    expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--tune is not in the library yet");
+    CU_ASSERT_FATAL(recknn_options_set(o, "gpus", "all", &err) == RK_OK);
+    expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--gpus is not in the library yet");
     recknn_options_free(o);
     CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
     CU_ASSERT_FATAL(recknn_options_set(o, "implicit", NULL, &err) == RK_OK);
