@@ -288,6 +288,14 @@ static void print_version(void)
 
 /* ---- argv ---------------------------------------------------------------------------- */
 
+/* After --help or --version: the options freed, stdout's status as the exit status. */
+static int done_early(recknn_opts *out)
+{
+    recknn_options_free(out->o);
+    out->o = NULL;
+    return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_IO;
+}
+
 int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
 {
     rk_error e;
@@ -319,11 +327,11 @@ int recknn_opts_parse(int argc, char **argv, recknn_opts *out)
         case 'h':
         case OPT_HELP:
             fputs(usage_text, stdout);
-            return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_IO;
+            return done_early(out);
         case 'V':
         case OPT_VERSION:
             print_version();
-            return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_OK : EXIT_IO;
+            return done_early(out);
         case ':':
             if (optopt > 0 && optopt < 256) usage_error("option '-%c' needs a value", optopt);
             usage_error("option '--%s' needs a value", long_name(long_opts, optopt));
