@@ -8,6 +8,11 @@
 [ -x "$RECKNN" ] || fail "$RECKNN is not built"
 so=$(ls "$top_builddir"/python/recknn/_recknn*.so 2>/dev/null | head -1)
 [ -n "$so" ] || { echo "SKIP: no Python module was built (configure found no Python 3 headers or NumPy)"; exit 77; }
+# the module exports its init function alone (python/_recknn.map): librecknn's names stay inside
+if command -v nm >/dev/null 2>&1; then
+    other=$(nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRV]$/ {print $3}' | grep -v '^PyInit__recknn$' | head -5)
+    [ -z "$other" ] || fail "the Python module exports more than PyInit__recknn: $other"
+fi
 py=${PYTHON:-python3}
 "$py" -c "import pytest" 2>/dev/null || { echo "SKIP: $py has no pytest (Debian: python3-pytest)"; exit 77; }
 abs() { (cd "$(dirname "$1")" && echo "$(pwd)/$(basename "$1")"); }
