@@ -5,7 +5,6 @@
 
 #define _POSIX_C_SOURCE 200809L
 #include "rk_api_internal.h"
-#include "rk_tune.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -292,18 +291,7 @@ static rk_status approx_lists(const rk_job_opts *jo, recknn_model *M, rk_error *
 static rk_status tune_rank(rk_job_opts *jo, recknn_model *M, rk_error *err)
 {
     rk_tune_opts to;
-    memset(&to, 0, sizeof to);
-    to.metric = jo->tune_metric;
-    to.n = jo->top_n < M->m.by_item.n_rows ? jo->top_n : M->m.by_item.n_rows;
-    to.relevance = jo->relevance;
-    to.fraction = jo->tune_fraction;
-    to.seed = jo->seed ^ 0x74756e65ULL; /* "tune": a draw of its own, as the command's */
-    to.grid = jo->tune_grid;
-    to.rounds = jo->tune_rounds;
-    to.max_users = jo->tune_users;
-    to.threads = jo->knn.threads;
-    to.progress = jo->progress;
-    to.progress_ud = jo->ud;
+    rk_job_tune_opts(jo, jo->top_n < M->m.by_item.n_rows ? jo->top_n : M->m.by_item.n_rows, &to);
     rk_tune_result r;
     memset(&r, 0, sizeof r);
     const rk_status s = rk_tune_run(&M->m, &to, &jo->knn, &M->seam, &r, err);

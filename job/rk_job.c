@@ -302,23 +302,28 @@ static int rank_model_on(const rk_job_opts *o)
 
 /* --tune on the fold's training model: the search's table stays for
  * metrics.json and the report; *cfg gets the chosen configuration. */
+void rk_job_tune_opts(const rk_job_opts *o, int32_t n, rk_tune_opts *to)
+{
+    memset(to, 0, sizeof *to);
+    to->metric = o->tune_metric;
+    to->n = n;
+    to->relevance = o->relevance;
+    to->fraction = o->tune_fraction;
+    to->seed = o->seed ^ 0x74756e65ULL; /* "tune": a draw of its own */
+    to->grid = o->tune_grid;
+    to->rounds = o->tune_rounds;
+    to->max_users = o->tune_users;
+    to->threads = o->knn.threads;
+    to->progress = o->progress;
+    to->progress_ud = o->ud;
+}
+
 static rk_status tune_fold(const rk_job_opts *o, job_state *j, const rk_model *lm, rk_job_report *rep,
                            rk_rankw_opts *cfg, rk_error *err)
 {
     rk_tune_free(&j->tune);
     rk_tune_opts to;
-    memset(&to, 0, sizeof to);
-    to.metric = o->tune_metric;
-    to.n = rep->top_n;
-    to.relevance = o->relevance;
-    to.fraction = o->tune_fraction;
-    to.seed = o->seed ^ 0x74756e65ULL; /* "tune": a draw of its own */
-    to.grid = o->tune_grid;
-    to.rounds = o->tune_rounds;
-    to.max_users = o->tune_users;
-    to.threads = o->knn.threads;
-    to.progress = o->progress;
-    to.progress_ud = o->ud;
+    rk_job_tune_opts(o, rep->top_n, &to);
     RK_FORWARD(rk_tune_run(lm, &to, &o->knn, &j->seam, &j->tune, err));
     rep->t_tune += j->tune.t_total;
     *cfg = j->tune.rows[j->tune.best].cfg;

@@ -262,6 +262,12 @@ double rk_job_balance(const rk_job_report *r, int stage, rk_job_balance_of what)
  *  empty). */
 int rk_job_verdict(const rk_job_opts *o, const rk_job_report *r, char *buf, size_t cap);
 
+/*! rk_job_tune_opts() : --tune's search options from o, measuring the top
+ *  n (the run's N, at most the items): its metric, grid, fraction, rounds,
+ *  users, relevance, threads, progress, and the search's own draw of o's
+ *  seed.  The job's folds and the library's fit (api/) search alike. */
+void rk_job_tune_opts(const rk_job_opts *o, int32_t n, rk_tune_opts *to);
+
 /*! rk_job_run() : run the job.  On success the files are in o->out_dir and
  *  *rep is filled.  @return any rk_status; err names the cause.  A failed run
  *  leaves no output file behind. */
