@@ -28,9 +28,11 @@ typedef int (*rk_progress_fn)(void *ud, const char *stage, double done, double t
         if ((p) != NULL) (void)(p)((ud), (stage), (double)(done), (double)(total), (unit)); \
     } while (0)
 
-/* 1 when p (not NULL) asks to stop, else 0. */
-#define RK_PROGRESS_STOPS(p, ud, stage, done, total, unit) \
-    ((p) != NULL && (p)((ud), (stage), (double)(done), (double)(total), (unit)) != 0)
+/* Call p (when not NULL): 1 when it asks to stop before the stage's end
+ * (done < total), else 0 (a stage's last report never stops it). */
+#define RK_PROGRESS_STOPS(p, ud, stage, done, total, unit)                                   \
+    ((p) != NULL && (p)((ud), (stage), (double)(done), (double)(total), (unit)) != 0 && \
+     (double)(done) < (double)(total))
 
 /* The message of a stage stopped by its callback (rk_error_set's). */
 #define RK_STOPPED_MSG "%s: stopped by the caller's progress callback"

@@ -559,8 +559,8 @@ static rk_status knn_run(const rk_model *m, const rk_knn_opts *o, rk_lists *list
                     since_report += cst;
                     if (rk_omp_thread_num() == 0 && since_report > total_cost / 200) {
                         since_report = 0;
-                        if (now_done < total_cost && o->progress(o->progress_ud, "similarity", (double)now_done,
-                                                                 (double)total_cost, "pairs") != 0) {
+                        if (RK_PROGRESS_STOPS(o->progress, o->progress_ud, "similarity", now_done, total_cost,
+                                              "pairs")) {
 #pragma omp atomic write
                             stop = 1;
                         }

@@ -114,13 +114,8 @@ rk_status rk_popular_topn(const rk_model *m, const rk_topn_opts *o, rk_topn_stat
         rk_topn_batch bt = {first, count, users + first, n, b_len, b_item, b_score};
         s = o->sink(o->sink_ud, &bt, err);
         sink += rk_omp_wtime() - t1;
-        if (first + count < n_users) {
-            if (s == RK_OK &&
-                RK_PROGRESS_STOPS(o->progress, o->progress_ud, "baseline", first + count, n_users, "users"))
-                s = rk_error_set(err, RK_E_CANCELLED, RK_STOPPED_MSG, "baseline");
-        } else {
-            RK_PROGRESS(o->progress, o->progress_ud, "baseline", first + count, n_users, "users");
-        }
+        if (s == RK_OK && RK_PROGRESS_STOPS(o->progress, o->progress_ud, "baseline", first + count, n_users, "users"))
+            s = rk_error_set(err, RK_E_CANCELLED, RK_STOPPED_MSG, "baseline");
     }
     st->compute_s = compute;
     st->sink_s = sink;

@@ -252,12 +252,8 @@ rk_status rk_topn_run_cpu(const rk_model *m, const rk_lists *l, const rk_topn_op
         rk_topn_batch bt = {first, count, users + first, n, b_len, b_item, b_score};
         s = o->sink(o->sink_ud, &bt, err);
         sink += rk_omp_wtime() - t1;
-        if (first + count < n_users) {
-            if (s == RK_OK && RK_PROGRESS_STOPS(o->progress, o->progress_ud, "top-N", first + count, n_users, "users"))
-                s = rk_error_set(err, RK_E_CANCELLED, RK_STOPPED_MSG, "top-N");
-        } else {
-            RK_PROGRESS(o->progress, o->progress_ud, "top-N", first + count, n_users, "users");
-        }
+        if (s == RK_OK && RK_PROGRESS_STOPS(o->progress, o->progress_ud, "top-N", first + count, n_users, "users"))
+            s = rk_error_set(err, RK_E_CANCELLED, RK_STOPPED_MSG, "top-N");
     }
     st->compute_s = compute;
     st->sink_s = sink;

@@ -685,10 +685,8 @@ rk_status run(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, rk_
     RK_FORWARD(c.upload_queries(err));
     for (int32_t tile = 0; tile < c.n_tiles; tile++) {
         RK_FORWARD(c.run_tile(tile, err));
-        if (tile + 1 < c.n_tiles && RK_PROGRESS_STOPS(o->progress, o->progress_ud, "similarity", tile + 1, c.n_tiles,
-                                                      "tiles"))
+        if (RK_PROGRESS_STOPS(o->progress, o->progress_ud, "similarity", tile + 1, c.n_tiles, "tiles"))
             return rk_error_set(err, RK_E_CANCELLED, RK_STOPPED_MSG, "similarity");
-        if (tile + 1 == c.n_tiles) RK_PROGRESS(o->progress, o->progress_ud, "similarity", tile + 1, c.n_tiles, "tiles");
     }
     RK_FORWARD(c.download(err));
     if (topn == NULL) return RK_OK;

@@ -579,12 +579,8 @@ rk_status topn_call::stream(rk_error *err)
         s = o->sink(o->sink_ud, &bt, err);
         sink_s += rk_omp_wtime() - t0;
         const int64_t upto = hb[x].first + hb[x].count;
-        if (upto < n_users) {
-            if (s == RK_OK && RK_PROGRESS_STOPS(o->progress, o->progress_ud, "top-N", upto, n_users, "users"))
-                s = rk_error_set(err, RK_E_CANCELLED, RK_STOPPED_MSG, "top-N");
-        } else {
-            RK_PROGRESS(o->progress, o->progress_ud, "top-N", upto, n_users, "users");
-        }
+        if (s == RK_OK && RK_PROGRESS_STOPS(o->progress, o->progress_ud, "top-N", upto, n_users, "users"))
+            s = rk_error_set(err, RK_E_CANCELLED, RK_STOPPED_MSG, "top-N");
     }
     if (s != RK_OK) cudaStreamSynchronize(st); // nothing in flight touches freed buffers
     ts->compute_s = kernel_ms / 1000.0;
