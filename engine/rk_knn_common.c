@@ -195,8 +195,7 @@ void rk_knn_item_norms(const rk_model *m, const rk_sim_params *sp, double scale,
     }
 }
 
-static const int64_t *g_cost_for_sort;
-static int cmp_cost_desc(const void *a, const void *b);
+static void sort_by_cost(int32_t *order, int32_t n, const int64_t *cost);
 
 /* rk_knn_subset_order from the costs given (o->item_cost): the rows sorted
  * as rk_knn_item_order sorts every item, by descending cost, ties by index. */
@@ -208,12 +207,7 @@ static int64_t order_from_costs(const rk_model *m, const rk_knn_opts *o, int32_t
         order[t] = o->rows != NULL ? o->rows[t] : t;
         work += o->item_cost[order[t]];
     }
-#pragma omp critical(rk_knn_item_order)
-    {
-        g_cost_for_sort = o->item_cost;
-        qsort(order, (size_t)n, sizeof *order, cmp_cost_desc);
-        g_cost_for_sort = NULL;
-    }
+    sort_by_cost(order, n, o->item_cost);
     if (cost != NULL && n_items > 0) memcpy(cost, o->item_cost, (size_t)n_items * sizeof *cost);
     *n_out = n;
     return work;
@@ -247,11 +241,25 @@ done:
     return work;
 }
 
+static const int64_t *g_cost_for_sort;
 static int cmp_cost_desc(const void *a, const void *b)
 {
     int64_t ca = g_cost_for_sort[*(const int32_t *)a], cb = g_cost_for_sort[*(const int32_t *)b];
     if (ca != cb) return ca > cb ? -1 : 1;
     return *(const int32_t *)a - *(const int32_t *)b;
+}
+
+/* order[n] by descending cost, ties by ascending index.  qsort has no
+ * context argument in C11: the comparison reads a static, so concurrent
+ * calls are serialised. */
+static void sort_by_cost(int32_t *order, int32_t n, const int64_t *cost)
+{
+#pragma omp critical(rk_knn_item_order)
+    {
+        g_cost_for_sort = cost;
+        qsort(order, (size_t)n, sizeof *order, cmp_cost_desc);
+        g_cost_for_sort = NULL;
+    }
 }
 
 int64_t rk_knn_item_order(const rk_model *m, int32_t *order, int64_t *cost_out)
@@ -275,14 +283,7 @@ int64_t rk_knn_item_order(const rk_model *m, int32_t *order, int64_t *cost_out)
     }
     free(c);
     for (int32_t i = 0; i < n; i++) order[i] = i;
-    /* qsort has no context argument in C11: the comparison reads a static,
-     * so concurrent calls are serialised */
-#pragma omp critical(rk_knn_item_order)
-    {
-        g_cost_for_sort = cost;
-        qsort(order, (size_t)n, sizeof *order, cmp_cost_desc);
-        g_cost_for_sort = NULL;
-    }
+    sort_by_cost(order, n, cost);
     if (cost_out == NULL) free(cost);
     return total;
 }
