@@ -52,6 +52,13 @@ def rec_lines(m, items, scores):
             for x in range(items.shape[0]) for r in range(items.shape[1]) if items[x, r] >= 0]
 
 
+def neighbor_lines(ids, m):
+    """The model's neighbour lists as neighbors.csv's first four columns (row, neighbour, rank, sim)."""
+    indptr, indices, sims = m._model.neighbors()
+    return ["%d,%d,%d,%s" % (ids[x], ids[indices[p]], p - indptr[x] + 1, g(sims[p]))
+            for x in range(len(indptr) - 1) for p in range(indptr[x], indptr[x + 1])]
+
+
 def lines(path):
     with open(path) as fp:
         return fp.read().splitlines()[1:]
@@ -74,9 +81,7 @@ def test_same_files_as_the_command(files, tmp_path, options):
     items, scores = m.recommend(n=10)
     got = rec_lines(m, items, scores)
     assert len(got) > 1000 and got == lines(tmp_path / "recommendations.csv")
-    indptr, indices, sims = m._model.neighbors()
-    got = ["%d,%d,%d,%s" % (m.item_ids[i], m.item_ids[indices[p]], p - indptr[i] + 1, g(sims[p]))
-           for i in range(len(indptr) - 1) for p in range(indptr[i], indptr[i + 1])]
+    got = neighbor_lines(m.item_ids, m)
     want = [",".join(line.split(",")[:4]) for line in lines(tmp_path / "neighbors.csv")]
     assert len(got) > 1000 and got == want
     # predictions of the test pairs whose user and item the training ratings know
@@ -193,11 +198,10 @@ def test_user_knn_as_the_command(files, tmp_path):
     items, scores = m.recommend(n=10)
     got = rec_lines(m, items, scores)
     assert len(got) > 1000 and got == lines(tmp_path / "recommendations.csv")
-    indptr, indices, sims = m._model.neighbors()
-    got = ["%d,%d,%d,%s" % (m.user_ids[u], m.user_ids[indices[p]], p - indptr[u] + 1, g(sims[p]))
-           for u in range(len(indptr) - 1) for p in range(indptr[u], indptr[u + 1])]
+    got = neighbor_lines(m.user_ids, m)
     assert len(got) > 1000 and got == [",".join(ln.split(",")[:4]) for ln in lines(tmp_path / "neighbors.csv")]
     near, _ = m.similar_users([int(m.user_ids[0])], n=3)
+    indptr, indices, _ = m._model.neighbors()
     assert list(near[0]) == [int(m.user_ids[indices[p]]) for p in range(indptr[0], indptr[0] + 3)]
     with pytest.raises(recknn.ArgumentError, match="similar_users"):
         m.similar_items([1])
