@@ -65,18 +65,17 @@ int recknn_option_takes_value(const char *name)
 
 /* What recknn_fit takes: the model's options (data set, lists, ranking
  * model and its search, the ball cover, devices); the rest belongs to the
- * command's file job, or is not in the library yet (--approx-check, several
- * GPUs). */
+ * command's file job. */
 static const char *const fit_names[] = {
     "duplicates", "rating-scale", "metric", "k", "min-support", "shrinkage", "negative", "predict", "min-k",
     "implicit", "rank", "rank-k", "alpha", "beta", "weighting", "bm25", "rank-values", "rank-shrink",
     "locality", "normalize", "device", "gpu-memory", "threads", "gpu-topn", "gpu-query", "gpu-sims", "seed",
     "relevance", /* recknn_evaluate's */
-    "by", "approx", "reps", "probes",
-    "tune", "tune-metric", "tune-fraction", "tune-grid", "tune-rounds", "tune-users",
+    "by", "approx", "reps", "probes", "approx-check",
+    "tune", "tune-metric", "tune-fraction", "tune-grid", "tune-rounds", "tune-users", "gpus",
     "top-n", /* the list length the search measures */
 };
-static const char *const later_names[] = {"approx-check", "gpus"};
+
 
 static int in_list(const char *const *list, size_t n, const char *name)
 {
@@ -205,9 +204,6 @@ static rk_status check_fit_names(const recknn_options *o, rk_error *err)
     for (int i = 0; i < o->n_set; i++) {
         const char *n = o->name[i];
         if (recknn_option_fits(n) == 1) continue;
-        if (in_list(later_names, sizeof later_names / sizeof *later_names, n))
-            return rk_error_set(err, RK_E_ARG, "recknn_fit: --%s is not in the library yet (the recknn command "
-                                "takes it)", n);
         return rk_error_set(err, RK_E_ARG, "recknn_fit: --%s is an option of the recknn command's file job, not "
                             "of a model fitted in memory", n);
     }
@@ -282,7 +278,27 @@ static rk_status approx_lists(const rk_job_opts *jo, recknn_model *M, rk_error *
     r.threads = M->ko.threads;
     rk_rbc_stats as;
     int on_gpu = 0;
-    return rk_backend_rbc(&M->seam, rk_api_engine_model(M), &M->ko, &r, &M->lists, &as, &on_gpu, err);
+    RK_FORWARD(rk_backend_rbc(&M->seam, rk_api_engine_model(M), &M->ko, &r, &M->lists, &as, &on_gpu, err));
+    if (jo->approx_check <= 0) return RK_OK;
+    RK_FORWARD(rk_rbc_recall(rk_api_engine_model(M), &M->ko, &M->lists, jo->approx_check, jo->seed, M->ko.threads,
+                             &M->check, err));
+    M->have_check = 1;
+    return RK_OK;
+}
+
+rk_status recknn_model_approx_check(const recknn_model *m, recknn_approx_check *out, rk_error *err)
+{
+    if (!m->have_check)
+        return rk_error_set(err, RK_E_ARG, "recknn_model_approx_check: the model was fitted without approx-check");
+    const rk_rbc_recall_result *c = &m->check;
+    out->sampled = c->sampled;
+    out->evaluated = c->evaluated;
+    out->hits = c->hits;
+    out->exact_entries = c->exact_entries;
+    out->recall_at_k = c->evaluated > 0 ? c->recall : NAN;
+    out->recall_at_k_ties = c->evaluated > 0 ? c->recall_ties : NAN;
+    out->check_s = c->wall_s;
+    return RK_OK;
 }
 
 /* "tune": the command's search over the ranking model on a validation split
@@ -326,6 +342,7 @@ rk_status rk_api_start(const rk_job_opts *jo, recknn_model *M, rk_error *err)
     bo.gpu.query_route = jo->gpu_query;
     bo.gpu.sims_route = jo->gpu_sims;
     bo.exact = jo->approx == RK_APPROX_NONE;
+    rk_api_gpus_seam(M, jo, &bo);
     for (int32_t u = 0; u < M->m.by_user.n_rows; u++) M->served += M->m.by_user.ptr[u + 1] > M->m.by_user.ptr[u];
     RK_FORWARD(rk_backend_start(&M->seam, &bo, &M->ko, err));
     M->seam_started = 1;
@@ -359,12 +376,14 @@ rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model
     rk_knn_stats st;
     M->approx = jo.approx != RK_APPROX_NONE;
     if (s == RK_OK && M->approx) s = approx_lists(&jo, M, err);
+    else if (s == RK_OK && rk_api_gpus_shared(M)) s = rk_api_gpus_lists(&jo, M, &st, err);
     else if (s == RK_OK)
         s = rk_backend_lists(&M->seam, rk_api_engine_model(M), &M->ko, &M->lists, &st, "the GPU engine", err);
     /* the ranking model is item mode's with exact lists (job/rk_job.c: rank_model_on), its
      * configuration searched first under "tune" */
     if (s == RK_OK && jo.tune) s = tune_rank(&jo, M, err);
-    if (s == RK_OK && rk_rankw_on(&jo.rank) && !M->by_user && !M->approx) s = rank_lists(&jo, M, err);
+    if (s == RK_OK && rk_rankw_on(&jo.rank) && !M->by_user && !M->approx)
+        s = rk_api_gpus_shared(M) ? rk_api_gpus_rank(&jo, M, err) : rank_lists(&jo, M, err);
     if (s != RK_OK) {
         recknn_model_free(M);
         return s;

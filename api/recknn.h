@@ -158,6 +158,22 @@ void recknn_model_served_users(const recknn_model *m, int32_t *out);
 rk_status recknn_similar_items(const recknn_model *m, const int32_t *items, int64_t n_items, int32_t n,
                                int32_t *neighbours_out, float *sims_out, int32_t *counts_out, rk_error *err);
 
+/*! recknn_approx_check : option "approx-check" N with "approx": recall@k of
+ *  the ball cover's lists against the exact lists of N items sampled from
+ *  "seed" (the command's metrics.json "approx" members of the same names). */
+typedef struct recknn_approx_check {
+    int64_t sampled;          /* items drawn */
+    int64_t evaluated;        /* of them, those whose exact list is not empty */
+    int64_t hits;             /* entries of their lists found in the exact lists */
+    int64_t exact_entries;    /* entries of the exact lists */
+    double recall_at_k;       /* mean of hits / exact entries over the evaluated items (NaN: none) */
+    double recall_at_k_ties;  /* the same, an entry as similar as the exact list's last a hit */
+    double check_s;           /* seconds of the check */
+} recknn_approx_check;
+/*! recknn_model_approx_check() : the check recknn_fit made.  @return RK_OK,
+ *  RK_E_ARG (a model fitted without "approx-check"). */
+rk_status recknn_model_approx_check(const recknn_model *m, recknn_approx_check *out, rk_error *err);
+
 /*! recknn_model_list_rows() : the rows of the neighbour lists: the items,
  *  or the users of a user-based model ("by" user). */
 int32_t recknn_model_list_rows(const recknn_model *m);

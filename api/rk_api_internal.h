@@ -37,6 +37,9 @@ struct recknn_model {
     int64_t served;        /* users with a rating */
     rk_rankw_opts rank;    /* the ranking model's configuration (with rl) */
     rk_idmap *ids[2];      /* users' and items' ids: a loaded or saved model's (else NULL) */
+    int have_check;        /* "approx-check": check holds the recall of the lists */
+    rk_rbc_recall_result check;
+    rk_gpus_spec gpus;     /* "gpus": the devices its lists are shared among (rk_api_gpus.c) */
     /* what the evaluation reads of the options */
     int implicit;
     rk_dup_policy duplicates;
@@ -58,6 +61,15 @@ rk_status rk_api_ratings(const recknn_data *d, int implicit, rk_dup_policy polic
 
 /* The model's backend seam from the options' device ones (the served users counted). */
 rk_status rk_api_start(const rk_job_opts *jo, recknn_model *m, rk_error *err);
+
+/* "gpus" (rk_api_gpus.c): the seam's devices resolved from jo's "gpus" (the
+ * model keeps the spec for the seam's warm-up thread); 1 when the lists are
+ * shared among several GPUs; the metric's lists (allocated) and the ranking
+ * model's lists (M->rl, allocated here) made so, byte for byte one device's. */
+void rk_api_gpus_seam(recknn_model *M, const rk_job_opts *jo, rk_backend_opts *bo);
+int rk_api_gpus_shared(const recknn_model *M);
+rk_status rk_api_gpus_lists(const rk_job_opts *jo, recknn_model *M, rk_knn_stats *st, rk_error *err);
+rk_status rk_api_gpus_rank(const rk_job_opts *jo, recknn_model *M, rk_error *err);
 
 /* Top-N of the users to (item mode: the lists' or the ranking model's; user mode: from the
  * neighbours' items, on the CPU as the command does). */

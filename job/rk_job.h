@@ -268,6 +268,19 @@ int rk_job_verdict(const rk_job_opts *o, const rk_job_report *r, char *buf, size
  *  seed.  The job's folds and the library's fit (api/) search alike. */
 void rk_job_tune_opts(const rk_job_opts *o, int32_t n, rk_tune_opts *to);
 
+/*! rk_job_gpus_lists() : the lists alone (no queries, no top-N) of em (m:
+ *  the model; by_user: em is its transposed view) under ko, shared among the
+ *  seam's devices as --gpus shares them in one process (rk_job_spread.c),
+ *  into lists (allocated, every row's shape), byte for byte one device's.
+ *  rk_job_gpus_rank_lists() : the ranking model cfg's lists of m so shared,
+ *  shaped, into rl (allocated here; the caller frees it).  For a caller
+ *  without a job (librecknn's fit): o gives the notes, the threads and the
+ *  progress.  @return any engine status. */
+rk_status rk_job_gpus_lists(const rk_job_opts *o, rk_backend_seam *seam, const rk_knn_opts *ko, const rk_model *em,
+                            const rk_model *m, int by_user, rk_lists *lists, rk_knn_stats *st, rk_error *err);
+rk_status rk_job_gpus_rank_lists(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_backend_seam *seam,
+                                 const rk_model *m, rk_lists *rl, rk_error *err);
+
 /*! rk_job_run() : run the job.  On success the files are in o->out_dir and
  *  *rep is filled.  @return any rk_status; err names the cause.  A failed run
  *  leaves no output file behind. */

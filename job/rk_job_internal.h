@@ -150,7 +150,7 @@ typedef struct rk_job_recs_out {
  *  held-out users of --split users), top-N from the ratings of m, its lists on the seam's
  *  current backend (the CPU after a GPU failure under --device auto, which
  *  restart(ud) is told of before the CPU starts over), their shaping, then
- *  top-N into to's sink.  rl: the lists' storage (the caller frees it).
+ *  top-N into to's sink (to NULL: the lists alone).  rl: the lists' storage (the caller frees it).
  *  dist of several ranks: a collective, the stage shared among them as
  *  rk_job_spread shares it (recs: the file in slices, or NULL); NULL: this
  *  process alone.  Fills rep's rank members and *ts.  @return any engine

@@ -106,5 +106,6 @@ rk_status rk_job_rank_topn(const rk_job_opts *o, const rk_rankw_opts *cfg, rk_ba
     rk_rankw_shape(cfg, rl);
     rank_report(cfg, rl, rep);
     rep->t_rank += rk_omp_wtime() - t0;
+    if (to == NULL) return RK_OK; /* the lists alone (librecknn's fit) */
     return rk_backend_topn(seam, m, rl, to, restart, ud, ts, "the GPU top-N (ranking lists)", err);
 }

@@ -8,6 +8,7 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
+#include <stdlib.h>
 #include <string.h>
 #include "recknn.h"
 
@@ -512,7 +513,21 @@ static PyObject *model_shape(Model *self, PyObject *noargs)
     return Py_BuildValue("(iiiLL)", nu, ni, k, (long long)entries, (long long)recknn_model_served(self->m));
 }
 
+/* approx_check() -> dict of the recall check (option approx-check), or None without one */
+static PyObject *model_approx_check(Model *self, PyObject *noargs)
+{
+    (void)noargs;
+    recknn_approx_check c;
+    rk_error err;
+    if (recknn_model_approx_check(self->m, &c, &err) != RK_OK) Py_RETURN_NONE;
+    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:d,s:d,s:d}", "sampled", (long long)c.sampled, "evaluated",
+                         (long long)c.evaluated, "hits", (long long)c.hits, "exact_entries",
+                         (long long)c.exact_entries, "recall_at_k", c.recall_at_k, "recall_at_k_ties",
+                         c.recall_at_k_ties, "check_s", c.check_s);
+}
+
 static PyMethodDef model_methods[] = {
+    {"approx_check", (PyCFunction)model_approx_check, METH_NOARGS, "approx_check() -> dict or None"},
     {"recommend", (PyCFunction)model_recommend, METH_VARARGS, "recommend(users or None, n)"},
     {"similar_items", (PyCFunction)model_similar, METH_VARARGS, "similar_items(items, n)"},
     {"predict", (PyCFunction)model_predict, METH_VARARGS, "predict(users, items)"},
@@ -559,6 +574,74 @@ static PyObject *load(PyObject *self, PyObject *args)
     return (PyObject *)mo;
 }
 
+/* runs(users, items) -> (indptr int64, user ids int64, n_items) or None: ratings given as
+ * three arrays in CSR order -- users (int32 or int64) never decreasing, items (int32)
+ * strictly ascending within each user's run and every index 0 .. max present -- are a CSR
+ * matrix already: indptr (one entry a user) is all that is made, and the caller passes
+ * items and ratings to fit_csr to be read in place.  None for any other input (the caller
+ * then numbers the ids itself, with copies).  One pass; the GIL released. */
+static PyObject *runs(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *uo, *io;
+    if (!PyArg_ParseTuple(args, "OO", &uo, &io)) return NULL;
+    if (!PyArray_Check(uo) || !PyArray_Check(io)) Py_RETURN_NONE;
+    PyArrayObject *ua = (PyArrayObject *)uo, *ia = (PyArrayObject *)io;
+    const int ut = PyArray_TYPE(ua);
+    if ((ut != NPY_INT32 && ut != NPY_INT64) || PyArray_TYPE(ia) != NPY_INT32 || PyArray_NDIM(ua) != 1 ||
+        PyArray_NDIM(ia) != 1 || !PyArray_ISCARRAY_RO(ua) || !PyArray_ISCARRAY_RO(ia) || !PyArray_ISNOTSWAPPED(ua) ||
+        !PyArray_ISNOTSWAPPED(ia) || PyArray_SIZE(ua) != PyArray_SIZE(ia) || PyArray_SIZE(ua) == 0)
+        Py_RETURN_NONE;
+    const npy_intp n = PyArray_SIZE(ua);
+    const int32_t *it = PyArray_DATA(ia);
+    const int32_t *u32 = ut == NPY_INT32 ? PyArray_DATA(ua) : NULL;
+    const int64_t *u64 = ut == NPY_INT64 ? PyArray_DATA(ua) : NULL;
+#define RUNS_USER(t) (u32 != NULL ? (int64_t)u32[t] : u64[t])
+    int ok = 1;
+    npy_intp n_runs = 0;
+    int32_t top = -1;
+    Py_BEGIN_ALLOW_THREADS
+    for (npy_intp t = 0; t < n && ok; t++) {
+        const int new_run = t == 0 || RUNS_USER(t) != RUNS_USER(t - 1);
+        if (t > 0 && (RUNS_USER(t) < RUNS_USER(t - 1) || (!new_run && it[t] <= it[t - 1]))) ok = 0;
+        if (it[t] < 0) ok = 0;
+        n_runs += new_run;
+        if (it[t] > top) top = it[t];
+    }
+    Py_END_ALLOW_THREADS
+    if (!ok || n_runs > INT32_MAX) Py_RETURN_NONE;
+    unsigned char *seen = calloc((size_t)top + 1, 1);
+    if (seen == NULL) return PyErr_NoMemory();
+    npy_intp distinct = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (npy_intp t = 0; t < n; t++) {
+        distinct += !seen[it[t]];
+        seen[it[t]] = 1;
+    }
+    Py_END_ALLOW_THREADS
+    free(seen);
+    if (distinct != (npy_intp)top + 1) Py_RETURN_NONE;
+    npy_intp dp[1] = {n_runs + 1}, du[1] = {n_runs};
+    PyObject *p = PyArray_SimpleNew(1, dp, NPY_INT64), *ids = PyArray_SimpleNew(1, du, NPY_INT64);
+    if (p == NULL || ids == NULL) {
+        Py_XDECREF(p);
+        Py_XDECREF(ids);
+        return NULL;
+    }
+    int64_t *pp = PyArray_DATA((PyArrayObject *)p), *ip = PyArray_DATA((PyArrayObject *)ids);
+    Py_BEGIN_ALLOW_THREADS
+    npy_intp r = 0;
+    for (npy_intp t = 0; t < n; t++)
+        if (t == 0 || RUNS_USER(t) != RUNS_USER(t - 1)) {
+            pp[r] = (int64_t)t;
+            ip[r++] = RUNS_USER(t);
+        }
+    pp[r] = (int64_t)n;
+    Py_END_ALLOW_THREADS
+#undef RUNS_USER
+    return Py_BuildValue("(NNi)", p, ids, (int)top + 1);
+}
+
 /* options() -> [(name, takes_value, fits)] */
 static PyObject *options(PyObject *self, PyObject *noargs)
 {
@@ -584,6 +667,7 @@ static PyObject *version(PyObject *self, PyObject *noargs)
 static PyMethodDef methods[] = {
     {"fit", fit, METH_VARARGS, "fit(options, n_users, n_items, users, items, ratings or None) -> Model"},
     {"fit_csr", fit_csr, METH_VARARGS, "fit_csr(options, n_users, n_items, indptr, indices, data or None) -> Model"},
+    {"runs", runs, METH_VARARGS, "runs(users, items) -> (indptr, user ids, n_items) of arrays in CSR order, or None"},
     {"options", options, METH_NOARGS, "options() -> [(name, takes_value, fits)]"},
     {"load", load, METH_VARARGS, "load(path, options) -> Model"},
     {"version", version, METH_NOARGS, "the library's version"},

@@ -10,6 +10,7 @@
 #include "recknn.h"
 #include "rk_job.h"
 #include "rk_jobopt.h"
+#include "rk_gpu.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -149,6 +150,8 @@ static void run_job(const char *const *opts, int n_opts, const char *out)
     recknn_options_free(o);
 }
 
+static const char *g_device = "cpu"; /* fit's device */
+
 static recknn_model *fit(const char *const *opts, int n_opts)
 {
     recknn_options *o;
@@ -161,7 +164,7 @@ static recknn_model *fit(const char *const *opts, int n_opts)
         const char *value = split_opt(opts[x], name, sizeof name);
         CU_ASSERT_FATAL(recknn_options_set(o, name, value, &err) == RK_OK);
     }
-    CU_ASSERT_FATAL(recknn_options_set(o, "device", "cpu", &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_options_set(o, "device", g_device, &err) == RK_OK);
     CU_ASSERT_FATAL(recknn_data_new(NU, NI, g_n, g_u, g_i, g_r, &d, &err) == RK_OK);
     const rk_status s = recknn_fit(o, d, &m, &err);
     if (s != RK_OK) fprintf(stderr, "recknn_fit: %s\n", err.msg);
@@ -302,6 +305,45 @@ static void against_job(const char *const *opts, int n_opts, const char *tag, in
     recknn_model_free(m);
 }
 
+/* "approx-check" of every item: its recall is that of the ball cover's lists
+ * against the exact ones, counted here from both models' lists; a model
+ * without the check has none to give. */
+static void approx_check(void)
+{
+    static const char *const ap[] = {"metric=cosine-full", "k=10", "approx=rbc", "reps=9", "probes=2",
+                                     "approx-check=1000"};
+    static const char *const ex[] = {"metric=cosine-full", "k=10", "rank=lists"};
+    recknn_model *a = fit(ap, 6), *e = fit(ex, 3);
+    recknn_approx_check c;
+    rk_error err;
+    CU_ASSERT_FATAL(recknn_model_approx_check(a, &c, &err) == RK_OK);
+    int32_t items[NI], na[NI * 10], ne[NI * 10], ca[NI], ce[NI];
+    for (int32_t i = 0; i < NI; i++) items[i] = i;
+    CU_ASSERT_FATAL(recknn_similar_items(a, items, NI, 10, na, NULL, ca, &err) == RK_OK);
+    CU_ASSERT_FATAL(recknn_similar_items(e, items, NI, 10, ne, NULL, ce, &err) == RK_OK);
+    int64_t evaluated = 0, hits = 0, entries = 0;
+    double sum = 0.0;
+    for (int32_t i = 0; i < NI; i++) {
+        if (ce[i] == 0) continue;
+        int64_t h = 0;
+        for (int x = 0; x < ca[i]; x++)
+            for (int y = 0; y < ce[i]; y++) h += na[i * 10 + x] == ne[i * 10 + y];
+        evaluated++;
+        hits += h;
+        entries += ce[i];
+        sum += (double)h / ce[i];
+    }
+    CU_ASSERT_EQUAL(c.sampled, NI);
+    CU_ASSERT_EQUAL(c.evaluated, evaluated);
+    CU_ASSERT_EQUAL(c.hits, hits);
+    CU_ASSERT_EQUAL(c.exact_entries, entries);
+    CU_ASSERT(fabs(c.recall_at_k - sum / (double)evaluated) < 1e-12 && c.recall_at_k < 1.0);
+    CU_ASSERT(c.recall_at_k_ties >= c.recall_at_k);
+    expect(recknn_model_approx_check(e, &c, &err), RK_E_ARG, &err, "without approx-check");
+    recknn_model_free(a);
+    recknn_model_free(e);
+}
+
 /* The ball cover's lists (approx rbc): the job's neighbours and
  * recommendations (top-N from the metric's lists, as the command's), no
  * predictions, no evaluation, no saved model. */
@@ -335,6 +377,7 @@ static void test_approx(void)
         recknn_model_free(m);
     }
     g_with_test = 1;
+    approx_check();
     /* the checks of the command: the ball cover wants a full-vector metric's neighbours */
     recknn_options *o;
     rk_error err;
@@ -675,7 +718,8 @@ static void test_refusals(void)
     recknn_options_free(o);
     CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
     CU_ASSERT_FATAL(recknn_options_set(o, "gpus", "all", &err) == RK_OK);
-    expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--gpus is not in the library yet");
+    CU_ASSERT_FATAL(recknn_options_set(o, "device", "cpu", &err) == RK_OK);
+    expect(recknn_fit(o, d, &m, &err), RK_E_ARG, &err, "--gpus");
     recknn_options_free(o);
     CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
     CU_ASSERT_FATAL(recknn_options_set(o, "implicit", NULL, &err) == RK_OK);
@@ -711,6 +755,48 @@ static void test_refusals(void)
     recknn_model_free(NULL);
 }
 
+/* "gpus": two parts sharing device 0 (one GPU suffices) give the lists,
+ * ranking lists, recommendations and predictions of the job on the CPU (the
+ * ratings lie on a grid: the engines agree byte for byte); without a GPU,
+ * RK_E_GPU naming --gpus. */
+static void test_gpus(void)
+{
+    static const char *const a[] = {"metric=pearson", "k=10"};
+    static const char *const a2[] = {"metric=pearson", "k=10", "gpus=0,0"};
+    static const char *const b[] = {"metric=cosine", "k=12", "rank=lists", "min-support=2"};
+    static const char *const b2[] = {"metric=cosine", "k=12", "rank=lists", "min-support=2", "gpus=0,0"};
+    static const char *const c[] = {"by=user", "metric=pearson", "k=9"};
+    static const char *const c2[] = {"by=user", "metric=pearson", "k=9", "gpus=0,0"};
+    if (rk_gpu_device_count() == 0) {
+        recknn_options *o;
+        recknn_data *d;
+        recknn_model *m = NULL;
+        rk_error err;
+        CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
+        CU_ASSERT_FATAL(recknn_options_set(o, "gpus", "0,0", &err) == RK_OK);
+        CU_ASSERT_FATAL(recknn_data_new(NU, NI, g_n, g_u, g_i, g_r, &d, &err) == RK_OK);
+        expect(recknn_fit(o, d, &m, &err), RK_E_GPU, &err, "");
+        CU_ASSERT_PTR_NULL(m);
+        recknn_data_free(d);
+        recknn_options_free(o);
+        return;
+    }
+    const char *const *job[] = {a, b, c}, *const *two[] = {a2, b2, c2};
+    const int n[] = {2, 4, 3};
+    g_device = "gpu";
+    for (int x = 0; x < 3; x++) {
+        char out[128];
+        snprintf(out, sizeof out, "%s/gpus%d", g_dir, x);
+        run_job(job[x], n[x], out);
+        recknn_model *m = fit(two[x], n[x] + 1);
+        same_recommendations(m, out);
+        same_neighbours(m, out, x == 2 ? NU : NI);
+        same_predictions(m, out);
+        recknn_model_free(m);
+    }
+    g_device = "cpu";
+}
+
 int main(void)
 {
     if (!make_files()) {
@@ -723,6 +809,7 @@ int main(void)
         {"saved and loaded", test_saved},
         {"a CSR matrix read in place", test_csr},
         {"refusals", test_refusals},
+        {"gpus: the lists shared among GPUs", test_gpus},
         {"the ball cover's lists (approx rbc) as the job's", test_approx},
         {"a progress callback that stops a fit, a recommendation, an evaluation", test_progress},
         {NULL, NULL},

@@ -115,7 +115,12 @@ class ItemKNN:
     def fit(self, ratings, items=None, values=None):
         """Fit on ratings: a pandas DataFrame (columns user, item and rating, or its first three
         columns), a SciPy sparse matrix (users x items), or three sequences (ratings = users, then
-        items and values; values None: every rating 1).  Returns self."""
+        items and values; values None: every rating 1).  Returns self.
+
+        Nothing of the ratings is copied from a CSR matrix of int32 indices and float32 data, nor from
+        three arrays in CSR order: users (int32 or int64) never decreasing, items int32 from 0 to
+        their largest with every index present and ascending within a user, values float32 (the
+        library reads them in place; they must not change while the model lives)."""
         if items is not None:
             users, items = ratings, items
         elif hasattr(ratings, "tocsr"):
@@ -137,10 +142,18 @@ class ItemKNN:
             users, items, values = (ratings[c].to_numpy() for c in use)
         else:
             raise ArgumentError("fit(ratings): a DataFrame, a sparse matrix, or users, items, values")
+        r = None if values is None else np.ascontiguousarray(values, dtype=np.float32)
+        # arrays in CSR order (users never decreasing, int32 items 0..n-1 ascending within a user)
+        # are a CSR matrix already: their items and float32 ratings are read in place
+        runs = _recknn.runs(users, items) if r is None or len(r) == len(items) else None
+        if runs is not None:
+            indptr, user_ids, n_items = runs
+            self._set_ids(user_ids, np.arange(n_items))
+            self._model = _recknn.fit_csr(self.options, len(user_ids), n_items, indptr, items, r)
+            return self
         user_ids, u = _ids(users)
         item_ids, i = _ids(items)
         self._set_ids(user_ids, item_ids)
-        r = None if values is None else np.ascontiguousarray(values, dtype=np.float32)
         self._model = _recknn.fit(self.options, len(user_ids), len(item_ids), u, i, r)
         return self
 
@@ -206,6 +219,13 @@ class ItemKNN:
         its raw ids, which must be integers or strings."""
         m = self._fitted()
         m.save(str(path), [str(v) for v in self.user_ids.tolist()], [str(v) for v in self.item_ids.tolist()])
+
+    @property
+    def approx_check(self):
+        """With approx="rbc" and approx_check=N: the recall of the ball cover's lists against the
+        exact lists of N sampled items (sampled, evaluated, hits, exact_entries, recall_at_k,
+        recall_at_k_ties, check_s: metrics.json's "approx" members); None without the check."""
+        return self._fitted().approx_check()
 
     def neighbors(self):
         """Every item's neighbour list (every user's, for UserKNN) as a SciPy CSR matrix (items x

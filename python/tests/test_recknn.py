@@ -6,8 +6,10 @@ errors as recknn.Error subclasses with the library's message.
 Run by tests/python.sh (make check), which sets RECKNN (the command) and RECKNN_SAMPLE (the
 folder of sample_data/ratings.csv) and puts the built package on PYTHONPATH.
 """
+import json
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -37,8 +39,8 @@ def files(tmp_path_factory):
     return d, data[~test], data[test]
 
 
-def run_command(d, out, options):
-    args = [RECKNN, str(d / "train.csv"), "--test", str(d / "test.csv"), "--device", "cpu", "--quiet",
+def run_command(d, out, options, device="cpu"):
+    args = [RECKNN, str(d / "train.csv"), "--test", str(d / "test.csv"), "--device", device, "--quiet",
             "--top-n", "10", "--out", str(out)]
     for k, v in options.items():
         name = "--" + k.replace("_", "-")
@@ -72,11 +74,24 @@ CASES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def gpu():
+    """Why no GPU test can run here (None: a GPU is usable)."""
+    try:
+        recknn.ItemKNN(device="gpu").fit([1, 1, 2], [1, 2, 2], [3.0, 4.0, 5.0])
+    except recknn.GPUError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
 @pytest.mark.parametrize("options", CASES)
-def test_same_files_as_the_command(files, tmp_path, options):
+def test_same_files_as_the_command(files, tmp_path, options, device, gpu):
+    if device == "gpu" and gpu is not None:
+        pytest.skip("no GPU: " + gpu)
     d, train, test = files
-    run_command(d, tmp_path, options)
-    m = recknn.ItemKNN(device="cpu", **options).fit(train[:, 0].astype(np.int64), train[:, 1].astype(np.int64),
+    run_command(d, tmp_path, options, device)
+    m = recknn.ItemKNN(device=device, **options).fit(train[:, 0].astype(np.int64), train[:, 1].astype(np.int64),
                                                      train[:, 2])
     items, scores = m.recommend(n=10)
     got = rec_lines(m, items, scores)
@@ -126,6 +141,32 @@ def test_sparse_and_frame_inputs():
     c = recknn.ItemKNN(device="cpu", rank="lists").fit(frame)
     assert (c.recommend(n=2)[0] == b.recommend(n=2)[0]).all()
     assert list(c.recommend(n=2, as_frame=True).columns) == ["user", "rank", "item", "score"]
+
+
+def test_arrays_in_csr_order_read_in_place(files):
+    """Three arrays in CSR order (users never decreasing, int32 items 0..n-1 ascending in a user,
+    float32 ratings) are read in place: the model holds the very arrays; its results are those of
+    the same ratings in another order, which are copied."""
+    _, train, _ = files
+    users = train[:, 0].astype(np.int64)
+    item_ids, items = np.unique(train[:, 1], return_inverse=True)
+    items = items.astype(np.int32)
+    o = np.lexsort((items, users))
+    u, i, r = users[o], items[o], train[o, 2].astype(np.float32)
+    held = sys.getrefcount(i), sys.getrefcount(r)
+    a = recknn.ItemKNN(device="cpu", k=10).fit(u, i, r)
+    assert (sys.getrefcount(i), sys.getrefcount(r)) == (held[0] + 1, held[1] + 1)
+    x = np.random.default_rng(3).permutation(len(u))
+    b = recknn.ItemKNN(device="cpu", k=10).fit(u[x], i[x], r[x])
+    assert (a.user_ids == b.user_ids).all() and (a.item_ids == b.item_ids).all()
+    for got, want in zip(a.recommend(n=10), b.recommend(n=10)):
+        assert (got == want).all()
+    for got, want in zip(a._model.neighbors(), b._model.neighbors()):
+        assert (got == want).all()
+    # not every index present: numbered like any ids, the same lists
+    c = recknn.ItemKNN(device="cpu", k=10).fit(u, i * 2, r)
+    assert (c.item_ids == np.arange(len(item_ids)) * 2).all()
+    assert (c.recommend(n=10)[0] == a.recommend(n=10)[0] * 2).all()
 
 
 def test_errors():
@@ -334,13 +375,21 @@ def test_ctrl_c_stops_a_long_call(no_progress):
 def test_ball_cover_lists(files, tmp_path):
     """approx="rbc": the command's --approx neighbour lists and recommendations; no predictions."""
     d, train, test = files
-    options = {"metric": "cosine-full", "k": 10, "approx": "rbc", "reps": 9, "probes": 3}
+    options = {"metric": "cosine-full", "k": 10, "approx": "rbc", "reps": 9, "probes": 3, "approx_check": 60}
     out = tmp_path / "approx"
     subprocess.run([RECKNN, str(d / "train.csv"), "--device", "cpu", "--quiet", "--top-n", "10", "--out", str(out)]
-                   + [x for k, v in options.items() for x in ("--" + k, str(v))], check=True)
+                   + [x for k, v in options.items() for x in ("--" + k.replace("_", "-"), str(v))], check=True)
     m = recknn.ItemKNN(device="cpu", **options).fit(train[:, 0].astype(np.int64), train[:, 1].astype(np.int64),
                                                      train[:, 2])
     items, scores = m.recommend(n=10)
     assert rec_lines(m, items, scores) == lines(out / "recommendations.csv")
+    # the recall check: metrics.json's "approx" members
+    with open(out / "metrics.json") as fp:
+        want = json.load(fp)["approx"]
+    got = m.approx_check
+    assert got["sampled"] == 60 and got["recall_at_k"] < 1.0
+    for key in ("sampled", "evaluated", "hits", "exact_entries", "recall_at_k", "recall_at_k_ties"):
+        assert got[key] == pytest.approx(want[key], rel=1e-9), key
+    assert recknn.ItemKNN(device="cpu", k=2).fit([1, 1, 2], [1, 2, 2], [3.0, 4.0, 5.0]).approx_check is None
     with pytest.raises(recknn.ArgumentError, match="no predictions"):
         m.predict([train[0, 0]], [train[0, 1]])
