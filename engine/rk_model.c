@@ -82,14 +82,28 @@ static int sums_parallel(const rk_model *m, rk_item_term term, double scale, dou
 static void model_scale(rk_model *m, int have_scale, double scale_min, double scale_max)
 {
     const rk_csr *U = &m->by_user;
+    /* sums of blocks of a fixed size, added in block order: the same μ for
+     * every thread count and run, ratings on a grid or not (an OpenMP
+     * reduction adds the threads' sums in the order they finish) */
+    enum { BLOCK = 65536 };
+    const int64_t nb = (U->nnz + BLOCK - 1) / BLOCK;
+    double *part = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *part);
     double sum = 0.0, lo = INFINITY, hi = -INFINITY;
-#pragma omp parallel for reduction(+ : sum) reduction(min : lo) reduction(max : hi)
-    for (int64_t p = 0; p < U->nnz; p++) {
-        double r = U->val[p];
-        sum += r;
-        if (r < lo) lo = r;
-        if (r > hi) hi = r;
+#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
+    for (int64_t b = 0; b < nb; b++) {
+        double bs = 0.0;
+        const int64_t p1 = (b + 1) * BLOCK < U->nnz ? (b + 1) * BLOCK : U->nnz;
+        for (int64_t p = b * BLOCK; p < p1; p++) {
+            double r = U->val[p];
+            bs += r;
+            if (r < lo) lo = r;
+            if (r > hi) hi = r;
+        }
+        if (part != NULL) part[b] = bs;
     }
+    for (int64_t b = 0; part != NULL && b < nb; b++) sum += part[b];
+    for (int64_t p = 0; part == NULL && p < U->nnz; p++) sum += U->val[p]; /* no memory: one pass in order */
+    free(part);
     m->mu = sum / (double)U->nnz;
     m->rmin = have_scale ? scale_min : lo;
     m->rmax = have_scale ? scale_max : hi;
