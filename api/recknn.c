@@ -68,6 +68,7 @@ int recknn_option_takes_value(const char *name)
  * command's file job. */
 static const char *const fit_names[] = {
     "duplicates", "rating-scale", "metric", "k", "min-support", "shrinkage", "negative", "predict", "min-k",
+    "interp-shrink", "interp-reg", "global-lr", "global-reg", "global-epochs", "global-decay",
     "implicit", "rank", "rank-k", "alpha", "beta", "weighting", "bm25", "rank-values", "rank-shrink",
     "locality", "normalize", "device", "gpu-memory", "threads", "gpu-topn", "gpu-query", "gpu-sims", "seed",
     "relevance", /* recknn_evaluate's */
@@ -596,7 +597,7 @@ rk_status recknn_predict(recknn_model *m, const int32_t *users, const int32_t *i
         rk_knn_opts eko = m->ko;
         eko.rows = rows;
         eko.n_rows = n_rows;
-        rk_queries q = {n, qa, qb, out, used};
+        rk_queries q = {n, qa, qb, out, used, NULL};
         rk_knn_stats st;
         const rk_gpu_opts g = rk_backend_call_opts(&m->seam);
         s = rk_backend_current(&m->seam)->knn(em, &eko, &g, NULL, &q, NULL, NULL, &st, err);

@@ -52,6 +52,9 @@ rk_status recknn_model_save(const recknn_model *m, const char *path, const char 
     if (m->approx)
         return rk_error_set(err, RK_E_ARG, "recknn_model_save: a model of the ball cover's lists (approx rbc) is not "
                             "saved (the command's --save-model refuses --approx too)");
+    if (rk_predict_is_model(m->ko.mode))
+        return rk_error_set(err, RK_E_ARG, "recknn_model_save: predict %s keeps no model file yet (the command's "
+                            "--save-model refuses it too)", rk_predict_mode_name(m->ko.mode));
     rk_idmap *users = NULL, *items = NULL;
     rk_status s = RK_OK;
     /* a loaded model keeps its file's ids unless others are given */

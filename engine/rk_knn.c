@@ -390,6 +390,20 @@ static void write_list(const knn_ctx *c, knn_ws *w, int32_t i, rk_topk *h)
 }
 /* ---- predictions for the queries whose target is item i ------------------ */
 
+/* The items of the chosen candidates h (positions in the user's history
+ * items[]), ascending, into out[k], -1 after them (rk_queries.nb). */
+static void chosen_items(const rk_topk *h, const int32_t *items, int32_t k, int32_t *out)
+{
+    for (int32_t a = 0; a < h->n; a++) { /* insertion by position: ascending position is ascending item */
+        const int32_t p = h->idx[a];
+        int32_t b = a;
+        for (; b > 0 && out[b - 1] > p; b--) out[b] = out[b - 1];
+        out[b] = p;
+    }
+    for (int32_t a = 0; a < h->n; a++) out[a] = items[out[a]];
+    for (int32_t a = h->n; a < k; a++) out[a] = -1;
+}
+
 static void predict_item(const knn_ctx *c, knn_ws *w, int32_t i)
 {
     const rk_model *m = c->m;
@@ -408,6 +422,7 @@ static void predict_item(const knn_ctx *c, knn_ws *w, int32_t i)
         if (h.n < need) {
             c->q->pred[qi] = rk_predict_fallback_user(m, c->o->mode, &pu, i);
             c->q->used[qi] = 0;
+            for (int32_t a = 0; c->q->nb != NULL && a < c->o->k; a++) c->q->nb[qi * c->o->k + a] = -1;
             continue;
         }
         rk_topk_sort(&h);
@@ -418,6 +433,7 @@ static void predict_item(const knn_ctx *c, knn_ws *w, int32_t i)
         }
         c->q->pred[qi] = rk_predict_aggregate_user(m, c->o->mode, &pu, i, h.n, w->nb, w->w, w->r);
         c->q->used[qi] = h.n;
+        if (c->q->nb != NULL) chosen_items(&h, pu.item, c->o->k, c->q->nb + qi * c->o->k);
     }
 }
 

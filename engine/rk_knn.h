@@ -29,6 +29,7 @@ typedef struct rk_knn_opts {
     rk_sim_params sim;    /* metric, min_support, shrinkage (unit: ignored, the engine sets it) */
     int32_t k;            /* list length and neighbours per prediction, >= 1 */
     rk_predict_mode mode;
+    rk_pmodel_opts pm;    /* the interpolate and global modes' parameters */
     int32_t min_k;        /* fewer candidates than max(min_k, 1): fallback */
     int threads;          /* 0 = OpenMP default */
     rk_progress_fn progress; /* may be NULL */
@@ -71,6 +72,8 @@ typedef struct rk_queries {
     const int32_t *item;
     double *pred;        /* out: clipped predictions */
     int32_t *used;       /* out: neighbours aggregated (0 = fallback) */
+    int32_t *nb;         /* NULL, or out (n x k): the items of the neighbours chosen for each query, ascending,
+                            -1 after used[t] (rk_pmodel.h's interpolation reads them) */
 } rk_queries;
 
 typedef struct rk_knn_stats {
@@ -85,6 +88,8 @@ typedef struct rk_knn_stats {
     char path[160];        /* accumulation path used, e.g. "int32 grid 0.5" */
     char device[128];      /* "cpu" or the GPU's name */
     char detail[384];      /* GPU: where the set-up time went, in words */
+    double model_s;        /* --predict interpolate or global: the model stage after the engine (rk_pmodel.h) */
+    char model[192];       /* its device and where its time went, in words ("" without one) */
 } rk_knn_stats;
 
 /*! rk_knn_cpu() : run the engine on the CPU.  `lists` (allocated with

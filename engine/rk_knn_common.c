@@ -20,13 +20,14 @@ void rk_knn_opts_default(rk_knn_opts *o)
     o->sim.beta = 0.0;
     o->k = 20;
     o->mode = RK_PREDICT_MEANS;
+    rk_pmodel_opts_default(&o->pm);
     o->min_k = 1;
     o->chunk_items = 0;
 }
 
 int rk_knn_needs_baselines(const rk_knn_opts *o)
 {
-    return o->mode == RK_PREDICT_BASELINE || rk_metric_on_residuals(o->sim.metric);
+    return rk_predict_reads_baselines(o->mode) || rk_metric_on_residuals(o->sim.metric);
 }
 
 rk_status rk_knn_check_args(const rk_model *m, const rk_knn_opts *o, const rk_lists *lists, const rk_queries *q,

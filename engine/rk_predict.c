@@ -6,7 +6,19 @@ static const char *const mode_names[] = {
     [RK_PREDICT_BASIC] = "basic",
     [RK_PREDICT_MEANS] = "means",
     [RK_PREDICT_BASELINE] = "baseline",
+    [RK_PREDICT_INTERPOLATE] = "interpolate",
+    [RK_PREDICT_GLOBAL] = "global",
 };
+
+int rk_predict_reads_baselines(rk_predict_mode m)
+{
+    return m == RK_PREDICT_BASELINE || m == RK_PREDICT_INTERPOLATE || m == RK_PREDICT_GLOBAL;
+}
+
+int rk_predict_is_model(rk_predict_mode m)
+{
+    return m == RK_PREDICT_INTERPOLATE || m == RK_PREDICT_GLOBAL;
+}
 
 rk_status rk_predict_mode_parse(const char *name, rk_predict_mode *out)
 {
@@ -41,7 +53,7 @@ rk_predict_user rk_predict_user_at(const rk_model *m, rk_predict_mode mode, cons
     pu.rating = h->val + h->ptr[u];
     pu.n = h->ptr[u + 1] - h->ptr[u];
     if (hist == NULL) pu.bu = m->bu[u];
-    else if (mode == RK_PREDICT_BASELINE) pu.bu = rk_model_user_baseline(m, pu.item, pu.rating, pu.n);
+    else if (rk_predict_reads_baselines(mode)) pu.bu = rk_model_user_baseline(m, pu.item, pu.rating, pu.n);
     return pu;
 }
 
@@ -56,6 +68,8 @@ double rk_predict_fallback_user(const rk_model *m, rk_predict_mode mode, const r
         if (ki) est = m->item_mean[i];
         break;
     case RK_PREDICT_BASELINE:
+    case RK_PREDICT_INTERPOLATE:
+    case RK_PREDICT_GLOBAL:
         if (pu->n > 0) est += pu->bu;
         if (ki) est += m->bi[i];
         break;
@@ -87,7 +101,9 @@ double rk_predict_aggregate_user(const rk_model *m, rk_predict_mode mode, const 
             den += w[t];
         }
         break;
-    case RK_PREDICT_BASELINE: {
+    case RK_PREDICT_BASELINE:
+    case RK_PREDICT_INTERPOLATE: /* their models' estimates come later: baseline's meanwhile */
+    case RK_PREDICT_GLOBAL: {
         double mu_u = m->mu + pu->bu;
         base = mu_u + m->bi[i];
         for (int32_t t = 0; t < n; t++) {

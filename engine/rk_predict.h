@@ -6,6 +6,10 @@
  *   basic     Σ w r_uj / Σ w                        fallback μ
  *   means     μ_i + Σ w (r_uj − μ_j) / Σ w          fallback μ_i
  *   baseline  b_ui + Σ w (r_uj − b_uj) / Σ w         fallback b_ui = μ + b_u + b_i
+ * and two whose estimate a model of rk_pmodel.h makes after the engine, with
+ * baseline's fallback:
+ *   interpolate  b_ui + Σ w_j (r_uj − b_uj), w solved per query (Bell & Koren)
+ *   global       the global neighbourhood model (Koren 2008), trained first
  * A fallback is used when fewer than max(min_k, 1) candidates exist, and for
  * unknown users/items with what is known.  Every prediction is clipped to the
  * model's scale.
@@ -24,10 +28,35 @@ extern "C" {
 typedef enum rk_predict_mode {
     RK_PREDICT_BASIC = 0,
     RK_PREDICT_MEANS,
-    RK_PREDICT_BASELINE
+    RK_PREDICT_BASELINE,
+    RK_PREDICT_INTERPOLATE,
+    RK_PREDICT_GLOBAL
 } rk_predict_mode;
 
-/*! rk_predict_mode_parse() : "basic", "means", "baseline". @return RK_OK or RK_E_ARG. */
+/* The parameters of the two models (rk_pmodel.h), with their defaults
+ * (rk_pmodel_opts_default). */
+typedef struct rk_pmodel_opts {
+    double interp_shrink;  /* β: a pair's residual covariance shrunk by n / (n + β) */
+    double interp_reg;     /* λ added to the system's diagonal */
+    double global_lr;      /* γ, the step of the first epoch */
+    double global_reg;     /* λ of every parameter */
+    double global_decay;   /* γ multiplied by it after each epoch */
+    int32_t global_epochs;
+} rk_pmodel_opts;
+
+/*! rk_pmodel_opts_default() : the defaults of CONTRACT.md §4b. */
+void rk_pmodel_opts_default(rk_pmodel_opts *o);
+
+/*! rk_predict_reads_baselines() : 1 for the modes that read b_u and b_i
+ *  (baseline, interpolate, global). */
+int rk_predict_reads_baselines(rk_predict_mode m);
+/*! rk_predict_is_model() : 1 for the modes whose estimate rk_pmodel.h makes
+ *  (interpolate, global); the engines then give baseline's estimate and,
+ *  for interpolate, the neighbours they chose (rk_queries.nb). */
+int rk_predict_is_model(rk_predict_mode m);
+
+/*! rk_predict_mode_parse() : "basic", "means", "baseline", "interpolate", "global".
+ *  @return RK_OK or RK_E_ARG. */
 rk_status rk_predict_mode_parse(const char *name, rk_predict_mode *out);
 const char *rk_predict_mode_name(rk_predict_mode m);
 

@@ -95,7 +95,7 @@ struct knn_call {
     int32_t *d_N = NULL;
     // the queries
     size_t nq = 0;
-    int32_t *d_qu = NULL, *d_qi = NULL, *d_qr = NULL, *d_used = NULL;
+    int32_t *d_qu = NULL, *d_qi = NULL, *d_qr = NULL, *d_used = NULL, *d_qnb = NULL;
     double *d_pred = NULL;
     // times
     double t_call = 0, t_init = 0, t_pinned = 0, t_up = 0, t_tr = 0, t_h2d = 0, t_rows = 0;
@@ -457,6 +457,7 @@ rk_status knn_call::upload_queries(rk_error *err)
     RK_FORWARD(upload(&d_qr, hq.row.data(), nq, mem, sg, s, err));
     RK_FORWARD(mem.alloc(&d_pred, nq, err));
     RK_FORWARD(mem.alloc(&d_used, nq, err));
+    if (q != NULL && q->nb != NULL) RK_FORWARD(mem.alloc(&d_qnb, nq * (size_t)k, err));
 
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     const double t_upload = rk_omp_wtime();
@@ -549,6 +550,7 @@ rk_status knn_call::run_tile(int32_t tile, rk_error *err)
         pa.min_k = o->min_k;
         pa.pred = d_pred + q0;
         pa.used = d_used + q0;
+        pa.nb = d_qnb != NULL ? d_qnb + q0 * k : NULL;
         RK_FORWARD(rk_gpu_predict_launch(&pa, s, err));
     }
     RK_CUDA_CHECK(err, cudaEventRecord(se.ev[3], s));
@@ -584,20 +586,8 @@ rk_status knn_call::download(rk_error *err)
         RK_FORWARD(sg.copy_back(lists->sim, d_sim, (size_t)n_items * k * sizeof(float), s, err));
         RK_FORWARD(sg.copy_back(lists->support, d_sup, (size_t)n_items * k * sizeof(int32_t), s, err));
     }
-    std::vector<double> pred(nq);
-    std::vector<int32_t> used(nq);
-    if (nq > 0) {
-        RK_FORWARD(sg.copy_back(pred.data(), d_pred, nq * sizeof(double), s, err));
-        RK_FORWARD(sg.copy_back(used.data(), d_used, nq * sizeof(int32_t), s, err));
-    }
-    RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
-    const double t_back = rk_omp_wtime();
-    // 2M answers at Netflix size: 10-20 ms on one core (random writes)
-#pragma omp parallel for schedule(static) if (nq > 65536)
-    for (size_t t = 0; t < nq; t++) {
-        q->pred[hq.orig[t]] = pred[t];
-        q->used[hq.orig[t]] = used[t];
-    }
+    double t_back = rk_omp_wtime();
+    RK_FORWARD(rk_gpu_predict_collect(hq, d_pred, d_used, d_qnb, k, sg, s, q, &t_back, err));
     st->download_s = rk_omp_wtime() - t_tiles;
     const size_t dl = strlen(st->detail);
     snprintf(st->detail + dl, sizeof st->detail - dl, "; copies back %.4f s, answers placed %.4f s", t_back - t_tiles,

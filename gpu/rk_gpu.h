@@ -229,6 +229,13 @@ rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts 
                      rk_lists *lists, rk_queries *q, const rk_topn_opts *topn,
                      rk_topn_stats *tst, rk_knn_stats *st, rk_error *err);
 
+/*! rk_gpu_pmodel() : rk_pmodel_cpu's model stage (--predict interpolate or
+ *  global, engine/rk_pmodel.h) on device g->device, with its results bit
+ *  for bit: interpolate from q->nb, global from lists (every item's).
+ *  @return RK_OK, RK_E_GPU, RK_E_NOMEM, RK_E_ARG, RK_E_CANCELLED. */
+rk_status rk_gpu_pmodel(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, const rk_lists *lists,
+                        rk_queries *q, rk_knn_stats *st, rk_error *err);
+
 /*! rk_gpu_topn() : top-N on the GPU from lists computed elsewhere (uploaded
  *  first): the same results as rk_topn_cpu.  For tests and for lists read
  *  from a file. */

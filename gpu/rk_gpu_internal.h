@@ -388,6 +388,13 @@ struct host_queries {
 void rk_gpu_plan_queries(const rk_model *m, const rk_knn_opts *o, rk_queries *q, const std::vector<int32_t> &pos_of,
                          int32_t tile_rows, int32_t n_tiles, host_queries *hq);
 
+// The answers of hq's queries (d_pred, d_used and, when q->nb, d_nb of k a
+// query) back through sg into the caller's q at their original places;
+// *t_back: when the copies ended.
+rk_status rk_gpu_predict_collect(const host_queries &hq, const double *d_pred, const int32_t *d_used,
+                                 const int32_t *d_nb, int32_t k, stager &sg, cudaStream_t s, rk_queries *q,
+                                 double *t_back, rk_error *err);
+
 // Predictions for queries whose target item is a row of the tile.
 struct rk_predict_args {
     const double *S;
@@ -402,6 +409,7 @@ struct rk_predict_args {
     int mode, k, min_k;
     double *pred;
     int32_t *used;
+    int32_t *nb; // NULL, or k a query: the items taken, ascending (rk_queries.nb)
 };
 rk_status rk_gpu_predict_launch(const rk_predict_args *a, cudaStream_t st, rk_error *err);
 

@@ -63,6 +63,8 @@ __global__ void __launch_bounds__(kWarps * 32) k_predict(rk_predict_args a)
             a.pred[q] = clip(fallback, a.rmin, a.rmax);
             a.used[q] = 0;
         }
+        if (a.nb != NULL)
+            for (int x = lane; x < a.k; x += 32) a.nb[(int64_t)q * a.k + x] = -1;
         return;
     }
 
@@ -107,8 +109,8 @@ __global__ void __launch_bounds__(kWarps * 32) k_predict(rk_predict_args a)
     }
 
     double num = 0.0, den = 0.0;
-    int used = 0, ties_taken = 0;
-    const double mu_u = a.mode == RK_PREDICT_BASELINE ? a.mu + a.bu[u] : 0.0;
+    int used = 0, ties_taken = 0, used_nb = 0;
+    const double mu_u = a.mode >= RK_PREDICT_BASELINE ? a.mu + a.bu[u] : 0.0;
     for (int64_t p0 = lo; p0 < hi; p0 += 32) {
         const int64_t p = p0 + lane;
         double s = p < hi ? SIM_AT(p) : 0.0;
@@ -121,6 +123,11 @@ __global__ void __launch_bounds__(kWarps * 32) k_predict(rk_predict_args a)
             int rank = __popc(ballot & ((1u << lane) - 1u));
             if (tie && ties_taken + rank < need_eq) take = true;
             ties_taken += __popc(ballot);
+        }
+        if (a.nb != NULL) { // the items taken, in position order: ascending (rk_queries.nb)
+            const unsigned tb = __ballot_sync(kAll, take);
+            if (take) a.nb[(int64_t)q * a.k + used_nb + __popc(tb & ((1u << lane) - 1u))] = a.uidx[p];
+            used_nb += __popc(tb);
         }
         if (take) {
             int32_t j = a.uidx[p];
@@ -141,6 +148,8 @@ __global__ void __launch_bounds__(kWarps * 32) k_predict(rk_predict_args a)
         a.pred[q] = clip(den > 0.0 ? base + num / den : fallback, a.rmin, a.rmax);
         a.used[q] = den > 0.0 ? used : 0;
     }
+    if (a.nb != NULL)
+        for (int x = used_nb + lane; x < a.k; x += 32) a.nb[(int64_t)q * a.k + x] = -1;
 }
 
 } // namespace
@@ -151,6 +160,30 @@ rk_status rk_gpu_predict_launch(const rk_predict_args *a, cudaStream_t st, rk_er
     int blocks = (a->nq + kWarps - 1) / kWarps;
     k_predict<<<blocks, kWarps * 32, 0, st>>>(*a);
     RK_LAUNCH_CHECK(err, "k_predict");
+    return RK_OK;
+}
+
+rk_status rk_gpu_predict_collect(const host_queries &hq, const double *d_pred, const int32_t *d_used,
+                                 const int32_t *d_nb, int32_t k, stager &sg, cudaStream_t s, rk_queries *q,
+                                 double *t_back, rk_error *err)
+{
+    const size_t nq = hq.user.size();
+    std::vector<double> pred(nq);
+    std::vector<int32_t> used(nq), nb(d_nb != NULL ? nq * (size_t)k : 0);
+    if (nq > 0) {
+        RK_FORWARD(sg.copy_back(pred.data(), d_pred, nq * sizeof(double), s, err));
+        RK_FORWARD(sg.copy_back(used.data(), d_used, nq * sizeof(int32_t), s, err));
+        if (d_nb != NULL) RK_FORWARD(sg.copy_back(nb.data(), d_nb, nb.size() * sizeof(int32_t), s, err));
+    }
+    RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
+    *t_back = rk_omp_wtime();
+    // 2M answers at Netflix size: 10-20 ms on one core (random writes)
+#pragma omp parallel for schedule(static) if (nq > 65536)
+    for (size_t t = 0; t < nq; t++) {
+        q->pred[hq.orig[t]] = pred[t];
+        q->used[hq.orig[t]] = used[t];
+        if (d_nb != NULL) memcpy(q->nb + hq.orig[t] * k, nb.data() + t * (size_t)k, (size_t)k * sizeof(int32_t));
+    }
     return RK_OK;
 }
 

@@ -29,6 +29,13 @@ rk_status rk_gpu_knn(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts 
     return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
 }
 
+rk_status rk_gpu_pmodel(const rk_model *m, const rk_knn_opts *o, const rk_gpu_opts *g, const rk_lists *lists,
+                        rk_queries *q, rk_knn_stats *st, rk_error *err)
+{
+    (void)m; (void)o; (void)g; (void)lists; (void)q; (void)st;
+    return rk_error_set(err, RK_E_GPU, "no usable GPU: recknn was built without CUDA");
+}
+
 rk_status rk_gpu_topn(const rk_model *m, const rk_lists *l, const rk_topn_opts *o, const rk_gpu_opts *g,
                       rk_topn_stats *st, rk_error *err)
 {

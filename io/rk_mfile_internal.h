@@ -96,6 +96,8 @@ static inline uint32_t mode_code(rk_predict_mode m)
     case RK_PREDICT_BASIC: return 1;
     case RK_PREDICT_MEANS: return 2;
     case RK_PREDICT_BASELINE: return 3;
+    case RK_PREDICT_INTERPOLATE: /* not saved: the job refuses them with --save-model */
+    case RK_PREDICT_GLOBAL: break;
     }
     return 0;
 }

@@ -2,6 +2,7 @@
  * device choice and warm-up, the GPU-to-CPU fallback. */
 #include "rk_backend.h"
 #include "rk_utopn.h"
+#include "rk_pmodel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,11 +34,78 @@ static int cpu_supports(const rk_knn_opts *ko, char *why, size_t cap)
     return 1;
 }
 
-static rk_status cpu_knn(const rk_model *m, const rk_knn_opts *ko, const rk_gpu_opts *g, rk_lists *lists,
-                         rk_queries *q, const rk_topn_opts *topn, rk_topn_stats *ts, rk_knn_stats *st, rk_error *err)
+static rk_status cpu_engine(const rk_model *m, const rk_knn_opts *ko, const rk_gpu_opts *g, rk_lists *lists,
+                            rk_queries *q, const rk_topn_opts *topn, rk_topn_stats *ts, rk_knn_stats *st,
+                            rk_error *err)
 {
     (void)g, (void)topn, (void)ts; /* no fused top-N: fused_topn is 0 */
     return rk_knn_cpu(m, ko, lists, q, st, err);
+}
+
+static rk_status cpu_pmodel(const rk_model *m, const rk_knn_opts *ko, const rk_gpu_opts *g, const rk_lists *lists,
+                            rk_queries *q, rk_knn_stats *st, rk_error *err)
+{
+    (void)g;
+    return rk_pmodel_cpu(m, ko, lists, q, st, err);
+}
+
+static rk_status cuda_pmodel(const rk_model *m, const rk_knn_opts *ko, const rk_gpu_opts *g, const rk_lists *lists,
+                             rk_queries *q, rk_knn_stats *st, rk_error *err)
+{
+    return rk_gpu_pmodel(m, ko, g, lists, q, st, err);
+}
+
+typedef rk_status (*engine_fn)(const rk_model *, const rk_knn_opts *, const rk_gpu_opts *, rk_lists *, rk_queries *,
+                               const rk_topn_opts *, rk_topn_stats *, rk_knn_stats *, rk_error *);
+typedef rk_status (*pmodel_fn)(const rk_model *, const rk_knn_opts *, const rk_gpu_opts *, const rk_lists *,
+                               rk_queries *, rk_knn_stats *, rk_error *);
+
+/* The engine, then for --predict interpolate or global the model stage on
+ * the same device (rk_pmodel.h): the engine gives interpolate each query's
+ * neighbours, and global every item's list (made here when the caller
+ * wants none). */
+static rk_status with_pmodel(engine_fn engine, pmodel_fn stage, const rk_model *m, const rk_knn_opts *ko,
+                             const rk_gpu_opts *g, rk_lists *lists, rk_queries *q, const rk_topn_opts *topn,
+                             rk_topn_stats *ts, rk_knn_stats *st, rk_error *err)
+{
+    if (q == NULL || !rk_predict_is_model(ko->mode)) return engine(m, ko, g, lists, q, topn, ts, st, err);
+    rk_lists own;
+    memset(&own, 0, sizeof own);
+    rk_lists *l = lists;
+    rk_status s = RK_OK;
+    if (ko->mode == RK_PREDICT_GLOBAL && l == NULL) {
+        s = rk_lists_alloc(&own, m->by_item.n_rows, ko->k, err);
+        l = &own;
+    }
+    int32_t *nb = NULL;
+    if (s == RK_OK && ko->mode == RK_PREDICT_INTERPOLATE) {
+        if (ko->k > RK_PMODEL_MAX_K)
+            s = rk_error_set(err, RK_E_ARG, "--predict interpolate: -k %d is above its %d", ko->k, RK_PMODEL_MAX_K);
+        else if ((nb = malloc((size_t)(q->n > 0 ? q->n : 1) * (size_t)ko->k * sizeof *nb)) == NULL)
+            s = rk_error_set(err, RK_E_NOMEM, "out of memory for the queries' neighbours");
+        else memset(nb, 0xff, (size_t)q->n * (size_t)ko->k * sizeof *nb); /* -1: none */
+        q->nb = nb;
+    }
+    rk_knn_opts eko = *ko;
+    if (ko->mode == RK_PREDICT_GLOBAL) eko.rows = NULL, eko.n_rows = 0; /* it trains on every item's list */
+    if (s == RK_OK) s = engine(m, &eko, g, l, q, topn, ts, st, err);
+    if (s == RK_OK) s = stage(m, &eko, g, l, q, st, err);
+    q->nb = NULL;
+    free(nb);
+    rk_lists_free(&own);
+    return s;
+}
+
+static rk_status cpu_knn(const rk_model *m, const rk_knn_opts *ko, const rk_gpu_opts *g, rk_lists *lists,
+                         rk_queries *q, const rk_topn_opts *topn, rk_topn_stats *ts, rk_knn_stats *st, rk_error *err)
+{
+    return with_pmodel(cpu_engine, cpu_pmodel, m, ko, g, lists, q, topn, ts, st, err);
+}
+
+static rk_status cuda_knn(const rk_model *m, const rk_knn_opts *ko, const rk_gpu_opts *g, rk_lists *lists,
+                          rk_queries *q, const rk_topn_opts *topn, rk_topn_stats *ts, rk_knn_stats *st, rk_error *err)
+{
+    return with_pmodel(rk_gpu_knn, cuda_pmodel, m, ko, g, lists, q, topn, ts, st, err);
 }
 
 static rk_status cpu_topn(const rk_model *m, const rk_lists *l, const rk_topn_opts *to, const rk_gpu_opts *g,
@@ -71,7 +139,7 @@ static const rk_backend backends[RK_BACKENDS] = {
     [RK_BACKEND_CPU] = {RK_BACKEND_CPU, "cpu", 0, INT32_MAX, 0, cpu_supports, cpu_knn, cpu_topn, cpu_user_topn,
                         cpu_rbc},
     /* user-mode top-N stays on the CPU: its GPU route is not written */
-    [RK_BACKEND_CUDA] = {RK_BACKEND_CUDA, "cuda", 1, RK_GPU_MAX_TOPN, 1, rk_gpu_supports, rk_gpu_knn, cuda_topn,
+    [RK_BACKEND_CUDA] = {RK_BACKEND_CUDA, "cuda", 1, RK_GPU_MAX_TOPN, 1, rk_gpu_supports, cuda_knn, cuda_topn,
                          NULL, rk_gpu_rbc},
 };
 

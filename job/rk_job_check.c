@@ -118,6 +118,23 @@ static rk_status check_model_approx(const rk_job_opts *o, rk_error *err)
     return RK_OK;
 }
 
+/* --predict interpolate and global: item mode, one process and one device,
+ * no model file (CONTRACT.md §4b). */
+static rk_status check_pmodel(const rk_job_opts *o, rk_error *err)
+{
+    if (!rk_predict_is_model(o->knn.mode)) return RK_OK;
+    const char *mode = rk_predict_mode_name(o->knn.mode);
+    if (o->by_user) return rk_error_set(err, RK_E_ARG, "--predict %s is item-based: it cannot be used with --by user",
+                                        mode);
+    if (o->model_path != NULL || o->save_model != NULL)
+        return rk_error_set(err, RK_E_ARG, "--predict %s keeps no model file yet: it cannot be used with --model or "
+                            "--save-model", mode);
+    if (rk_gpus_given(&o->gpus) || rk_dist_size(o->dist) > 1)
+        return rk_error_set(err, RK_E_ARG, "--predict %s runs in one process on one device: it cannot be used with "
+                            "--gpus or several MPI ranks", mode);
+    return RK_OK;
+}
+
 /* --implicit: every rating is 1, so a metric over co-raters has nothing to
  * compare (Pearson is undefined, cosine, msd and euclidean are 1 for every
  * pair): such a metric given is refused, and the default becomes
@@ -210,6 +227,7 @@ rk_status rk_job_opts_check(rk_job_opts *o, rk_error *err)
     RK_FORWARD(check_implicit_rank(o, err));
     RK_FORWARD(check_cutoffs(o, err));
     RK_FORWARD(check_model_approx(o, err));
+    RK_FORWARD(check_pmodel(o, err));
     RK_FORWARD(check_save_path(o, err));
     if (rk_gpus_given(&o->gpus) && o->device == RK_DEVICE_CPU)
         return rk_error_set(err, RK_E_ARG, "--gpus needs the GPU engine: it cannot be used with --device cpu");

@@ -430,6 +430,9 @@ static json_t *json_engine(const rk_job_report *r, const rk_knn_stats *st)
                           "upload_s", rk_json_num(st->upload_s), "download_s", rk_json_num(st->download_s),
                           "detail", rk_json_str(st->detail), "gpu_fallback", r->gpu_fallback != 0);
     int bad = e == NULL;
+    if (!bad && st->model[0] != '\0')
+        bad |= set(e, "model", json_pack("{s:o, s:o}", "detail", rk_json_str(st->model), "wall_s",
+                                         rk_json_num(st->model_s)));
     if (!bad && r->gpu_fallback) bad |= set(e, "gpu_fallback_why", rk_json_str(r->gpu_fallback_why));
     if (!bad && r->gpu_unused[0] != '\0') bad |= set(e, "gpu_unused", rk_json_str(r->gpu_unused));
     if (!bad && r->threads_planned > 0) {

@@ -212,7 +212,7 @@ static rk_status answer_queries(const rk_job_opts *o, model_job *j, rk_job_repor
     j->used = malloc((size_t)p->n * sizeof *j->used);
     if (j->pred == NULL || j->used == NULL)
         return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld predictions", (long long)p->n);
-    rk_queries q = {p->n, j->qu, p->item, j->pred, j->used};
+    rk_queries q = {p->n, j->qu, p->item, j->pred, j->used, NULL};
     rk_knn_opts ko = j->mf.knn;
     ko.threads = o->knn.threads;
     ko.progress = o->progress;

@@ -23,7 +23,8 @@ enum {
     OPT_APPROX, OPT_REPS, OPT_PROBES, OPT_APPROX_CHECK, OPT_GPUS, OPT_MPI_LOAD, OPT_MPI_OUTPUT,
     OPT_RANK, OPT_RANK_K, OPT_ALPHA, OPT_BETA, OPT_WEIGHTING, OPT_BM25, OPT_RANK_VALUES, OPT_RANK_SHRINK,
     OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS, OPT_TUNE, OPT_TUNE_METRIC, OPT_TUNE_FRACTION, OPT_TUNE_GRID,
-    OPT_TUNE_ROUNDS, OPT_USER_METRICS, OPT_TUNE_USERS, OPT_NEGATIVE, OPT_DIR_GLOB, OPT_MAX_LINE, OPT_K
+    OPT_TUNE_ROUNDS, OPT_USER_METRICS, OPT_TUNE_USERS, OPT_NEGATIVE, OPT_DIR_GLOB, OPT_MAX_LINE, OPT_K,
+    OPT_INTERP_SHRINK, OPT_INTERP_REG, OPT_GLOBAL_LR, OPT_GLOBAL_REG, OPT_GLOBAL_DECAY, OPT_GLOBAL_EPOCHS
 };
 
 /* The option groups, as the usage text and the manual page list them. */
@@ -53,6 +54,12 @@ static const row table[] = {
     {{"negative", 1, 1}, OPT_NEGATIVE, G_SIMILARITY, "--negative"},
     {{"predict", 1, 1}, OPT_PREDICT, G_SIMILARITY, "--predict"},
     {{"min-k", 1, 1}, OPT_MIN_K, G_SIMILARITY, "--min-k"},
+    {{"interp-shrink", 1, 1}, OPT_INTERP_SHRINK, G_SIMILARITY, "--interp-shrink"},
+    {{"interp-reg", 1, 1}, OPT_INTERP_REG, G_SIMILARITY, "--interp-reg"},
+    {{"global-lr", 1, 1}, OPT_GLOBAL_LR, G_SIMILARITY, "--global-lr"},
+    {{"global-reg", 1, 1}, OPT_GLOBAL_REG, G_SIMILARITY, "--global-reg"},
+    {{"global-decay", 1, 1}, OPT_GLOBAL_DECAY, G_SIMILARITY, "--global-decay"},
+    {{"global-epochs", 1, 1}, OPT_GLOBAL_EPOCHS, G_SIMILARITY, "--global-epochs"},
     {{"test", 1, 0}, OPT_TEST, G_EVALUATION, NULL},
     {{"holdout", 1, 0}, OPT_HOLDOUT, G_EVALUATION, NULL},
     {{"seed", 1, 0}, OPT_SEED, G_EVALUATION, NULL},
@@ -228,6 +235,14 @@ static rk_status parse_scale(const char *s, double *lo, double *hi, rk_error *er
 #define SET_DBL(dst, opt) RK_FORWARD(parse_double(opt, a, &(dst), err))
 #define SET_U64(dst, opt) RK_FORWARD(parse_u64(opt, a, &(dst), err))
 
+/* A finite number at least 0 into *out. */
+static rk_status parse_nonneg(const char *opt, const char *a, double *out, rk_error *err)
+{
+    RK_FORWARD(parse_double(opt, a, out, err));
+    if (!(*out >= 0.0)) FAIL("%s: must be at least 0, got '%s'", opt, a);
+    return RK_OK;
+}
+
 /* The "Input" options: 1 when ch is one of them (its value checked and set), else 0. */
 static rk_status input_option(int ch, const char *a, rk_job_opts *o, rk_error *err)
 {
@@ -285,8 +300,14 @@ static rk_status similarity_option(int ch, const char *a, rk_job_opts *o, rk_err
         break;
     case OPT_PREDICT:
         if (rk_predict_mode_parse(a, &o->knn.mode) != RK_OK)
-            FAIL("--predict: unknown mode '%s' (basic, means, baseline)", a);
+            FAIL("--predict: unknown mode '%s' (basic, means, baseline, interpolate, global)", a);
         break;
+    case OPT_INTERP_SHRINK: RK_FORWARD(parse_nonneg("--interp-shrink", a, &o->knn.pm.interp_shrink, err)); break;
+    case OPT_INTERP_REG: RK_FORWARD(parse_nonneg("--interp-reg", a, &o->knn.pm.interp_reg, err)); break;
+    case OPT_GLOBAL_LR: RK_FORWARD(parse_nonneg("--global-lr", a, &o->knn.pm.global_lr, err)); break;
+    case OPT_GLOBAL_REG: RK_FORWARD(parse_nonneg("--global-reg", a, &o->knn.pm.global_reg, err)); break;
+    case OPT_GLOBAL_DECAY: RK_FORWARD(parse_nonneg("--global-decay", a, &o->knn.pm.global_decay, err)); break;
+    case OPT_GLOBAL_EPOCHS: SET_LL(o->knn.pm.global_epochs, int32_t, "--global-epochs", 0, 100000); break;
     case OPT_MIN_K: SET_LL(o->knn.min_k, int32_t, "--min-k", 1, INT32_MAX); break;
     case OPT_NEGATIVE:
         if (strcmp(a, "yes") == 0) o->knn.negative = 1;

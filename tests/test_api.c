@@ -412,6 +412,11 @@ static void test_against_job(void)
     against_job(f, 2, "f", 0);
     against_job(gu, 3, "g", 1);
     against_job(hu, 4, "h", 1);
+    /* the models of CONTRACT.md §4b: the library predicts what the job's files hold */
+    static const char *const ip[] = {"metric=pearson-baseline", "predict=interpolate", "k=10", "interp-shrink=20"};
+    static const char *const gl[] = {"metric=pearson-baseline", "predict=global", "k=10", "global-epochs=5"};
+    against_job(ip, 4, "ip", 0);
+    against_job(gl, 4, "gl", 0);
     /* the ranking model searched first (the command's --tune, measuring its top-6) */
     static const char *const t[] = {"tune", "tune-grid=small", "top-n=6", "tune-rounds=2"};
     against_job(t, 4, "t", 0);
@@ -625,7 +630,7 @@ static recknn_data *random_data(int32_t nu, int32_t ni, int per, unsigned long l
  * padding is indeterminate). */
 static int same_metrics(const recknn_metrics *a, const recknn_metrics *b)
 {
-#define SAME(f) (memcmp(&a->f, &b->f, sizeof a->f) == 0)
+#define SAME(f) (memcmp(&a->f, &b->f, sizeof a->f) == 0 || (fprintf(stderr, "metrics differ: " #f "\n"), 0))
     return SAME(test_pairs) && SAME(rmse) && SAME(mae) && SAME(fallbacks) && SAME(unknown_users) &&
            SAME(unknown_items) && SAME(n) && SAME(relevance) && SAME(users) && SAME(precision) && SAME(recall) &&
            SAME(ndcg) && SAME(map) && SAME(mrr) && SAME(hit_rate) && SAME(coverage) && SAME(gini);

@@ -71,6 +71,8 @@ CASES = [
     {"metric": "cosine", "k": 30, "rank": "lists", "min_support": 2},
     {"implicit": True, "rank": "weighted-cosine"},
     {"metric": "pearson-baseline", "predict": "baseline", "k": 40},
+    {"metric": "pearson-baseline", "predict": "interpolate", "k": 20, "rank": "lists"},
+    {"metric": "pearson-baseline", "predict": "global", "k": 20, "global_epochs": 5, "rank": "lists"},
 ]
 
 

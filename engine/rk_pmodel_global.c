@@ -1,0 +1,267 @@
+/* rk_pmodel_global.c — the global neighbourhood model on the CPU
+ * (rk_pmodel.h, CONTRACT.md §4b): each rating's links to its item's list,
+ * the training schedule, the estimates; and rk_pmodel_cpu, the model stage
+ * after the engine. */
+#include "rk_pmodel.h"
+#include "rk_omp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The position of item j in u's training row, or -1. */
+static int64_t find_in_row(const rk_csr *bu, int32_t u, int32_t j)
+{
+    int64_t lo = bu->ptr[u], hi = bu->ptr[u + 1];
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (bu->idx[mid] < j) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < bu->ptr[u + 1] && bu->idx[lo] == j ? lo : -1;
+}
+
+/* Rating p (item i, user u): its links into slot/e at *at (NULL: counted only). */
+static int64_t links_of(const rk_model *m, const rk_lists *l, int32_t i, int32_t u, uint16_t *slot, float *e)
+{
+    int64_t n = 0;
+    for (int32_t s = 0; s < l->len[i]; s++) {
+        const int32_t j = l->nbr[(int64_t)i * l->k + s];
+        const int64_t r = find_in_row(&m->by_user, u, j);
+        if (r < 0) continue;
+        if (slot != NULL) {
+            slot[n] = (uint16_t)s;
+            e[n] = (float)rk_pmodel_residual(m, u, j, m->by_user.val[r]);
+        }
+        n++;
+    }
+    return n;
+}
+
+rk_status rk_pmodel_links_cpu(const rk_model *m, const rk_lists *l, int threads, rk_pmodel_links *out, rk_error *err)
+{
+    const rk_csr *bi = &m->by_item, *bu = &m->by_user;
+    const int64_t nnz = bi->ptr[bi->n_rows];
+    memset(out, 0, sizeof *out);
+    if (l->k > 65536) return rk_error_set(err, RK_E_ARG, "--predict global: lists of %d, above 65536", l->k);
+    out->nnz = nnz;
+    out->off = malloc((size_t)(nnz + 1) * sizeof *out->off);
+    out->by_user = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *out->by_user);
+    if (out->off == NULL || out->by_user == NULL) goto nomem;
+    const int nt = threads > 0 ? threads : rk_omp_max_threads();
+#pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
+    for (int32_t i = 0; i < bi->n_rows; i++)
+        for (int64_t p = bi->ptr[i]; p < bi->ptr[i + 1]; p++)
+            out->off[p + 1] = links_of(m, l, i, bi->idx[p], NULL, NULL);
+    out->off[0] = 0;
+    for (int64_t p = 0; p < nnz; p++) out->off[p + 1] += out->off[p];
+    const int64_t total = out->off[nnz];
+    out->slot = malloc((size_t)(total > 0 ? total : 1) * sizeof *out->slot);
+    out->e = malloc((size_t)(total > 0 ? total : 1) * sizeof *out->e);
+    if (out->slot == NULL || out->e == NULL) goto nomem;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
+    for (int32_t i = 0; i < bi->n_rows; i++)
+        for (int64_t p = bi->ptr[i]; p < bi->ptr[i + 1]; p++)
+            links_of(m, l, i, bi->idx[p], out->slot + out->off[p], out->e + out->off[p]);
+    /* user-major entry -> item-major position: items ascending advance each user's cursor */
+    int64_t *cur = malloc((size_t)(bu->n_rows > 0 ? bu->n_rows : 1) * sizeof *cur);
+    if (cur == NULL) goto nomem;
+    memcpy(cur, bu->ptr, (size_t)bu->n_rows * sizeof *cur);
+    for (int32_t i = 0; i < bi->n_rows; i++)
+        for (int64_t p = bi->ptr[i]; p < bi->ptr[i + 1]; p++) out->by_user[cur[bi->idx[p]]++] = p;
+    free(cur);
+    return RK_OK;
+nomem:
+    rk_pmodel_links_free(out);
+    return rk_error_set(err, RK_E_NOMEM, "out of memory for the global model's links");
+}
+
+void rk_pmodel_links_free(rk_pmodel_links *x)
+{
+    free(x->off);
+    free(x->slot);
+    free(x->e);
+    free(x->by_user);
+    memset(x, 0, sizeof *x);
+}
+
+rk_status rk_pmodel_global_init(const rk_model *m, const rk_lists *l, rk_pmodel_global *g, rk_error *err)
+{
+    memset(g, 0, sizeof *g);
+    g->n_users = m->by_user.n_rows;
+    g->n_items = m->by_item.n_rows;
+    g->k = l->k;
+    const size_t nw = (size_t)g->n_items * (size_t)g->k;
+    g->bu = malloc((size_t)(g->n_users > 0 ? g->n_users : 1) * sizeof *g->bu);
+    g->bi = malloc((size_t)(g->n_items > 0 ? g->n_items : 1) * sizeof *g->bi);
+    g->w = calloc(nw > 0 ? nw : 1, sizeof *g->w);
+    g->c = calloc(nw > 0 ? nw : 1, sizeof *g->c);
+    if (g->bu == NULL || g->bi == NULL || g->w == NULL || g->c == NULL) {
+        rk_pmodel_global_free(g);
+        return rk_error_set(err, RK_E_NOMEM, "out of memory for the global model");
+    }
+    memcpy(g->bu, m->bu, (size_t)g->n_users * sizeof *g->bu);
+    memcpy(g->bi, m->bi, (size_t)g->n_items * sizeof *g->bi);
+    return RK_OK;
+}
+
+void rk_pmodel_global_free(rk_pmodel_global *g)
+{
+    free(g->bu);
+    free(g->bi);
+    free(g->w);
+    free(g->c);
+    memset(g, 0, sizeof *g);
+}
+
+/* The error of item-major rating p (item i, user u, value r) under g. */
+static double rating_error(const rk_model *m, const rk_pmodel_links *x, const rk_pmodel_global *g, int64_t p,
+                           int32_t u, int32_t i, float r, double *norm)
+{
+    const int64_t a = x->off[p], b = x->off[p + 1];
+    const double *w = g->w + (int64_t)i * g->k, *c = g->c + (int64_t)i * g->k;
+    double sum = 0.0;
+    for (int64_t t = a; t < b; t++) sum += w[x->slot[t]] * (double)x->e[t] + c[x->slot[t]];
+    *norm = b > a ? 1.0 / sqrt((double)(b - a)) : 0.0;
+    return (double)r - (((m->mu + g->bu[u]) + g->bi[i]) + *norm * sum);
+}
+
+void rk_pmodel_global_item_step(const rk_model *m, const rk_pmodel_links *x, double lr, double reg, int32_t i,
+                                rk_pmodel_global *g)
+{
+    const rk_csr *bi = &m->by_item;
+    double *w = g->w + (int64_t)i * g->k, *c = g->c + (int64_t)i * g->k;
+    for (int64_t p = bi->ptr[i]; p < bi->ptr[i + 1]; p++) {
+        double norm;
+        const double e = rating_error(m, x, g, p, bi->idx[p], i, bi->val[p], &norm);
+        g->bi[i] += lr * (e - reg * g->bi[i]);
+        const double ne = norm * e;
+        for (int64_t t = x->off[p]; t < x->off[p + 1]; t++) {
+            const int32_t s = x->slot[t];
+            w[s] += lr * (ne * (double)x->e[t] - reg * w[s]);
+            c[s] += lr * (ne - reg * c[s]);
+        }
+    }
+}
+
+void rk_pmodel_global_user_step(const rk_model *m, const rk_pmodel_links *x, double lr, double reg, int32_t u,
+                                rk_pmodel_global *g)
+{
+    const rk_csr *bu = &m->by_user;
+    for (int64_t p = bu->ptr[u]; p < bu->ptr[u + 1]; p++) {
+        double norm;
+        const double e = rating_error(m, x, g, x->by_user[p], u, bu->idx[p], bu->val[p], &norm);
+        g->bu[u] += lr * (e - reg * g->bu[u]);
+    }
+}
+
+rk_status rk_pmodel_global_train_cpu(const rk_model *m, const rk_pmodel_links *x, const rk_pmodel_opts *o,
+                                     int threads, rk_pmodel_global *g, rk_progress_fn progress, void *ud,
+                                     rk_error *err)
+{
+    const double t0 = rk_omp_wtime();
+    const int nt = threads > 0 ? threads : rk_omp_max_threads();
+    double lr = o->global_lr;
+    for (int32_t ep = 0; ep < o->global_epochs; ep++) {
+        if (progress != NULL && ep + 1 < o->global_epochs &&
+            progress(ud, "global model", (double)ep, (double)o->global_epochs, "epochs") != 0)
+            return rk_error_set(err, RK_E_CANCELLED, "global model: stopped by the caller's progress callback");
+#pragma omp parallel for schedule(dynamic, 16) num_threads(nt)
+        for (int32_t i = 0; i < g->n_items; i++) rk_pmodel_global_item_step(m, x, lr, o->global_reg, i, g);
+#pragma omp parallel for schedule(dynamic, 256) num_threads(nt)
+        for (int32_t u = 0; u < g->n_users; u++) rk_pmodel_global_user_step(m, x, lr, o->global_reg, u, g);
+        lr *= o->global_decay;
+    }
+    g->train_s = rk_omp_wtime() - t0;
+    return RK_OK;
+}
+
+double rk_pmodel_global_estimate(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g, int32_t u,
+                                 int32_t i, int32_t *used)
+{
+    const double *w = g->w + (int64_t)i * g->k, *c = g->c + (int64_t)i * g->k;
+    double sum = 0.0;
+    int32_t n = 0;
+    for (int32_t s = 0; s < l->len[i]; s++) {
+        const int32_t j = l->nbr[(int64_t)i * l->k + s];
+        const int64_t r = find_in_row(&m->by_user, u, j);
+        if (r < 0) continue;
+        const float e = (float)rk_pmodel_residual(m, u, j, m->by_user.val[r]);
+        sum += w[s] * (double)e + c[s];
+        n++;
+    }
+    *used = n;
+    const double norm = n > 0 ? 1.0 / sqrt((double)n) : 0.0;
+    return ((m->mu + g->bu[u]) + g->bi[i]) + norm * sum;
+}
+
+void rk_pmodel_global_predict(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g, int threads,
+                              rk_queries *q)
+{
+#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : rk_omp_max_threads())
+    for (int64_t t = 0; t < q->n; t++) {
+        const int32_t u = q->user[t], i = q->item[t];
+        const int ku = rk_model_user_known(m, u), ki = rk_model_item_known(m, i);
+        int32_t used = 0;
+        double est;
+        if (ku && ki) {
+            est = rk_pmodel_global_estimate(m, l, g, u, i, &used);
+        } else {
+            est = m->mu;
+            if (ku) est += g->bu[u];
+            if (ki) est += g->bi[i];
+        }
+        q->pred[t] = rk_predict_clip(m, est);
+        q->used[t] = used;
+    }
+}
+
+static rk_status stage(const rk_model *m, const rk_knn_opts *ko, const rk_lists *lists, rk_queries *q,
+                       rk_knn_stats *st, rk_error *err)
+{
+    const double t0 = rk_omp_wtime();
+    rk_status s = RK_OK;
+    if (ko->mode == RK_PREDICT_INTERPOLATE) {
+        float *cov = NULL;
+        s = rk_pmodel_cov_cpu(m, ko->pm.interp_shrink, ko->threads, &cov, err);
+        const double t1 = rk_omp_wtime();
+        if (s == RK_OK) s = rk_pmodel_interpolate_cpu(m, cov, &ko->pm, ko->k, ko->threads, q, err);
+        free(cov);
+        if (st != NULL && s == RK_OK)
+            snprintf(st->model, sizeof st->model, "cpu: covariances %.4f s, systems %.4f s", t1 - t0,
+                     rk_omp_wtime() - t1);
+    } else if (ko->mode == RK_PREDICT_GLOBAL) {
+        rk_pmodel_links x;
+        rk_pmodel_global g;
+        memset(&g, 0, sizeof g);
+        s = rk_pmodel_links_cpu(m, lists, ko->threads, &x, err);
+        const double t1 = rk_omp_wtime();
+        if (s == RK_OK) s = rk_pmodel_global_init(m, lists, &g, err);
+        if (s == RK_OK)
+            s = rk_pmodel_global_train_cpu(m, &x, &ko->pm, ko->threads, &g, ko->progress, ko->progress_ud, err);
+        if (s == RK_OK) rk_pmodel_global_predict(m, lists, &g, ko->threads, q);
+        if (st != NULL && s == RK_OK)
+            snprintf(st->model, sizeof st->model, "cpu: links %.4f s (%lld), training %.4f s (%d epochs)",
+                     t1 - t0, (long long)x.off[x.nnz], g.train_s, ko->pm.global_epochs);
+        rk_pmodel_global_free(&g);
+        rk_pmodel_links_free(&x);
+    }
+    if (st != NULL) st->model_s = rk_omp_wtime() - t0;
+    return s;
+}
+
+rk_status rk_pmodel_cpu(const rk_model *m, const rk_knn_opts *ko, const rk_lists *lists, rk_queries *q,
+                        rk_knn_stats *st, rk_error *err)
+{
+    if (!rk_predict_is_model(ko->mode) || q == NULL) return RK_OK;
+    if (ko->mode == RK_PREDICT_INTERPOLATE && q->nb == NULL)
+        return rk_error_set(err, RK_E_ARG, "--predict interpolate: the engine gave no neighbours");
+    if (ko->mode == RK_PREDICT_GLOBAL && lists == NULL)
+        return rk_error_set(err, RK_E_ARG, "--predict global: no lists to train on");
+    rk_model full; /* the item-major matrix the stage walks, built for the call when deferred */
+    RK_FORWARD(rk_model_complete_copy(m, &full, err));
+    const rk_status s = stage(&full, ko, lists, q, st, err);
+    rk_model_complete_free(&full, m);
+    return s;
+}
