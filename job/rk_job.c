@@ -474,7 +474,7 @@ static rk_status fold_engine_run(const rk_job_opts *o, const rk_knn_opts *ko, jo
     memset(st, 0, sizeof *st);
     /* with a ranking model the lists of --metric do not feed top-N */
     const int ranked = e->want_topn && rank_model_on(o);
-    int topn_done = !e->want_topn || ranked;
+    int topn_done = !e->want_topn || ranked || o->topn_by_prediction;
     const int gpu = rk_backend_current(&j->seam)->gpu;
     /* the ranking model's stage shared among the ranks too (every rank builds the same model from the
      * same data), unless --tune's search or --split users' training users make it rank 0's */
@@ -516,6 +516,8 @@ static rk_status fold_engine_run(const rk_job_opts *o, const rk_knn_opts *ko, jo
         }
         return rk_dist_agree(o->dist, s, err);
     }
+    if (e->want_topn && o->topn_by_prediction) /* the lists' candidates ranked by their predictions */
+        return rk_job_topn_predicted(&j->seam, j->m, &e->eko, &j->lists, &e->to, &e->ts, err);
     if (topn_done) return RK_OK;
     const rk_backend *cpu = rk_backend_get(RK_BACKEND_CPU);
     return o->by_user ? cpu->user_topn(j->m, &j->lists, &e->to, NULL, &e->ts, err)

@@ -66,6 +66,7 @@ typedef struct rk_job_opts {
     int rank_given;             /* --rank was given (user mode and --approx refuse it then) */
     const char *model_fixed_opt; /* the first option given that a saved model fixes (-k, --metric,
                                     --rank, ...): --model refuses it; NULL: none */
+    int topn_by_prediction;     /* --topn-score prediction: top-N by the --predict estimate (rk_job_predtopn.c) */
     int tune;                   /* --tune: the ranking model chosen on a validation split (rk_tune.h) */
     rk_tune_metric tune_metric; /* --tune-metric (NDCG) */
     double tune_fraction;       /* --tune-fraction: of each user's training ratings (0.2) */

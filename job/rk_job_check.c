@@ -122,6 +122,12 @@ static rk_status check_model_approx(const rk_job_opts *o, rk_error *err)
  * no model file (CONTRACT.md §4b). */
 static rk_status check_pmodel(const rk_job_opts *o, rk_error *err)
 {
+    if (o->topn_by_prediction && (o->by_user || o->approx != RK_APPROX_NONE || rk_rankw_on(&o->rank) ||
+                                  o->model_path != NULL || rk_gpus_given(&o->gpus) || rk_dist_size(o->dist) > 1 ||
+                                  o->tune))
+        return rk_error_set(err, RK_E_ARG, "--topn-score prediction ranks the --metric lists' candidates by the "
+                            "--predict estimate: it needs --rank lists and item mode, and cannot be used with "
+                            "--approx, --model, --tune, --gpus or several MPI ranks");
     if (!rk_predict_is_model(o->knn.mode)) return RK_OK;
     const char *mode = rk_predict_mode_name(o->knn.mode);
     if (o->by_user) return rk_error_set(err, RK_E_ARG, "--predict %s is item-based: it cannot be used with --by user",

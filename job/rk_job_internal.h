@@ -145,6 +145,16 @@ typedef struct rk_job_recs_out {
     rk_outset_slice *slice;     /* the other ranks */
 } rk_job_recs_out;
 
+/*! rk_job_topn_predicted() : top-N of to's users by predicted rating
+ *  (--topn-score prediction, CONTRACT.md §5): the candidates of §5 from
+ *  lists l, each predicted by the seam's current backend under ko (its
+ *  --predict mode), the N highest (in top-N's fixed point; ties by
+ *  ascending item) into to's sink.  ts may be NULL.  @return RK_OK, RK_E_ARG
+ *  (a negative rating scale), RK_E_RANGE (more than 2^28 pairs),
+ *  RK_E_NOMEM, an engine's or the sink's status. */
+rk_status rk_job_topn_predicted(rk_backend_seam *seam, const rk_model *m, const rk_knn_opts *ko, const rk_lists *l,
+                                const rk_topn_opts *to, rk_topn_stats *ts, rk_error *err);
+
 /*! rk_job_rank_topn() : top-N from the ranking model cfg (o->rank, or --tune's choice)
  *  (rk_job_rank.c): the transformed matrix of lm (m, or m without the
  *  held-out users of --split users), top-N from the ratings of m, its lists on the seam's

@@ -417,6 +417,11 @@ static json_t *json_options(const rk_job_opts *o, const rk_dataset *ds, const rk
         "queries", rk_json_str(o->queries_path),
         "approx", rk_json_str(o->approx != RK_APPROX_NONE ? rk_approx_name(o->approx) : NULL),
         "reps", o->approx_reps, "probes", o->approx_probes, "approx_check", (json_int_t)o->approx_check));
+    bad |= append(x, json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:i}", "topn_score",
+        o->topn_by_prediction ? "prediction" : "sums", "interp_shrink", rk_json_num(k->pm.interp_shrink),
+        "interp_reg", rk_json_num(k->pm.interp_reg), "global_lr", rk_json_num(k->pm.global_lr),
+        "global_reg", rk_json_num(k->pm.global_reg), "global_decay", rk_json_num(k->pm.global_decay),
+        "global_epochs", k->pm.global_epochs));
     return done(x, bad);
 }
 

@@ -24,7 +24,7 @@ enum {
     OPT_RANK, OPT_RANK_K, OPT_ALPHA, OPT_BETA, OPT_WEIGHTING, OPT_BM25, OPT_RANK_VALUES, OPT_RANK_SHRINK,
     OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS, OPT_TUNE, OPT_TUNE_METRIC, OPT_TUNE_FRACTION, OPT_TUNE_GRID,
     OPT_TUNE_ROUNDS, OPT_USER_METRICS, OPT_TUNE_USERS, OPT_NEGATIVE, OPT_DIR_GLOB, OPT_MAX_LINE, OPT_K,
-    OPT_INTERP_SHRINK, OPT_INTERP_REG, OPT_GLOBAL_LR, OPT_GLOBAL_REG, OPT_GLOBAL_DECAY, OPT_GLOBAL_EPOCHS
+    OPT_INTERP_SHRINK, OPT_INTERP_REG, OPT_GLOBAL_LR, OPT_GLOBAL_REG, OPT_GLOBAL_DECAY, OPT_GLOBAL_EPOCHS, OPT_TOPN_SCORE
 };
 
 /* The option groups, as the usage text and the manual page list them. */
@@ -60,6 +60,7 @@ static const row table[] = {
     {{"global-reg", 1, 1}, OPT_GLOBAL_REG, G_SIMILARITY, "--global-reg"},
     {{"global-decay", 1, 1}, OPT_GLOBAL_DECAY, G_SIMILARITY, "--global-decay"},
     {{"global-epochs", 1, 1}, OPT_GLOBAL_EPOCHS, G_SIMILARITY, "--global-epochs"},
+    {{"topn-score", 1, 0}, OPT_TOPN_SCORE, G_SIMILARITY, NULL},
     {{"test", 1, 0}, OPT_TEST, G_EVALUATION, NULL},
     {{"holdout", 1, 0}, OPT_HOLDOUT, G_EVALUATION, NULL},
     {{"seed", 1, 0}, OPT_SEED, G_EVALUATION, NULL},
@@ -308,6 +309,11 @@ static rk_status similarity_option(int ch, const char *a, rk_job_opts *o, rk_err
     case OPT_GLOBAL_REG: RK_FORWARD(parse_nonneg("--global-reg", a, &o->knn.pm.global_reg, err)); break;
     case OPT_GLOBAL_DECAY: RK_FORWARD(parse_nonneg("--global-decay", a, &o->knn.pm.global_decay, err)); break;
     case OPT_GLOBAL_EPOCHS: SET_LL(o->knn.pm.global_epochs, int32_t, "--global-epochs", 0, 100000); break;
+    case OPT_TOPN_SCORE:
+        if (strcmp(a, "sums") == 0) o->topn_by_prediction = 0;
+        else if (strcmp(a, "prediction") == 0) o->topn_by_prediction = 1;
+        else FAIL("--topn-score: expected sums or prediction, got '%s'", a);
+        break;
     case OPT_MIN_K: SET_LL(o->knn.min_k, int32_t, "--min-k", 1, INT32_MAX); break;
     case OPT_NEGATIVE:
         if (strcmp(a, "yes") == 0) o->knn.negative = 1;
