@@ -78,12 +78,7 @@ static const char *split_opt(const char *opt, char *name, size_t cap)
     return eq != NULL ? eq + 1 : NULL;
 }
 
-static void expect(rk_status got, rk_status want, const rk_error *err, const char *text)
-{
-    CU_ASSERT_EQUAL(got, want);
-    if (strstr(err->msg, text) == NULL) fprintf(stderr, "'%s' lacks '%s'\n", err->msg, text);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err->msg, text));
-}
+#define expect rk_test_expect
 
 /* run_job's --test (0: none, for the ball cover, which makes no predictions) */
 static int g_with_test = 1;
@@ -588,117 +583,6 @@ static void test_threads(void)
     }
 }
 
-/* A progress callback: counts the reports of stage `want`, asks to stop at the stop-th (0: never). */
-typedef struct stopper {
-    const char *want;
-    int calls, other, stop, bad;
-} stopper;
-
-static int on_progress(void *ud, const char *stage, double done, double total, const char *unit)
-{
-    stopper *p = ud;
-    p->bad += unit == NULL || done < 0 || (total > 0 && done > total);
-    if (strcmp(stage, p->want) != 0) {
-        p->other++;
-        return 0;
-    }
-    return ++p->calls == p->stop;
-}
-
-/* Random ratings of nu users and ni items, about per ratings a user. */
-static recknn_data *random_data(int32_t nu, int32_t ni, int per, unsigned long long seed)
-{
-    const int64_t n = (int64_t)nu * per;
-    int32_t *u = malloc((size_t)n * sizeof *u), *i = malloc((size_t)n * sizeof *i);
-    float *r = malloc((size_t)n * sizeof *r);
-    CU_ASSERT_FATAL(u != NULL && i != NULL && r != NULL);
-    for (int64_t t = 0; t < n; t++) {
-        u[t] = (int32_t)(t / per);
-        i[t] = (int32_t)(rk_test_rand(&seed) % (unsigned long long)ni);
-        r[t] = (float)(1 + rk_test_rand(&seed) % 5);
-    }
-    recknn_data *d;
-    rk_error err;
-    CU_ASSERT_FATAL(recknn_data_new(nu, ni, n, u, i, r, &d, &err) == RK_OK);
-    free(u);
-    free(i);
-    free(r);
-    return d;
-}
-
-/* Every member of a and b the same bits (not memcmp of the structs: their
- * padding is indeterminate). */
-static int same_metrics(const recknn_metrics *a, const recknn_metrics *b)
-{
-#define SAME(f) (memcmp(&a->f, &b->f, sizeof a->f) == 0 || (fprintf(stderr, "metrics differ: " #f "\n"), 0))
-    return SAME(test_pairs) && SAME(rmse) && SAME(mae) && SAME(fallbacks) && SAME(unknown_users) &&
-           SAME(unknown_items) && SAME(n) && SAME(relevance) && SAME(users) && SAME(precision) && SAME(recall) &&
-           SAME(ndcg) && SAME(map) && SAME(mrr) && SAME(hit_rate) && SAME(coverage) && SAME(gini);
-#undef SAME
-}
-
-/* The caller's progress callback sees the long stages and stops a fit, a
- * recommendation and an evaluation at a report of its choice: RK_E_CANCELLED,
- * no model, the model unchanged; a callback that never stops changes nothing. */
-static void test_progress(void)
-{
-    recknn_data *d = random_data(3000, 3000, 12, 99); /* top-N in batches of 1024 users (3000 items) */
-    recknn_options *o;
-    rk_error err;
-    CU_ASSERT_FATAL(recknn_options_new(&o, &err) == RK_OK);
-    CU_ASSERT_FATAL(recknn_options_set(o, "threads", "1", &err) == RK_OK); /* thread 0 reports every 0.5% */
-    CU_ASSERT_FATAL(recknn_options_set(o, "device", "cpu", &err) == RK_OK);
-    stopper p = {"similarity", 0, 0, 3, 0};
-    recknn_options_set_progress(o, on_progress, &p);
-    recknn_model *m = (recknn_model *)&p; /* set to NULL by a failing fit */
-    expect(recknn_fit(o, d, &m, &err), RK_E_CANCELLED, &err, "similarity: stopped by the caller");
-    CU_ASSERT_PTR_NULL(m);
-    CU_ASSERT_EQUAL(p.calls, 3);
-    /* never stopping: the same model as without a callback */
-    p = (stopper){"similarity", 0, 0, 0, 0};
-    CU_ASSERT_FATAL(recknn_fit(o, d, &m, &err) == RK_OK);
-    CU_ASSERT(p.calls > 3);
-    CU_ASSERT_EQUAL(p.bad, 0);
-    recknn_options_set_progress(o, NULL, NULL);
-    recknn_model *m0;
-    CU_ASSERT_FATAL(recknn_fit(o, d, &m0, &err) == RK_OK);
-    const int64_t served = recknn_model_served(m);
-    CU_ASSERT_EQUAL(served, 3000);
-    int32_t *it = malloc((size_t)served * 5 * sizeof *it), *it0 = malloc((size_t)served * 5 * sizeof *it0);
-    double *sc = malloc((size_t)served * 5 * sizeof *sc), *sc0 = malloc((size_t)served * 5 * sizeof *sc0);
-    CU_ASSERT_FATAL(it != NULL && it0 != NULL && sc != NULL && sc0 != NULL);
-    CU_ASSERT_FATAL(recknn_recommend(m0, NULL, 0, 5, it0, sc0, NULL, &err) == RK_OK);
-    /* top-N stopped at its first report (after the first batch), then run in full */
-    p = (stopper){"top-N", 0, 0, 2, 0}; /* the first report is at 0 users */
-    recknn_model_set_progress(m, on_progress, &p);
-    expect(recknn_recommend(m, NULL, 0, 5, it, sc, NULL, &err), RK_E_CANCELLED, &err, "top-N: stopped");
-    p = (stopper){"top-N", 0, 0, 0, 0};
-    CU_ASSERT_FATAL(recknn_recommend(m, NULL, 0, 5, it, sc, NULL, &err) == RK_OK);
-    CU_ASSERT(p.calls >= 4); /* 0, 1024, 2048, 3000 */
-    CU_ASSERT_EQUAL(memcmp(it, it0, (size_t)served * 5 * sizeof *it), 0);
-    CU_ASSERT_EQUAL(memcmp(sc, sc0, (size_t)served * 5 * sizeof *sc), 0);
-    /* the evaluation's top-N and the most-popular baseline's */
-    recknn_data *test = random_data(3000, 3000, 2, 7);
-    recknn_metrics mt, mt0;
-    CU_ASSERT_FATAL(recknn_evaluate(m0, test, 5, 1, &mt0, &err) == RK_OK);
-    p = (stopper){"baseline", 0, 0, 2, 0};
-    expect(recknn_evaluate(m, test, 5, 1, &mt, &err), RK_E_CANCELLED, &err, "baseline: stopped");
-    p = (stopper){"top-N", 0, 0, 2, 0};
-    expect(recknn_evaluate(m, test, 5, 0, &mt, &err), RK_E_CANCELLED, &err, "top-N: stopped");
-    recknn_model_set_progress(m, NULL, NULL);
-    CU_ASSERT_FATAL(recknn_evaluate(m, test, 5, 1, &mt, &err) == RK_OK);
-    CU_ASSERT(same_metrics(&mt, &mt0));
-    free(it);
-    free(it0);
-    free(sc);
-    free(sc0);
-    recknn_data_free(test);
-    recknn_model_free(m);
-    recknn_model_free(m0);
-    recknn_options_free(o);
-    recknn_data_free(d);
-}
-
 static void test_refusals(void)
 {
     recknn_options *o;
@@ -827,7 +711,6 @@ int main(void)
         {"refusals", test_refusals},
         {"gpus: the lists shared among GPUs", test_gpus},
         {"the ball cover's lists (approx rbc) as the job's", test_approx},
-        {"a progress callback that stops a fit, a recommendation, an evaluation", test_progress},
         {NULL, NULL},
     };
     const int rc = rk_test_main("api", cases);

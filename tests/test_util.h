@@ -5,7 +5,17 @@
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "rk_metric.h"
+#include "rk_status.h"
+
+/* got is want, and err's message holds text (printed when it does not). */
+static inline void rk_test_expect(rk_status got, rk_status want, const rk_error *err, const char *text)
+{
+    CU_ASSERT_EQUAL(got, want);
+    if (strstr(err->msg, text) == NULL) fprintf(stderr, "'%s' lacks '%s'\n", err->msg, text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err->msg, text));
+}
 
 /* The metrics of the metric table whose full-vector flag is `full` (-1:
  * every row), in table order, into out[RK_METRIC_COUNT]: the tests loop
