@@ -38,8 +38,12 @@ double rk_pmodel_cov_diag(const rk_model *m)
     return items > 0 ? sum / (double)items : 0.0;
 }
 
-void rk_pmodel_cov_row(const rk_model *m, int32_t j, double beta, double diag, double *acc, int32_t *cnt,
-                       float *out)
+/* Row j of the shrunk covariance matrix into out (n_items floats): for
+ * l ≠ j, s_jl / (n_jl + β), and for l = j, (s_jj + β·diag) / (n_jj + β),
+ * s_jl = Σ e_vj e_vl over the users v rating both (ascending v), n_jl their
+ * number.  acc (n_items doubles) and cnt (n_items ints) are zeroed scratch,
+ * zero again on return. */
+static void cov_row(const rk_model *m, int32_t j, double beta, double diag, double *acc, int32_t *cnt, float *out)
 {
     const rk_csr *bi = &m->by_item, *bu = &m->by_user;
     const int32_t n = bi->n_rows;
@@ -81,7 +85,7 @@ rk_status rk_pmodel_cov_cpu(const rk_model *m, double beta, int threads, float *
         }
 #pragma omp for schedule(dynamic, 16)
         for (int32_t j = 0; j < n; j++)
-            if (acc != NULL && cnt != NULL) rk_pmodel_cov_row(m, j, beta, diag, acc, cnt, cov + (int64_t)j * n);
+            if (acc != NULL && cnt != NULL) cov_row(m, j, beta, diag, acc, cnt, cov + (int64_t)j * n);
         free(acc);
         free(cnt);
     }
@@ -131,14 +135,7 @@ int rk_pmodel_solve(const float *cov, int64_t ld, int32_t i, const int32_t *nb, 
 /* The residual of u's rating of item j, found in u's training row. */
 static double user_residual(const rk_model *m, int32_t u, int32_t j)
 {
-    const rk_csr *bu = &m->by_user;
-    int64_t lo = bu->ptr[u], hi = bu->ptr[u + 1];
-    while (lo < hi) {
-        const int64_t mid = lo + (hi - lo) / 2;
-        if (bu->idx[mid] < j) lo = mid + 1;
-        else hi = mid;
-    }
-    return rk_pmodel_residual(m, u, j, bu->val[lo]);
+    return rk_pmodel_residual(m, u, j, m->by_user.val[rk_csr_entry(&m->by_user, u, j)]);
 }
 
 rk_status rk_pmodel_interpolate_cpu(const rk_model *m, const float *cov, const rk_pmodel_opts *o, int32_t k,

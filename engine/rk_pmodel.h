@@ -15,7 +15,7 @@
  * global (Koren, KDD 2008, §3 without implicit data beyond the ratings):
  * r̂_ui = μ + b_u + b_i + |R|^-½ Σ_{j∈R} (w_ij e_uj + c_ij), R = the items of
  * i's neighbour list that u rated; b_u, b_i, w, c learned by a deterministic
- * schedule of stochastic gradient steps (rk_pmodel_global_train).
+ * schedule of stochastic gradient steps (CONTRACT.md §4b).
  */
 #ifndef RK_PMODEL_H
 #define RK_PMODEL_H
@@ -46,14 +46,6 @@ static inline double rk_pmodel_residual(const rk_model *m, int32_t u, int32_t j,
  *  mean squared residual (the diagonal's shrinkage target), summed in item
  *  order. */
 double rk_pmodel_cov_diag(const rk_model *m);
-
-/*! rk_pmodel_cov_row() : row j of the shrunk covariance matrix into out
- *  (n_items floats): for l ≠ j, s_jl / (n_jl + β), and for l = j,
- *  (s_jj + β·diag) / (n_jj + β), where s_jl = Σ e_vj e_vl over the users v
- *  rating both (ascending v), n_jl their number.  acc (n_items doubles) and
- *  cnt (n_items ints) are zeroed scratch, zero again on return. */
-void rk_pmodel_cov_row(const rk_model *m, int32_t j, double beta, double diag, double *acc, int32_t *cnt,
-                       float *out);
 
 /*! rk_pmodel_cov_cpu() : the whole matrix (n_items² floats, row-major) into
  *  *out (allocated; free()).  @return RK_OK, RK_E_ARG (more than
@@ -114,25 +106,6 @@ void rk_pmodel_global_item_step(const rk_model *m, const rk_pmodel_links *x, dou
  *  item order, b_u stepped (the rest read only). */
 void rk_pmodel_global_user_step(const rk_model *m, const rk_pmodel_links *x, double lr, double reg, int32_t u,
                                 rk_pmodel_global *g);
-
-/*! rk_pmodel_global_train_cpu() : the schedule of CONTRACT.md §4b: epochs of
- *  every item's half (items in parallel) then every user's half (users in
- *  parallel), the step times global_decay after each epoch.  g from
- *  rk_pmodel_global_init.  progress may be NULL. */
-rk_status rk_pmodel_global_train_cpu(const rk_model *m, const rk_pmodel_links *x, const rk_pmodel_opts *o,
-                                     int threads, rk_pmodel_global *g, rk_progress_fn progress, void *ud,
-                                     rk_error *err);
-
-/*! rk_pmodel_global_estimate() : r̂ for known u and i (unclipped) from the
- *  user's training row: R = u's items in i's list. */
-double rk_pmodel_global_estimate(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g, int32_t u,
-                                 int32_t i, int32_t *used);
-
-/*! rk_pmodel_global_predict() : every query's estimate, clipped: known u
- *  and i by rk_pmodel_global_estimate (used = |R|), else μ + the learned
- *  biases of what is known (used 0). */
-void rk_pmodel_global_predict(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g, int threads,
-                              rk_queries *q);
 
 /*! rk_pmodel_cpu() : the model stage of mode ko->mode after the engine
  *  answered q (with q->nb for interpolate; lists holding every item's list

@@ -10,25 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The position of item j in u's training row, or -1. */
-static int64_t find_in_row(const rk_csr *bu, int32_t u, int32_t j)
-{
-    int64_t lo = bu->ptr[u], hi = bu->ptr[u + 1];
-    while (lo < hi) {
-        const int64_t mid = lo + (hi - lo) / 2;
-        if (bu->idx[mid] < j) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < bu->ptr[u + 1] && bu->idx[lo] == j ? lo : -1;
-}
-
 /* Rating p (item i, user u): its links into slot/e at *at (NULL: counted only). */
 static int64_t links_of(const rk_model *m, const rk_lists *l, int32_t i, int32_t u, uint16_t *slot, float *e)
 {
     int64_t n = 0;
     for (int32_t s = 0; s < l->len[i]; s++) {
         const int32_t j = l->nbr[(int64_t)i * l->k + s];
-        const int64_t r = find_in_row(&m->by_user, u, j);
+        const int64_t r = rk_csr_entry(&m->by_user, u, j);
         if (r < 0) continue;
         if (slot != NULL) {
             slot[n] = (uint16_t)s;
@@ -156,9 +144,11 @@ void rk_pmodel_global_user_step(const rk_model *m, const rk_pmodel_links *x, dou
     }
 }
 
-rk_status rk_pmodel_global_train_cpu(const rk_model *m, const rk_pmodel_links *x, const rk_pmodel_opts *o,
-                                     int threads, rk_pmodel_global *g, rk_progress_fn progress, void *ud,
-                                     rk_error *err)
+/* The schedule of CONTRACT.md §4b: epochs of every item's half (items in
+ * parallel) then every user's half (users in parallel), the step times
+ * global_decay after each epoch; g from rk_pmodel_global_init. */
+static rk_status train(const rk_model *m, const rk_pmodel_links *x, const rk_pmodel_opts *o, int threads,
+                       rk_pmodel_global *g, rk_progress_fn progress, void *ud, rk_error *err)
 {
     const double t0 = rk_omp_wtime();
     const int nt = threads > 0 ? threads : rk_omp_max_threads();
@@ -177,15 +167,17 @@ rk_status rk_pmodel_global_train_cpu(const rk_model *m, const rk_pmodel_links *x
     return RK_OK;
 }
 
-double rk_pmodel_global_estimate(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g, int32_t u,
-                                 int32_t i, int32_t *used)
+/* r̂ for known u and i (unclipped) from the user's training row: R = u's
+ * items in i's list; *used = |R|. */
+static double estimate(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g, int32_t u, int32_t i,
+                       int32_t *used)
 {
     const double *w = g->w + (int64_t)i * g->k, *c = g->c + (int64_t)i * g->k;
     double sum = 0.0;
     int32_t n = 0;
     for (int32_t s = 0; s < l->len[i]; s++) {
         const int32_t j = l->nbr[(int64_t)i * l->k + s];
-        const int64_t r = find_in_row(&m->by_user, u, j);
+        const int64_t r = rk_csr_entry(&m->by_user, u, j);
         if (r < 0) continue;
         const float e = (float)rk_pmodel_residual(m, u, j, m->by_user.val[r]);
         sum += w[s] * (double)e + c[s];
@@ -196,8 +188,9 @@ double rk_pmodel_global_estimate(const rk_model *m, const rk_lists *l, const rk_
     return ((m->mu + g->bu[u]) + g->bi[i]) + norm * sum;
 }
 
-void rk_pmodel_global_predict(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g, int threads,
-                              rk_queries *q)
+/* Every query's estimate, clipped: known u and i by estimate() (used =
+ * |R|), else μ + the learned biases of what is known (used 0). */
+static void predict(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g, int threads, rk_queries *q)
 {
 #pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : rk_omp_max_threads())
     for (int64_t t = 0; t < q->n; t++) {
@@ -206,7 +199,7 @@ void rk_pmodel_global_predict(const rk_model *m, const rk_lists *l, const rk_pmo
         int32_t used = 0;
         double est;
         if (ku && ki) {
-            est = rk_pmodel_global_estimate(m, l, g, u, i, &used);
+            est = estimate(m, l, g, u, i, &used);
         } else {
             est = m->mu;
             if (ku) est += g->bu[u];
@@ -239,8 +232,8 @@ static rk_status stage(const rk_model *m, const rk_knn_opts *ko, const rk_lists 
         const double t1 = rk_omp_wtime();
         if (s == RK_OK) s = rk_pmodel_global_init(m, lists, &g, err);
         if (s == RK_OK)
-            s = rk_pmodel_global_train_cpu(m, &x, &ko->pm, ko->threads, &g, ko->progress, ko->progress_ud, err);
-        if (s == RK_OK) rk_pmodel_global_predict(m, lists, &g, ko->threads, q);
+            s = train(m, &x, &ko->pm, ko->threads, &g, ko->progress, ko->progress_ud, err);
+        if (s == RK_OK) predict(m, lists, &g, ko->threads, q);
         if (st != NULL && s == RK_OK)
             snprintf(st->model, sizeof st->model, "cpu: links %.4f s (%lld), training %.4f s (%d epochs)",
                      t1 - t0, (long long)x.off[x.nnz], g.train_s, ko->pm.global_epochs);

@@ -412,6 +412,18 @@ rk_status rk_csr_build(const rk_triples *t, int32_t n_users, int32_t n_items, rk
     return RK_OK;
 }
 
+int64_t rk_csr_entry(const rk_csr *a, int32_t row, int32_t col)
+{
+    if (row < 0 || row >= a->n_rows) return -1;
+    int64_t lo = a->ptr[row], hi = a->ptr[row + 1];
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (a->idx[mid] < col) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < a->ptr[row + 1] && a->idx[lo] == col ? lo : -1;
+}
+
 void rk_csr_row_share(const rk_csr *a, int th, int T, int32_t *r0, int32_t *r1)
 {
     int32_t bound[2];

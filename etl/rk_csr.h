@@ -156,6 +156,11 @@ rk_status rk_csr_column_offsets(const rk_csr *a, int64_t *ptr, rk_error *err);
  *  a->nnz / T entries each (the parallel passes over a's entries). */
 void rk_csr_row_share(const rk_csr *a, int th, int T, int32_t *r0, int32_t *r1);
 
+/*! rk_csr_entry() : the position of column col in row row of a (rows
+ *  sorted, no column twice) by binary search, or -1 (not there, or a row out
+ *  of range). */
+int64_t rk_csr_entry(const rk_csr *a, int32_t row, int32_t col);
+
 /*! rk_csr_longest_row() : the most entries a row of a has (0 for none). */
 int64_t rk_csr_longest_row(const rk_csr *a);
 

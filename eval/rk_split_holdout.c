@@ -435,19 +435,6 @@ static int32_t row_at(const rk_csr *a, int64_t want)
     return lo;
 }
 
-/* Where pair (u, i) sits in a (rows sorted, no pair twice), or -1. */
-static int64_t entry_of(const rk_csr *a, int32_t u, int32_t i)
-{
-    if (u < 0 || u >= a->n_rows) return -1;
-    int64_t lo = a->ptr[u], hi = a->ptr[u + 1];
-    while (lo < hi) {
-        const int64_t mid = lo + (hi - lo) / 2;
-        if (a->idx[mid] < i) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < a->ptr[u + 1] && a->idx[lo] == i ? lo : -1;
-}
-
 /* The held-out entries of a, marked in drop[a->nnz] (zeroed): one binary
  * search in its row for each test rating.  @return the test ratings that
  * are not in a (0 when the matrix and the split agree). */
@@ -456,7 +443,7 @@ static int64_t mark_test(const rk_csr *a, const rk_triples *test, uint8_t *drop)
     int64_t missing = 0;
 #pragma omp parallel for schedule(static) reduction(+ : missing) if (test->n > 65536)
     for (int64_t t = 0; t < test->n; t++) {
-        const int64_t p = entry_of(a, test->user[t], test->item[t]);
+        const int64_t p = rk_csr_entry(a, test->user[t], test->item[t]);
         if (p < 0) missing++;
         else drop[p] = 1; /* each pair once: no two threads write one entry */
     }

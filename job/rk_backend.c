@@ -86,9 +86,11 @@ static rk_status with_pmodel(engine_fn engine, pmodel_fn stage, const rk_model *
         else memset(nb, 0xff, (size_t)q->n * (size_t)ko->k * sizeof *nb); /* -1: none */
         q->nb = nb;
     }
+    /* global trains on every item's list and answers every query itself: the engine makes the lists alone */
     rk_knn_opts eko = *ko;
-    if (ko->mode == RK_PREDICT_GLOBAL) eko.rows = NULL, eko.n_rows = 0; /* it trains on every item's list */
-    if (s == RK_OK) s = engine(m, &eko, g, l, q, topn, ts, st, err);
+    const int global = ko->mode == RK_PREDICT_GLOBAL;
+    if (global) eko.rows = NULL, eko.n_rows = 0;
+    if (s == RK_OK) s = engine(m, &eko, g, l, global ? NULL : q, topn, ts, st, err);
     if (s == RK_OK) s = stage(m, &eko, g, l, q, st, err);
     q->nb = NULL;
     free(nb);

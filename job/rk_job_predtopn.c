@@ -13,10 +13,16 @@
 /* Queries a run may make (24 bytes each with its answer). */
 #define MAX_QUERIES ((int64_t)1 << 28)
 
+static int by_item(const void *a, const void *b)
+{
+    const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The candidates of the users' requests: every item in the list of an item
  * the user rated, not rated by the user, once, ascending (per user:
- * cptr[x] .. cptr[x + 1]).  *cand and *cptr malloc'ed; count only when
- * cand is NULL. */
+ * cptr[x] .. cptr[x + 1]), into the caller's arrays: cptr[n_users + 1],
+ * and cand[cptr[n_users]] (NULL: counted only). */
 static rk_status candidates(const rk_model *m, const rk_lists *l, const int32_t *users, int64_t n_users,
                             int64_t *cptr, int32_t *cand, rk_error *err)
 {
@@ -41,12 +47,7 @@ static rk_status candidates(const rk_model *m, const rk_lists *l, const int32_t 
             }
         }
         if (cand != NULL) /* ascending items: the ties' order */
-            for (int64_t p = cptr[x] + 1; p < at; p++) {
-                const int32_t v = cand[p];
-                int64_t q = p;
-                for (; q > cptr[x] && cand[q - 1] > v; q--) cand[q] = cand[q - 1];
-                cand[q] = v;
-            }
+            qsort(cand + cptr[x], (size_t)(at - cptr[x]), sizeof *cand, by_item);
     }
     cptr[n_users] = at;
     free(stamp);
