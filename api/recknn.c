@@ -378,8 +378,9 @@ rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model
     M->approx = jo.approx != RK_APPROX_NONE;
     if (s == RK_OK && M->approx) s = approx_lists(&jo, M, err);
     else if (s == RK_OK && rk_api_gpus_shared(M)) s = rk_api_gpus_lists(&jo, M, &st, err);
-    else if (s == RK_OK)
-        s = rk_backend_lists(&M->seam, rk_api_engine_model(M), &M->ko, &M->lists, &st, "the GPU engine", err);
+    else if (s == RK_OK) /* with predict "global", its model trained once on the lists */
+        s = rk_backend_lists_global(&M->seam, rk_api_engine_model(M), &M->ko, &M->lists, &M->global, &st,
+                                    "the GPU engine", err);
     /* the ranking model is item mode's with exact lists (job/rk_job.c: rank_model_on), its
      * configuration searched first under "tune" */
     if (s == RK_OK && jo.tune) s = tune_rank(&jo, M, err);
@@ -440,6 +441,7 @@ void recknn_model_free(recknn_model *m)
     if (m->seam_started) rk_backend_free(&m->seam);
     rk_lists_free(&m->lists);
     rk_lists_free(&m->rl);
+    rk_pmodel_global_free(&m->global);
     rk_byuser_free(&m->uview);
     rk_ids_free(m->ids[0]);
     rk_ids_free(m->ids[1]);
@@ -591,13 +593,22 @@ rk_status recknn_predict(recknn_model *m, const int32_t *users, const int32_t *i
     rk_status s = used != NULL ? RK_OK : rk_error_set(err, RK_E_NOMEM, "out of memory for %lld pairs", (long long)n);
     /* user mode asks (u, i) as (i, u) of the transposed view (rk_byuser.h) */
     const int32_t *qa = m->by_user ? items : users, *qb = m->by_user ? users : items;
+    if (s == RK_OK && m->global.n_items > 0) { /* predict "global": the trained model answers */
+        rk_queries q = {n, qa, qb, out, used, NULL, NULL};
+        rk_model full;
+        s = rk_model_complete_copy(&m->m, &full, err);
+        if (s == RK_OK) rk_pmodel_global_predict(&full, &m->lists, &m->global, NULL, NULL, m->ko.threads, &q);
+        if (s == RK_OK) rk_model_complete_free(&full, &m->m);
+        if (used != used_out) free(used);
+        return s;
+    }
     if (s == RK_OK) s = query_rows(m, qb, n, &rows, &n_rows, err);
     if (s == RK_OK) {
         const rk_model *em = rk_api_engine_model(m);
         rk_knn_opts eko = m->ko;
         eko.rows = rows;
         eko.n_rows = n_rows;
-        rk_queries q = {n, qa, qb, out, used, NULL};
+        rk_queries q = {n, qa, qb, out, used, NULL, NULL};
         rk_knn_stats st;
         const rk_gpu_opts g = rk_backend_call_opts(&m->seam);
         s = rk_backend_current(&m->seam)->knn(em, &eko, &g, NULL, &q, NULL, NULL, &st, err);

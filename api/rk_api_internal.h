@@ -5,6 +5,7 @@
 #include "recknn.h"
 #include "rk_jobopt.h"
 #include "rk_byuser.h"
+#include "rk_pmodel.h"
 
 #define MAX_SET 256 /* option values kept by one options handle */
 
@@ -40,6 +41,7 @@ struct recknn_model {
     int have_check;        /* "approx-check": check holds the recall of the lists */
     rk_rbc_recall_result check;
     rk_gpus_spec gpus;     /* "gpus": the devices its lists are shared among (rk_api_gpus.c) */
+    rk_pmodel_global global; /* predict "global": the model trained on the lists (n_items 0: none) */
     /* what the evaluation reads of the options */
     int implicit;
     rk_dup_policy duplicates;

@@ -52,9 +52,6 @@ rk_status recknn_model_save(const recknn_model *m, const char *path, const char 
     if (m->approx)
         return rk_error_set(err, RK_E_ARG, "recknn_model_save: a model of the ball cover's lists (approx rbc) is not "
                             "saved (the command's --save-model refuses --approx too)");
-    if (rk_predict_is_model(m->ko.mode))
-        return rk_error_set(err, RK_E_ARG, "recknn_model_save: predict %s keeps no model file yet (the command's "
-                            "--save-model refuses it too)", rk_predict_mode_name(m->ko.mode));
     rk_idmap *users = NULL, *items = NULL;
     rk_status s = RK_OK;
     /* a loaded model keeps its file's ids unless others are given */
@@ -63,7 +60,8 @@ rk_status recknn_model_save(const recknn_model *m, const char *path, const char 
         s = id_map(item_ids, m->m.by_item.n_rows, "item", &items, err);
     if (s == RK_OK) {
         const rk_mfile_view v = {&m->m, &m->lists, users != NULL ? users : m->ids[0],
-                                 items != NULL ? items : m->ids[1], &m->ko, m->ranked ? &m->rl : NULL, &m->rank};
+                                 items != NULL ? items : m->ids[1], &m->ko, m->ranked ? &m->rl : NULL, &m->rank,
+                                 m->ko.mode == RK_PREDICT_GLOBAL ? &m->global : NULL};
         s = rk_mfile_save(path, &v, err);
     }
     rk_ids_free(users);
@@ -92,6 +90,7 @@ rk_status recknn_model_load(const char *path, const recknn_options *o, recknn_mo
     M->ids[1] = f.items;
     M->ko = f.knn;
     M->ko.threads = jo.knn.threads;
+    M->global = f.global; /* predict global's trained model, or zero */
     if (f.have_rank) {
         M->rl = f.rank_lists;
         M->rank = f.rank;

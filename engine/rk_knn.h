@@ -74,6 +74,8 @@ typedef struct rk_queries {
     int32_t *used;       /* out: neighbours aggregated (0 = fallback) */
     int32_t *nb;         /* NULL, or out (n x k): the items of the neighbours chosen for each query, ascending,
                             -1 after used[t] (rk_pmodel.h's interpolation reads them) */
+    struct rk_pmodel_global *global; /* NULL, or out: --predict global's trained model, kept for a saved
+                                        model (rk_pmodel.h; with n 0 the model is trained all the same) */
 } rk_queries;
 
 typedef struct rk_knn_stats {

@@ -132,15 +132,17 @@ int rk_pmodel_solve(const float *cov, int64_t ld, int32_t i, const int32_t *nb, 
     return 1;
 }
 
-/* The residual of u's rating of item j, found in u's training row. */
-static double user_residual(const rk_model *m, int32_t u, int32_t j)
+/* The residual of the user's rating of item j, found in row u of h, with
+ * the user's b_u (rk_pmodel_residual's order of operations). */
+static double user_residual(const rk_model *m, const rk_csr *h, int32_t u, double bu, int32_t j)
 {
-    return rk_pmodel_residual(m, u, j, m->by_user.val[rk_csr_entry(&m->by_user, u, j)]);
+    return (double)h->val[rk_csr_entry(h, u, j)] - ((m->mu + bu) + m->bi[j]);
 }
 
 rk_status rk_pmodel_interpolate_cpu(const rk_model *m, const float *cov, const rk_pmodel_opts *o, int32_t k,
-                                    int threads, rk_queries *q, rk_error *err)
+                                    const rk_csr *hist, int threads, rk_queries *q, rk_error *err)
 {
+    const rk_csr *h = hist != NULL ? hist : &m->by_user;
     const int64_t ld = m->by_item.n_rows;
     int failed = 0;
 #pragma omp parallel num_threads(threads > 0 ? threads : rk_omp_max_threads())
@@ -156,8 +158,10 @@ rk_status rk_pmodel_interpolate_cpu(const rk_model *m, const float *cov, const r
             const int32_t *nb = q->nb + t * k;
             if (n <= 0 || a == NULL || w == NULL || !rk_pmodel_solve(cov, ld, i, nb, n, o->interp_reg, a, w))
                 continue;
-            double est = (m->mu + m->bu[u]) + m->bi[i];
-            for (int32_t x = 0; x < n; x++) est += w[x] * user_residual(m, u, nb[x]);
+            /* b_u: m->bu[u] for a training row, else the history's (the same bits for a copy of one) */
+            const double bu = rk_predict_user_at(m, RK_PREDICT_INTERPOLATE, hist, u).bu;
+            double est = (m->mu + bu) + m->bi[i];
+            for (int32_t x = 0; x < n; x++) est += w[x] * user_residual(m, h, u, bu, nb[x]);
             q->pred[t] = rk_predict_clip(m, est);
         }
         free(a);

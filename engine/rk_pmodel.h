@@ -61,10 +61,12 @@ int rk_pmodel_solve(const float *cov, int64_t ld, int32_t i, const int32_t *nb, 
 /*! rk_pmodel_interpolate_cpu() : the estimates of the queries whose
  *  neighbours the engine chose (q->used[t] > 0, q->nb): b_ui + Σ w_j e_uj,
  *  clipped; a system without a positive pivot keeps the engine's (the
- *  baseline mode's) estimate.  k: q->nb's row length.  @return RK_OK,
- *  RK_E_NOMEM. */
+ *  baseline mode's) estimate.  k: q->nb's row length.  hist: NULL, the
+ *  users' training rows; else the queries' histories (rows of q->user, in
+ *  m's item indices, as rk_knn_cpu_hist takes them), b_u then estimated
+ *  from each (rk_predict_user_at).  @return RK_OK, RK_E_NOMEM. */
 rk_status rk_pmodel_interpolate_cpu(const rk_model *m, const float *cov, const rk_pmodel_opts *o, int32_t k,
-                                    int threads, rk_queries *q, rk_error *err);
+                                    const rk_csr *hist, int threads, rk_queries *q, rk_error *err);
 
 /* ---- the global neighbourhood model --------------------------------------- */
 
@@ -107,9 +109,45 @@ void rk_pmodel_global_item_step(const rk_model *m, const rk_pmodel_links *x, dou
 void rk_pmodel_global_user_step(const rk_model *m, const rk_pmodel_links *x, double lr, double reg, int32_t u,
                                 rk_pmodel_global *g);
 
+/*! rk_pmodel_global_alloc() : g's arrays for n_users x n_items, lists of
+ *  capacity k, all zero.  @return RK_OK, RK_E_NOMEM. */
+rk_status rk_pmodel_global_alloc(rk_pmodel_global *g, int32_t n_users, int32_t n_items, int32_t k, rk_error *err);
+
+/*! rk_pmodel_global_fold_user() : the learned bias of a user the model did
+ *  not train (CONTRACT.md §10): from the history's ALS b_u, the user half of
+ *  every epoch replayed over row `row` of hist (items ascending) with the
+ *  trained b_i, w, c and the schedule's steps. */
+double rk_pmodel_global_fold_user(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g,
+                                  const rk_pmodel_opts *o, const rk_csr *hist, int32_t row);
+
+/*! rk_pmodel_global_user_biases() : bt[r] for every row r of hist: the
+ *  trained b_u of model user model_user[r] when the row is that user's
+ *  training row (the same items and the same rating bits), else
+ *  rk_pmodel_global_fold_user.  model_user may be NULL (every row folded). */
+void rk_pmodel_global_user_biases(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g,
+                                  const rk_pmodel_opts *o, const rk_csr *hist, const int32_t *model_user,
+                                  int threads, double *bt);
+
+/*! rk_pmodel_global_predict() : every query's clipped estimate from the
+ *  trained g: known user and item, r̂ (used = |R|); else μ plus the learned
+ *  bias of what is known (used 0).  hist NULL: the training rows and g's
+ *  b_u; else the rows of hist with the learned biases bt (one a row). */
+void rk_pmodel_global_predict(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g,
+                              const rk_csr *hist, const double *bt, int threads, rk_queries *q);
+
+/*! rk_pmodel_hist_cpu() : a saved model's answers (CONTRACT.md §10) with
+ *  the users' histories hist, after rk_knn_cpu_hist answered q: interpolate
+ *  from the covariances of m's training ratings and q->nb; global from the
+ *  saved g (model_user as rk_pmodel_global_user_biases takes it).
+ *  @return RK_OK, RK_E_ARG, RK_E_NOMEM. */
+rk_status rk_pmodel_hist_cpu(const rk_model *m, const rk_knn_opts *ko, const rk_lists *lists,
+                             const rk_pmodel_global *g, const rk_csr *hist, const int32_t *model_user,
+                             rk_queries *q, rk_knn_stats *st, rk_error *err);
+
 /*! rk_pmodel_cpu() : the model stage of mode ko->mode after the engine
  *  answered q (with q->nb for interpolate; lists holding every item's list
- *  for global): the CPU's.  A caller's progress in ko.  @return RK_OK,
+ *  for global): the CPU's; q->global, when set, gets the trained model,
+ *  which the caller frees.  A caller's progress in ko.  @return RK_OK,
  *  RK_E_ARG, RK_E_NOMEM, RK_E_CANCELLED. */
 rk_status rk_pmodel_cpu(const rk_model *m, const rk_knn_opts *ko, const rk_lists *lists, rk_queries *q,
                         rk_knn_stats *st, rk_error *err);

@@ -74,21 +74,27 @@ void rk_pmodel_links_free(rk_pmodel_links *x)
     memset(x, 0, sizeof *x);
 }
 
-rk_status rk_pmodel_global_init(const rk_model *m, const rk_lists *l, rk_pmodel_global *g, rk_error *err)
+rk_status rk_pmodel_global_alloc(rk_pmodel_global *g, int32_t n_users, int32_t n_items, int32_t k, rk_error *err)
 {
     memset(g, 0, sizeof *g);
-    g->n_users = m->by_user.n_rows;
-    g->n_items = m->by_item.n_rows;
-    g->k = l->k;
-    const size_t nw = (size_t)g->n_items * (size_t)g->k;
-    g->bu = malloc((size_t)(g->n_users > 0 ? g->n_users : 1) * sizeof *g->bu);
-    g->bi = malloc((size_t)(g->n_items > 0 ? g->n_items : 1) * sizeof *g->bi);
+    g->n_users = n_users;
+    g->n_items = n_items;
+    g->k = k;
+    const size_t nw = (size_t)n_items * (size_t)k;
+    g->bu = calloc((size_t)(n_users > 0 ? n_users : 1), sizeof *g->bu);
+    g->bi = calloc((size_t)(n_items > 0 ? n_items : 1), sizeof *g->bi);
     g->w = calloc(nw > 0 ? nw : 1, sizeof *g->w);
     g->c = calloc(nw > 0 ? nw : 1, sizeof *g->c);
     if (g->bu == NULL || g->bi == NULL || g->w == NULL || g->c == NULL) {
         rk_pmodel_global_free(g);
         return rk_error_set(err, RK_E_NOMEM, "out of memory for the global model");
     }
+    return RK_OK;
+}
+
+rk_status rk_pmodel_global_init(const rk_model *m, const rk_lists *l, rk_pmodel_global *g, rk_error *err)
+{
+    RK_FORWARD(rk_pmodel_global_alloc(g, m->by_user.n_rows, m->by_item.n_rows, l->k, err));
     memcpy(g->bu, m->bu, (size_t)g->n_users * sizeof *g->bu);
     memcpy(g->bi, m->bi, (size_t)g->n_items * sizeof *g->bi);
     return RK_OK;
@@ -167,42 +173,86 @@ static rk_status train(const rk_model *m, const rk_pmodel_links *x, const rk_pmo
     return RK_OK;
 }
 
-/* r̂ for known u and i (unclipped) from the user's training row: R = u's
- * items in i's list; *used = |R|. */
-static double estimate(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g, int32_t u, int32_t i,
-                       int32_t *used)
+/* The neighbour term of the rating of item i by the user pu: R = pu's items
+ * (row u of h) in i's list, in list order, ê from pu's ALS b_u; *used = |R|.
+ * Returns |R|^-½ Σ (w ê + c), 0 for an empty R. */
+static double nbr_term(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g, const rk_csr *h, int32_t u,
+                       double bu_als, int32_t i, int32_t *used)
 {
     const double *w = g->w + (int64_t)i * g->k, *c = g->c + (int64_t)i * g->k;
     double sum = 0.0;
     int32_t n = 0;
     for (int32_t s = 0; s < l->len[i]; s++) {
         const int32_t j = l->nbr[(int64_t)i * l->k + s];
-        const int64_t r = rk_csr_entry(&m->by_user, u, j);
+        const int64_t r = rk_csr_entry(h, u, j);
         if (r < 0) continue;
-        const float e = (float)rk_pmodel_residual(m, u, j, m->by_user.val[r]);
+        const float e = (float)((double)h->val[r] - ((m->mu + bu_als) + m->bi[j]));
         sum += w[s] * (double)e + c[s];
         n++;
     }
     *used = n;
     const double norm = n > 0 ? 1.0 / sqrt((double)n) : 0.0;
-    return ((m->mu + g->bu[u]) + g->bi[i]) + norm * sum;
+    return norm * sum;
 }
 
-/* Every query's estimate, clipped: known u and i by estimate() (used =
- * |R|), else μ + the learned biases of what is known (used 0). */
-static void predict(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g, int threads, rk_queries *q)
+double rk_pmodel_global_fold_user(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g,
+                                  const rk_pmodel_opts *o, const rk_csr *hist, int32_t row)
 {
+    const rk_predict_user pu = rk_predict_user_at(m, RK_PREDICT_GLOBAL, hist, row);
+    double b = pu.bu, lr = o->global_lr;
+    for (int32_t ep = 0; ep < o->global_epochs; ep++) {
+        for (int64_t x = 0; x < pu.n; x++) {
+            const int32_t j = pu.item[x];
+            int32_t used;
+            const double t = nbr_term(m, l, g, hist, row, pu.bu, j, &used);
+            const double e = (double)pu.rating[x] - (((m->mu + b) + g->bi[j]) + t);
+            b += lr * (e - o->global_reg * b);
+        }
+        lr *= o->global_decay;
+    }
+    return b;
+}
+
+/* Row r of h is model user mu's training row: the same items and rating bits. */
+static int same_row(const rk_model *m, const rk_csr *h, int32_t r, int32_t mu)
+{
+    const rk_csr *U = &m->by_user;
+    if (mu < 0 || mu >= U->n_rows) return 0;
+    const int64_t n = h->ptr[r + 1] - h->ptr[r];
+    if (n != U->ptr[mu + 1] - U->ptr[mu] || n == 0) return 0;
+    return memcmp(h->idx + h->ptr[r], U->idx + U->ptr[mu], (size_t)n * sizeof *h->idx) == 0 &&
+           memcmp(h->val + h->ptr[r], U->val + U->ptr[mu], (size_t)n * sizeof *h->val) == 0;
+}
+
+void rk_pmodel_global_user_biases(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g,
+                                  const rk_pmodel_opts *o, const rk_csr *hist, const int32_t *model_user,
+                                  int threads, double *bt)
+{
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads > 0 ? threads : rk_omp_max_threads())
+    for (int32_t r = 0; r < hist->n_rows; r++) {
+        const int32_t mu = model_user != NULL ? model_user[r] : -1;
+        bt[r] = same_row(m, hist, r, mu) ? g->bu[mu] : rk_pmodel_global_fold_user(m, l, g, o, hist, r);
+    }
+}
+
+void rk_pmodel_global_predict(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g,
+                              const rk_csr *hist, const double *bt, int threads, rk_queries *q)
+{
+    const rk_csr *h = hist != NULL ? hist : &m->by_user;
 #pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : rk_omp_max_threads())
     for (int64_t t = 0; t < q->n; t++) {
         const int32_t u = q->user[t], i = q->item[t];
-        const int ku = rk_model_user_known(m, u), ki = rk_model_item_known(m, i);
+        const rk_predict_user pu = rk_predict_user_at(m, RK_PREDICT_GLOBAL, hist, u);
+        const int ku = pu.n > 0, ki = rk_model_item_known(m, i);
+        const double b = !ku ? 0.0 : hist != NULL ? bt[u] : g->bu[u];
         int32_t used = 0;
         double est;
         if (ku && ki) {
-            est = estimate(m, l, g, u, i, &used);
+            const double term = nbr_term(m, l, g, h, u, pu.bu, i, &used);
+            est = ((m->mu + b) + g->bi[i]) + term;
         } else {
             est = m->mu;
-            if (ku) est += g->bu[u];
+            if (ku) est += b;
             if (ki) est += g->bi[i];
         }
         q->pred[t] = rk_predict_clip(m, est);
@@ -219,7 +269,7 @@ static rk_status stage(const rk_model *m, const rk_knn_opts *ko, const rk_lists 
         float *cov = NULL;
         s = rk_pmodel_cov_cpu(m, ko->pm.interp_shrink, ko->threads, &cov, err);
         const double t1 = rk_omp_wtime();
-        if (s == RK_OK) s = rk_pmodel_interpolate_cpu(m, cov, &ko->pm, ko->k, ko->threads, q, err);
+        if (s == RK_OK) s = rk_pmodel_interpolate_cpu(m, cov, &ko->pm, ko->k, NULL, ko->threads, q, err);
         free(cov);
         if (st != NULL && s == RK_OK)
             snprintf(st->model, sizeof st->model, "cpu: covariances %.4f s, systems %.4f s", t1 - t0,
@@ -233,11 +283,12 @@ static rk_status stage(const rk_model *m, const rk_knn_opts *ko, const rk_lists 
         if (s == RK_OK) s = rk_pmodel_global_init(m, lists, &g, err);
         if (s == RK_OK)
             s = train(m, &x, &ko->pm, ko->threads, &g, ko->progress, ko->progress_ud, err);
-        if (s == RK_OK) predict(m, lists, &g, ko->threads, q);
+        if (s == RK_OK) rk_pmodel_global_predict(m, lists, &g, NULL, NULL, ko->threads, q);
         if (st != NULL && s == RK_OK)
             snprintf(st->model, sizeof st->model, "cpu: links %.4f s (%lld), training %.4f s (%d epochs)",
                      t1 - t0, (long long)x.off[x.nnz], g.train_s, ko->pm.global_epochs);
-        rk_pmodel_global_free(&g);
+        if (s == RK_OK && q->global != NULL) *q->global = g; /* the caller's now */
+        else rk_pmodel_global_free(&g);
         rk_pmodel_links_free(&x);
     }
     if (st != NULL) st->model_s = rk_omp_wtime() - t0;
@@ -256,5 +307,38 @@ rk_status rk_pmodel_cpu(const rk_model *m, const rk_knn_opts *ko, const rk_lists
     RK_FORWARD(rk_model_complete_copy(m, &full, err));
     const rk_status s = stage(&full, ko, lists, q, st, err);
     rk_model_complete_free(&full, m);
+    return s;
+}
+
+rk_status rk_pmodel_hist_cpu(const rk_model *m, const rk_knn_opts *ko, const rk_lists *lists,
+                             const rk_pmodel_global *g, const rk_csr *hist, const int32_t *model_user,
+                             rk_queries *q, rk_knn_stats *st, rk_error *err)
+{
+    if (!rk_predict_is_model(ko->mode) || q == NULL || q->n == 0) return RK_OK;
+    if (hist == NULL || (ko->mode == RK_PREDICT_INTERPOLATE && q->nb == NULL) ||
+        (ko->mode == RK_PREDICT_GLOBAL && (g == NULL || lists == NULL || g->k != lists->k)))
+        return rk_error_set(err, RK_E_ARG, "predict %s: a saved model's answers need the histories%s",
+                            rk_predict_mode_name(ko->mode),
+                            ko->mode == RK_PREDICT_GLOBAL ? " and the trained model" : " and the neighbours");
+    const double t0 = rk_omp_wtime();
+    rk_model full;
+    RK_FORWARD(rk_model_complete_copy(m, &full, err));
+    rk_status s = RK_OK;
+    if (ko->mode == RK_PREDICT_INTERPOLATE) {
+        float *cov = NULL;
+        s = rk_pmodel_cov_cpu(&full, ko->pm.interp_shrink, ko->threads, &cov, err);
+        if (s == RK_OK) s = rk_pmodel_interpolate_cpu(&full, cov, &ko->pm, ko->k, hist, ko->threads, q, err);
+        free(cov);
+    } else {
+        double *bt = malloc((size_t)(hist->n_rows > 0 ? hist->n_rows : 1) * sizeof *bt);
+        if (bt == NULL) s = rk_error_set(err, RK_E_NOMEM, "out of memory for %d users' biases", hist->n_rows);
+        if (s == RK_OK) {
+            rk_pmodel_global_user_biases(&full, lists, g, &ko->pm, hist, model_user, ko->threads, bt);
+            rk_pmodel_global_predict(&full, lists, g, hist, bt, ko->threads, q);
+        }
+        free(bt);
+    }
+    rk_model_complete_free(&full, m);
+    if (st != NULL) st->model_s = rk_omp_wtime() - t0;
     return s;
 }

@@ -54,7 +54,7 @@ static void check_model(const rk_mfile *f)
 {
     const rk_model *m = &f->model;
     const int32_t nu = m->by_user.n_rows, ni = m->by_user.n_cols;
-    FZ_REQUIRE(f->version == RK_MFILE_VERSION, "version %u", f->version);
+    FZ_REQUIRE(f->version == 2 || f->version == RK_MFILE_VERSION, "version %u", f->version);
     FZ_REQUIRE(nu >= 1 && ni >= 1 && m->by_user.nnz >= 1, "%d x %d, %lld ratings", nu, ni,
                (long long)m->by_user.nnz);
     FZ_REQUIRE(rk_ids_count(f->users) == nu && rk_ids_count(f->items) == ni, "id maps %d, %d for %d x %d",

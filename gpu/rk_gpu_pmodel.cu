@@ -404,6 +404,24 @@ rk_status global(const rk_model *m, const rk_knn_opts *o, const rk_lists *l, con
     }
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     const double t2 = rk_omp_wtime();
+    if (q->global != NULL) { // the trained model for a saved model: the caller's
+        rk_pmodel_global *k = q->global;
+        RK_FORWARD(rk_pmodel_global_alloc(k, d.nu, d.ni, l->k, err));
+        rk_status c = sg.copy_back(k->bu, g.bu, (size_t)d.nu * sizeof(double), s, err);
+        if (c == RK_OK) c = sg.copy_back(k->bi, g.bi, (size_t)d.ni * sizeof(double), s, err);
+        if (c == RK_OK) c = sg.copy_back(k->w, g.w, (size_t)nw * sizeof(double), s, err);
+        if (c == RK_OK) c = sg.copy_back(k->c, g.c, (size_t)nw * sizeof(double), s, err);
+        if (c != RK_OK) {
+            rk_pmodel_global_free(k);
+            return c;
+        }
+        k->train_s = t2 - t1;
+    }
+    if (q->n == 0) {
+        snprintf(detail, cap, "gpu: links %.4f s (%lld), training %.4f s (%d epochs)", t1 - t0, (long long)total,
+                 t2 - t1, o->pm.global_epochs);
+        return RK_OK;
+    }
     int32_t *qu, *qi, *used;
     double *pred;
     RK_FORWARD(upload(&qu, q->user, (size_t)q->n, mem, sg, s, err));

@@ -127,6 +127,15 @@ static rk_status id_blob(const rk_idmap *m, const char *what, unsigned char **ou
     return RK_OK;
 }
 
+static int pm_ok(double x) { return isfinite(x) && x >= 0.0; }
+
+static int all_finite(const double *a, size_t n)
+{
+    for (size_t x = 0; x < n; x++)
+        if (!isfinite(a[x])) return 0;
+    return 1;
+}
+
 /* What a saved file must satisfy that the writer can check cheaply: the
  * reader refuses the rest (RK_E_MODEL) anyway. */
 static rk_status check_view(const rk_mfile_view *v, rk_error *err)
@@ -173,6 +182,20 @@ static rk_status check_view(const rk_mfile_view *v, rk_error *err)
             if (rl->len[i] < 0 || rl->len[i] > rcap)
                 return rk_error_set(err, RK_E_ARG, "model file: item %d's ranking list has %d entries", i, rl->len[i]);
     }
+    const rk_pmodel_opts *pm = &o->pm;
+    if (rk_predict_is_model(o->mode) &&
+        !(pm_ok(pm->interp_shrink) && pm_ok(pm->interp_reg) && pm_ok(pm->global_lr) && pm_ok(pm->global_reg) &&
+          pm_ok(pm->global_decay) && pm->global_epochs >= 0))
+        return rk_error_set(err, RK_E_ARG, "model file: invalid prediction model options");
+    if (o->mode == RK_PREDICT_GLOBAL) {
+        const rk_pmodel_global *g = v->global;
+        if (g == NULL || g->n_users != nu || g->n_items != ni || g->k != o->k || g->bu == NULL || g->bi == NULL ||
+            g->w == NULL || g->c == NULL)
+            return rk_error_set(err, RK_E_ARG, "model file: predict global without its trained model");
+        if (!all_finite(g->bu, (size_t)nu) || !all_finite(g->bi, (size_t)ni) ||
+            !all_finite(g->w, (size_t)ni * (size_t)o->k) || !all_finite(g->c, (size_t)ni * (size_t)o->k))
+            return rk_error_set(err, RK_E_ARG, "model file: the global model holds a weight that is not finite");
+    }
     if (!m->have_baselines)
         for (int32_t u = 0; u < nu; u++)
             if (m->bu[u] != 0.0) return rk_error_set(err, RK_E_ARG, "model file: baselines without have_baselines");
@@ -218,6 +241,49 @@ static void ropt_bytes(const rk_rankw_opts *o, uint64_t ne, unsigned char *p)
     put64(p + 72, ne);
 }
 
+/* The prediction model's options record: β, λ of interpolate; γ, λ, the
+ * decay and the epochs of global. */
+static void popt_bytes(const rk_pmodel_opts *o, unsigned char *p)
+{
+    memset(p, 0, POPT_LEN);
+    put64(p, f64_bits(o->interp_shrink));
+    put64(p + 8, f64_bits(o->interp_reg));
+    put64(p + 16, f64_bits(o->global_lr));
+    put64(p + 24, f64_bits(o->global_reg));
+    put64(p + 32, f64_bits(o->global_decay));
+    put32(p + 40, (uint32_t)o->global_epochs);
+}
+
+/* The records of version 3 (a view whose mode is a prediction model). */
+static void w_pmodel(wr *w, const rk_mfile_view *v, int32_t nu, int32_t ni, uint64_t ne)
+{
+    unsigned char op[POPT_LEN];
+    popt_bytes(&v->knn->pm, op);
+    w_begin(w, T_POPT, POPT_LEN), w_put(w, op, POPT_LEN), w_end(w);
+    if (v->knn->mode != RK_PREDICT_GLOBAL) return;
+    const rk_pmodel_global *g = v->global;
+    const rk_lists *l = v->lists;
+    const size_t k = (size_t)g->k;
+    w_begin(w, T_GBUS, 8 * (uint64_t)nu), w_array(w, g->bu, (size_t)nu, 8), w_end(w);
+    w_begin(w, T_GBIS, 8 * (uint64_t)ni), w_array(w, g->bi, (size_t)ni, 8), w_end(w);
+    w_begin(w, T_GWTS, 8 * ne);
+    for (int32_t i = 0; i < ni; i++) w_array(w, g->w + (size_t)i * k, (size_t)l->len[i], 8);
+    w_end(w);
+    w_begin(w, T_GCTS, 8 * ne);
+    for (int32_t i = 0; i < ni; i++) w_array(w, g->c + (size_t)i * k, (size_t)l->len[i], 8);
+    w_end(w);
+}
+
+/* The bytes of version 3's records (0 for a plain model). */
+static uint64_t pmodel_size(rk_predict_mode mode, int32_t nu, int32_t ni, uint64_t ne)
+{
+    if (!rk_predict_is_model(mode)) return 0;
+    uint64_t b = rec_size(POPT_LEN);
+    if (mode == RK_PREDICT_GLOBAL)
+        b += rec_size(8 * (uint64_t)nu) + rec_size(8 * (uint64_t)ni) + 2 * rec_size(8 * ne);
+    return b;
+}
+
 /* The file's bytes to fp (a view that passed check_view). */
 static rk_status write_stream(FILE *fp, const rk_mfile_view *v, const char *name, rk_error *err)
 {
@@ -243,12 +309,13 @@ static rk_status write_stream(FILE *fp, const rk_mfile_view *v, const char *name
     const uint64_t size = HDR_SIZE + rec_size(ulen) + rec_size(ilen) + rec_size(8 * ((uint64_t)nu + 1)) +
                           2 * rec_size(4 * nnz) + 2 * rec_size(8 * (uint64_t)ni) + rec_size(8 * (uint64_t)nu) +
                           rec_size(4 * (uint64_t)ni) + 3 * rec_size(4 * ne) + rec_size(0) +
-                          (rl != NULL ? rec_size(ROPT_LEN) + rec_size(4 * (uint64_t)ni) + 3 * rec_size(4 * ne2) : 0);
+                          (rl != NULL ? rec_size(ROPT_LEN) + rec_size(4 * (uint64_t)ni) + 3 * rec_size(4 * ne2) : 0) +
+                          pmodel_size(o->mode, nu, ni, ne);
 
     unsigned char h[HDR_SIZE];
     memset(h, 0, sizeof h);
     memcpy(h, MAGIC, 8);
-    put32(h + 8, RK_MFILE_VERSION);
+    put32(h + 8, version_for(o->mode));
     put32(h + 12, HDR_SIZE);
     put32(h + 16, 0x01020304u);
     put32(h + 20, m->have_baselines ? 1 : 0);
@@ -290,6 +357,7 @@ static rk_status write_stream(FILE *fp, const rk_mfile_view *v, const char *name
         w_begin(&w, T_ROPT, ROPT_LEN), w_put(&w, op, ROPT_LEN), w_end(&w);
         w_lists(&w, T_KLEN, rl, ni, ne2);
     }
+    if (rk_predict_is_model(o->mode)) w_pmodel(&w, v, nu, ni, ne);
     w_begin(&w, T_END, 0), w_end(&w);
     if (w.st == RK_OK && fflush(fp) != 0)
         w.st = rk_error_set(err, RK_E_IO, "%s: write failed: %s", name, strerror(errno));
@@ -366,6 +434,7 @@ void rk_mfile_free(rk_mfile *f)
     rk_model_free(&f->model);
     rk_lists_free(&f->lists);
     rk_lists_free(&f->rank_lists);
+    rk_pmodel_global_free(&f->global);
     rk_ids_free(f->users);
     rk_ids_free(f->items);
     memset(f, 0, sizeof *f);

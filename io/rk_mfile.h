@@ -24,12 +24,16 @@
 #include "rk_knn.h"
 #include "rk_model.h"
 #include "rk_rankw.h"
+#include "rk_pmodel.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define RK_MFILE_VERSION 2
+/* The newest format version: 3, version 2 with the records of a prediction
+ * model (--predict interpolate, global).  A model without one is written as
+ * version 2, which older readers take; both are read. */
+#define RK_MFILE_VERSION 3
 
 /* What a run saves (all borrowed). */
 typedef struct rk_mfile_view {
@@ -41,6 +45,8 @@ typedef struct rk_mfile_view {
     const rk_lists *rank_lists;  /* the ranking model's lists top-N is summed from (CONTRACT.md §5b),
                                     shaped; NULL: none (top-N from lists) */
     const rk_rankw_opts *rank;   /* their configuration (with rank_lists) */
+    const rk_pmodel_global *global; /* --predict global's trained model (then required; NULL otherwise);
+                                       the options of both models are knn->pm */
 } rk_mfile_view;
 
 /* A model read back (owned; rk_mfile_free). */
@@ -53,6 +59,7 @@ typedef struct rk_mfile {
     int have_rank;               /* the file holds ranking lists */
     rk_rankw_opts rank;          /* their configuration */
     rk_lists rank_lists;         /* padded to n_items x rank.k */
+    rk_pmodel_global global;     /* --predict global's trained model (w, c padded to n_items x k); else zero */
 } rk_mfile;
 
 /*! rk_mfile_save() : write the model to `path` through a temporary file in

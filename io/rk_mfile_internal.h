@@ -28,12 +28,23 @@ static const char MAGIC[8] = {'R', 'E', 'C', 'K', 'N', 'N', 'M', 'F'};
 
 /* Record tags, in file order. */
 enum { T_UIDS, T_IIDS, T_RPTR, T_RIDX, T_RVAL, T_IMEA, T_UBAS, T_IBAS, T_LLEN, T_LNBR, T_LSIM, T_LSUP,
-       T_ROPT, T_KLEN, T_KNBR, T_KSIM, T_KSUP, T_END, T_N };
+       T_ROPT, T_KLEN, T_KNBR, T_KSIM, T_KSUP, T_POPT, T_GBUS, T_GBIS, T_GWTS, T_GCTS, T_END, T_N };
 static const char TAGS[T_N][5] = {"UIDS", "IIDS", "RPTR", "RIDX", "RVAL", "IMEA", "UBAS", "IBAS", "LLEN",
-                                  "LNBR", "LSIM", "LSUP", "ROPT", "KLEN", "KNBR", "KSIM", "KSUP", "END "};
+                                  "LNBR", "LSIM", "LSUP", "ROPT", "KLEN", "KNBR", "KSIM", "KSUP", "POPT",
+                                  "GBUS", "GBIS", "GWTS", "GCTS", "END "};
 
 /* The ranking model's options record (MODEL_FORMAT.md): 6 u32, 7 f64. */
 #define ROPT_LEN 80
+/* The prediction model's options record (version 3): 5 f64, i32 epochs, u32 0. */
+#define POPT_LEN 48
+/* Version 2 holds no prediction model; a file written with one is version 3. */
+#define RK_MFILE_VERSION_PLAIN 2
+
+/* The version a model of prediction mode m is written as. */
+static inline uint32_t version_for(rk_predict_mode m)
+{
+    return rk_predict_is_model(m) ? RK_MFILE_VERSION : RK_MFILE_VERSION_PLAIN;
+}
 
 /* ---- little-endian scalars --------------------------------------------------- */
 
@@ -96,15 +107,16 @@ static inline uint32_t mode_code(rk_predict_mode m)
     case RK_PREDICT_BASIC: return 1;
     case RK_PREDICT_MEANS: return 2;
     case RK_PREDICT_BASELINE: return 3;
-    case RK_PREDICT_INTERPOLATE: /* not saved: the job refuses them with --save-model */
-    case RK_PREDICT_GLOBAL: break;
+    case RK_PREDICT_INTERPOLATE: return 4;
+    case RK_PREDICT_GLOBAL: return 5;
     }
     return 0;
 }
 static inline int mode_from_code(uint32_t c, rk_predict_mode *m)
 {
-    static const rk_predict_mode by_code[] = {RK_PREDICT_BASIC, RK_PREDICT_MEANS, RK_PREDICT_BASELINE};
-    if (c < 1 || c > 3) return -1;
+    static const rk_predict_mode by_code[] = {RK_PREDICT_BASIC, RK_PREDICT_MEANS, RK_PREDICT_BASELINE,
+                                              RK_PREDICT_INTERPOLATE, RK_PREDICT_GLOBAL};
+    if (c < 1 || c > 5) return -1;
     *m = by_code[c - 1];
     return 0;
 }

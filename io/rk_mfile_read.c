@@ -187,9 +187,10 @@ static rk_status read_header(rd *r, hdr *h, rk_mfile *f)
         return bad(r, "truncated (%llu bytes, the header says at least %u)", (unsigned long long)r->len, hs);
     if (rk_mfile_hash(b, hs - 8, 0) != get64(b + hs - 8)) return bad(r, "header checksum mismatch (corrupted file)");
     uint32_t version = get32(b + 8);
-    if (version != RK_MFILE_VERSION)
-        return bad(r, "model format version %u, this recknn reads %d", version, RK_MFILE_VERSION);
-    if (hs != HDR_SIZE) return bad(r, "header size %u, version %d has %d", hs, RK_MFILE_VERSION, HDR_SIZE);
+    if (version != RK_MFILE_VERSION_PLAIN && version != RK_MFILE_VERSION)
+        return bad(r, "model format version %u, this recknn reads %d and %d", version, RK_MFILE_VERSION_PLAIN,
+                   RK_MFILE_VERSION);
+    if (hs != HDR_SIZE) return bad(r, "header size %u, version %u has %d", hs, version, HDR_SIZE);
     if (get32(b + 16) != 0x01020304u) return bad(r, "bad byte-order mark");
     if (get32(b + 76) > 1) return bad(r, "the ranking-lists flag is %u", get32(b + 76));
     if (get64(b + 112) != 0) return bad(r, "reserved header fields are not zero");
@@ -215,6 +216,9 @@ static rk_status read_header(rd *r, hdr *h, rk_mfile *f)
     if (h->k < 1) return bad(r, "k = %d", h->k);
     if (metric_from_code(h->metric, &f->knn.sim.metric) != 0) return bad(r, "unknown metric code %u", h->metric);
     if (mode_from_code(h->mode, &f->knn.mode) != 0) return bad(r, "unknown prediction mode code %u", h->mode);
+    if (version_for(f->knn.mode) != version)
+        return bad(r, "prediction mode code %u in a file of version %u (interpolate and global are version %d, "
+                   "the others %d)", h->mode, version, RK_MFILE_VERSION, RK_MFILE_VERSION_PLAIN);
     if (h->min_support < 0 || h->min_k < 0 || !isfinite(h->shrinkage) || h->shrinkage < 0)
         return bad(r, "invalid options (min-support %d, min-k %d, shrinkage %g)", h->min_support, h->min_k,
                    h->shrinkage);
@@ -234,7 +238,10 @@ static rk_status read_header(rd *r, hdr *h, rk_mfile *f)
     const uint64_t min = HDR_SIZE + rec_size(2 * nu) + rec_size(2 * ni) + rec_size(8 * (nu + 1)) +
                          2 * rec_size(4 * h->nnz) + 2 * rec_size(8 * ni) + rec_size(8 * nu) + rec_size(4 * ni) +
                          3 * rec_size(4 * h->ne) + rec_size(0) +
-                         (h->have_rank ? rec_size(ROPT_LEN) + rec_size(4 * ni) + 3 * rec_size(0) : 0);
+                         (h->have_rank ? rec_size(ROPT_LEN) + rec_size(4 * ni) + 3 * rec_size(0) : 0) +
+                         (rk_predict_is_model(f->knn.mode) ? rec_size(POPT_LEN) : 0) +
+                         (f->knn.mode == RK_PREDICT_GLOBAL
+                              ? rec_size(8 * nu) + rec_size(8 * ni) + 2 * rec_size(8 * h->ne) : 0);
     if (h->size < min) return bad(r, "file size %llu in the header, its sizes need at least %llu",
                                   (unsigned long long)h->size, (unsigned long long)min);
     if (r->len < h->size)
@@ -376,6 +383,64 @@ static rk_status read_rank(rd *r, const hdr *h, rk_mfile *f)
     return RK_OK;
 }
 
+static int pm_ok(double x) { return isfinite(x) && x >= 0.0; }
+
+/* f64 packed per list (item i's len[i] values) into the padded a (ni x k). */
+static rk_status read_packed(const rd *r, const rec *c, const rk_lists *l, double *a, const char *what)
+{
+    RK_FORWARD(rec_check(r, c));
+    uint64_t at = 0;
+    for (int32_t i = 0; i < l->n_items; i++)
+        for (int32_t t = 0; t < l->len[i]; t++, at++) {
+            const double x = bits_f64(get64(c->pay + 8 * at));
+            if (!isfinite(x)) return bad(r, "%s of item %d's entry %d is not finite", what, i, t);
+            a[(size_t)i * (size_t)l->k + (size_t)t] = x;
+        }
+    return RK_OK;
+}
+
+/* Version 3's records: the prediction model's options, and for global its
+ * trained biases and weights (MODEL_FORMAT.md). */
+static rk_status read_pmodel(rd *r, const hdr *h, rk_mfile *f)
+{
+    rec c;
+    RK_FORWARD(rec_open(r, T_POPT, POPT_LEN, &c));
+    RK_FORWARD(rec_check(r, &c));
+    rk_pmodel_opts *o = &f->knn.pm;
+    o->interp_shrink = bits_f64(get64(c.pay));
+    o->interp_reg = bits_f64(get64(c.pay + 8));
+    o->global_lr = bits_f64(get64(c.pay + 16));
+    o->global_reg = bits_f64(get64(c.pay + 24));
+    o->global_decay = bits_f64(get64(c.pay + 32));
+    o->global_epochs = (int32_t)get32(c.pay + 40);
+    if (!pm_ok(o->interp_shrink) || !pm_ok(o->interp_reg) || !pm_ok(o->global_lr) || !pm_ok(o->global_reg) ||
+        !pm_ok(o->global_decay) || o->global_epochs < 0 || get32(c.pay + 44) != 0)
+        return bad(r, "invalid prediction model options");
+    if (f->knn.mode == RK_PREDICT_INTERPOLATE && (h->k > RK_PMODEL_MAX_K || h->ni > RK_PMODEL_MAX_ITEMS))
+        return bad(r, "an interpolation model of k = %d and %d items (at most %d and %d)", h->k, h->ni,
+                   RK_PMODEL_MAX_K, RK_PMODEL_MAX_ITEMS);
+    if (f->knn.mode == RK_PREDICT_GLOBAL && h->k > 65536)
+        return bad(r, "a global model of k = %d (at most 65536)", h->k);
+    if (f->knn.mode != RK_PREDICT_GLOBAL) return RK_OK;
+    rk_pmodel_global *g = &f->global;
+    rk_error e;
+    if (rk_pmodel_global_alloc(g, h->nu, h->ni, h->k, &e) != RK_OK) return nomem(r, "the global model");
+    RK_FORWARD(rec_open(r, T_GBUS, 8 * (uint64_t)h->nu, &c));
+    free(g->bu);
+    g->bu = NULL;
+    RK_FORWARD(rec_copy(r, &c, 8, (void **)&g->bu, "the global model"));
+    RK_FORWARD(check_doubles(r, g->bu, h->nu, "the global model's b_u", 0));
+    RK_FORWARD(rec_open(r, T_GBIS, 8 * (uint64_t)h->ni, &c));
+    free(g->bi);
+    g->bi = NULL;
+    RK_FORWARD(rec_copy(r, &c, 8, (void **)&g->bi, "the global model"));
+    RK_FORWARD(check_doubles(r, g->bi, h->ni, "the global model's b_i", 0));
+    RK_FORWARD(rec_open(r, T_GWTS, 8 * h->ne, &c));
+    RK_FORWARD(read_packed(r, &c, &f->lists, g->w, "w"));
+    RK_FORWARD(rec_open(r, T_GCTS, 8 * h->ne, &c));
+    return read_packed(r, &c, &f->lists, g->c, "c");
+}
+
 static rk_status read_body(rd *r, const hdr *h, rk_mfile *f)
 {
     rec c;
@@ -406,6 +471,7 @@ static rk_status read_body(rd *r, const hdr *h, rk_mfile *f)
     RK_FORWARD(check_doubles(r, m->bi, h->ni, "b_i", !h->have_baselines));
     RK_FORWARD(read_lists(r, T_LLEN, h->ni, h->k, h->ne, &f->lists));
     if (h->have_rank) RK_FORWARD(read_rank(r, h, f));
+    if (rk_predict_is_model(f->knn.mode)) RK_FORWARD(read_pmodel(r, h, f));
     RK_FORWARD(rec_open(r, T_END, 0, &c));
     RK_FORWARD(rec_check(r, &c));
     if (r->pos != r->len) return bad(r, "%llu bytes after the end marker", (unsigned long long)(r->len - r->pos));

@@ -68,7 +68,10 @@ static rk_status with_pmodel(engine_fn engine, pmodel_fn stage, const rk_model *
                              const rk_gpu_opts *g, rk_lists *lists, rk_queries *q, const rk_topn_opts *topn,
                              rk_topn_stats *ts, rk_knn_stats *st, rk_error *err)
 {
+    /* no query and no model to keep: the engine alone */
+    if (q != NULL && q->n == 0 && (ko->mode != RK_PREDICT_GLOBAL || q->global == NULL)) q = NULL;
     if (q == NULL || !rk_predict_is_model(ko->mode)) return engine(m, ko, g, lists, q, topn, ts, st, err);
+    if (q->global != NULL) rk_pmodel_global_free(q->global); /* an earlier call's, or a failed device's */
     rk_lists own;
     memset(&own, 0, sizeof own);
     rk_lists *l = lists;
@@ -351,15 +354,15 @@ rk_status rk_backend_rbc(rk_backend_seam *s, const rk_model *m, const rk_knn_opt
 /* Lists of m on the current backend, the CPU after a GPU failure; a host
  * engine first has t's values expanded, when t is given (m is t's model). */
 static rk_status lists_on(rk_backend_seam *s, const rk_model *m, rk_rankw_model *t, const rk_knn_opts *ko,
-                          rk_lists *lists, rk_knn_stats *st, const char *what, rk_error *err)
+                          rk_lists *lists, rk_queries *q, rk_knn_stats *st, const char *what, rk_error *err)
 {
     const rk_backend *be = rk_backend_current(s);
     const rk_gpu_opts g = rk_backend_call_opts(s);
     if (!be->gpu && t != NULL) RK_FORWARD(rk_rankw_expand(t, err)); /* a host engine reads every entry's value */
-    rk_status r = be->knn(m, ko, &g, lists, NULL, NULL, NULL, st, err);
+    rk_status r = be->knn(m, ko, &g, lists, q, NULL, NULL, st, err);
     if (be->gpu && rk_backend_fall_back(s, r, what, err)) { /* the CPU gives the same lists */
         if (t != NULL) RK_FORWARD(rk_rankw_expand(t, err));
-        r = backends[RK_BACKEND_CPU].knn(m, ko, &g, lists, NULL, NULL, NULL, st, err);
+        r = backends[RK_BACKEND_CPU].knn(m, ko, &g, lists, q, NULL, NULL, st, err);
     }
     return r;
 }
@@ -367,13 +370,22 @@ static rk_status lists_on(rk_backend_seam *s, const rk_model *m, rk_rankw_model 
 rk_status rk_backend_lists(rk_backend_seam *s, const rk_model *m, const rk_knn_opts *ko, rk_lists *lists,
                            rk_knn_stats *st, const char *what, rk_error *err)
 {
-    return lists_on(s, m, NULL, ko, lists, st, what, err);
+    return lists_on(s, m, NULL, ko, lists, NULL, st, what, err);
+}
+
+rk_status rk_backend_lists_global(rk_backend_seam *s, const rk_model *m, const rk_knn_opts *ko, rk_lists *lists,
+                                  rk_pmodel_global *g, rk_knn_stats *st, const char *what, rk_error *err)
+{
+    rk_queries q;
+    memset(&q, 0, sizeof q);
+    q.global = g;
+    return lists_on(s, m, NULL, ko, lists, ko->mode == RK_PREDICT_GLOBAL ? &q : NULL, st, what, err);
 }
 
 rk_status rk_backend_rank_lists(rk_backend_seam *s, rk_rankw_model *t, const rk_knn_opts *ko, rk_lists *lists,
                                 rk_knn_stats *st, const char *what, rk_error *err)
 {
-    return lists_on(s, &t->model, t, ko, lists, st, what, err);
+    return lists_on(s, &t->model, t, ko, lists, NULL, st, what, err);
 }
 
 rk_status rk_backend_topn(rk_backend_seam *s, const rk_model *m, const rk_lists *l, const rk_topn_opts *to,

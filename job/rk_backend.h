@@ -183,6 +183,12 @@ rk_status rk_backend_rbc(rk_backend_seam *s, const rk_model *m, const rk_knn_opt
 rk_status rk_backend_lists(rk_backend_seam *s, const rk_model *m, const rk_knn_opts *ko, rk_lists *lists,
                            rk_knn_stats *st, const char *what, rk_error *err);
 
+/*! rk_backend_lists_global() : rk_backend_lists, then under --predict
+ *  global the model trained on those lists into *g (the caller frees it,
+ *  rk_pmodel_global_free); other modes make the lists alone. */
+rk_status rk_backend_lists_global(rk_backend_seam *s, const rk_model *m, const rk_knn_opts *ko, rk_lists *lists,
+                                  struct rk_pmodel_global *g, rk_knn_stats *st, const char *what, rk_error *err);
+
 /*! rk_backend_rank_lists() : rk_backend_lists of a ranking model, which may
  *  hold its values a row (rk_rankw_build_rows): the GPU expands them on the
  *  device; a host engine (the CPU's, or the CPU after a GPU failure) gets

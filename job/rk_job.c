@@ -62,6 +62,7 @@ typedef struct job_state {
     rk_model lmodel;        /* --split users: the fold's training users alone, for the ranking lists */
     double *pred;
     int32_t *used;
+    rk_pmodel_global global; /* --predict global with --save-model: the fold's trained model */
     rk_outset *out;         /* the run's files */
     int32_t *users_asked;   /* --users: every id of the file that names a user, file order */
     int64_t n_users_asked;
@@ -86,6 +87,7 @@ static void fold_free(job_state *j)
     rk_lists_free(&j->rlists);
     rk_byuser_free(&j->uview);
     rk_lists_free(&j->lists);
+    rk_pmodel_global_free(&j->global);
     free(j->pred);
     free(j->used);
     j->pred = NULL;
@@ -438,6 +440,8 @@ static rk_status fold_engine_setup(const rk_job_opts *o, const rk_knn_opts *ko, 
         e->q.pred = j->pred;
         e->q.used = j->used;
     }
+    /* the trained global model stays for the model file (trained without a test set too) */
+    if (o->save_model != NULL && ko->mode == RK_PREDICT_GLOBAL) e->q.global = &j->global;
     return RK_OK;
 }
 
@@ -449,7 +453,7 @@ static rk_status engine_lists(const rk_job_opts *o, job_state *j, rk_job_report 
 {
     const rk_backend *be = rk_backend_current(&j->seam);
     const rk_gpu_opts g = rk_backend_call_opts(&j->seam);
-    rk_queries *qp = e->q.n > 0 ? &e->q : NULL;
+    rk_queries *qp = e->q.n > 0 || e->q.global != NULL ? &e->q : NULL;
     const int fused = !*topn_done && be->fused_topn && rep->top_n <= be->max_topn && !o->by_user; /* user top-N: the CPU's */
     if (be->fused_topn && !*topn_done && !fused && f == 0 && !o->by_user)
         rk_note(o->note, o->ud, "top-%d is above the GPU's limit: the CPU computes the recommendations", rep->top_n);
@@ -762,7 +766,7 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
     if (o->save_model != NULL) {
         /* with the ranking model's lists, so that --model ranks as this run did */
         rk_mfile_view v = {j.m, &j.lists, ds->users, ds->items, &ko, rep->have_rank_model ? &j.rlists : NULL,
-                           &rep->rank_used};
+                           &rep->rank_used, ko.mode == RK_PREDICT_GLOBAL ? &j.global : NULL};
         /* put in place with the run's files, as one set: an interrupted or
          * failed run leaves the earlier model beside the earlier files */
         FILE *mf;

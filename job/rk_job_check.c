@@ -118,8 +118,8 @@ static rk_status check_model_approx(const rk_job_opts *o, rk_error *err)
     return RK_OK;
 }
 
-/* --predict interpolate and global: item mode, one process and one device,
- * no model file (CONTRACT.md §4b). */
+/* --predict interpolate and global: item mode, one process and one device
+ * (CONTRACT.md §4b). */
 static rk_status check_pmodel(const rk_job_opts *o, rk_error *err)
 {
     if (o->topn_by_prediction && (o->by_user || o->approx != RK_APPROX_NONE || rk_rankw_on(&o->rank) ||
@@ -132,9 +132,6 @@ static rk_status check_pmodel(const rk_job_opts *o, rk_error *err)
     const char *mode = rk_predict_mode_name(o->knn.mode);
     if (o->by_user) return rk_error_set(err, RK_E_ARG, "--predict %s is item-based: it cannot be used with --by user",
                                         mode);
-    if (o->model_path != NULL || o->save_model != NULL)
-        return rk_error_set(err, RK_E_ARG, "--predict %s keeps no model file yet: it cannot be used with --model or "
-                            "--save-model", mode);
     if (rk_gpus_given(&o->gpus) || rk_dist_size(o->dist) > 1)
         return rk_error_set(err, RK_E_ARG, "--predict %s runs in one process on one device: it cannot be used with "
                             "--gpus or several MPI ranks", mode);

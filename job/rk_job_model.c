@@ -18,6 +18,7 @@
 #include "rk_omp.h"
 #include "rk_pairs.h"
 #include "rk_gpu.h"
+#include "rk_pmodel.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -31,8 +32,10 @@ typedef struct model_job {
     rk_pairs pairs;
     int32_t *qu;            /* per pair: its user's row of hist, -1 for none */
     rk_csr hist;            /* the queried users' histories, in the model's item indices */
+    int32_t *hmu;           /* per row of hist: the model's user of that id, -1 for none */
     double *pred;
     int32_t *used;
+    int32_t *nb;            /* --predict interpolate: each pair's neighbours */
     int32_t *users;         /* --users: today's users to serve */
     int64_t n_users;
     rk_outset *out;         /* the run's files */
@@ -46,9 +49,11 @@ static void model_job_free(model_job *j)
     rk_model_free(&j->today);
     rk_pairs_free(&j->pairs);
     free(j->qu);
+    free(j->hmu);
     rk_csr_free(&j->hist);
     free(j->pred);
     free(j->used);
+    free(j->nb);
     free(j->users);
     rk_outset_stream_free(j->recs);
     rk_outset_free(j->out);
@@ -122,8 +127,9 @@ static rk_status query_histories(model_job *j, rk_job_report *rep, int64_t *firs
     int32_t *row_m = malloc((size_t)(M->n_rows > 0 ? M->n_rows : 1) * sizeof *row_m);
     int64_t *src = malloc((size_t)(p->n > 0 ? p->n : 1) * sizeof *src); /* row r: today's user s, or -2 - model user */
     j->qu = malloc((size_t)(p->n > 0 ? p->n : 1) * sizeof *j->qu);
+    j->hmu = malloc((size_t)(p->n > 0 ? p->n : 1) * sizeof *j->hmu);
     rk_status s = RK_OK;
-    if (row_t == NULL || row_m == NULL || src == NULL || j->qu == NULL) {
+    if (row_t == NULL || row_m == NULL || src == NULL || j->qu == NULL || j->hmu == NULL) {
         s = rk_error_set(err, RK_E_NOMEM, "out of memory for the histories of %lld queries", (long long)p->n);
         goto done;
     }
@@ -141,9 +147,11 @@ static rk_status query_histories(model_job *j, rk_job_report *rep, int64_t *firs
             s = rk_error_set(err, RK_E_RANGE, "--queries: more than %d distinct users", INT32_MAX - 1);
             goto done;
         }
+        const int32_t before = rows;
         j->qu[t] = today ? hist_row(row_t, tu, src, &rows, tu, &nnz, T)
                  : rk_model_user_known(&j->mf.model, mu) ? hist_row(row_m, mu, src, &rows, -2 - (int64_t)mu, &nnz, M)
                                                          : -1;
+        if (rows > before) j->hmu[before] = mu; /* a new row: the model's user of the same id */
         rep->queries_from_ratings += today;
         if (p->item[t] < 0 || (mu < 0 && !today)) {
             rep->queries_unknown++;
@@ -212,14 +220,23 @@ static rk_status answer_queries(const rk_job_opts *o, model_job *j, rk_job_repor
     j->used = malloc((size_t)p->n * sizeof *j->used);
     if (j->pred == NULL || j->used == NULL)
         return rk_error_set(err, RK_E_NOMEM, "out of memory for %lld predictions", (long long)p->n);
-    rk_queries q = {p->n, j->qu, p->item, j->pred, j->used, NULL};
+    rk_queries q = {p->n, j->qu, p->item, j->pred, j->used, NULL, NULL};
     rk_knn_opts ko = j->mf.knn;
     ko.threads = o->knn.threads;
     ko.progress = o->progress;
     ko.progress_ud = o->ud;
     /* a saved model's predictions and top-N run on the CPU: they read its
-     * lists and a few rows, no similarity worth a device */
-    RK_FORWARD(rk_knn_cpu_hist(&j->mf.model, &ko, &j->hist, &q, st, err));
+     * lists and a few rows, no similarity worth a device.  interpolate
+     * solves over the neighbours the engine chooses; global answers every
+     * pair from its trained weights */
+    if (ko.mode == RK_PREDICT_INTERPOLATE) {
+        j->nb = malloc((size_t)p->n * (size_t)ko.k * sizeof *j->nb);
+        if (j->nb == NULL) return rk_error_set(err, RK_E_NOMEM, "out of memory for the queries' neighbours");
+        memset(j->nb, 0xff, (size_t)p->n * (size_t)ko.k * sizeof *j->nb);
+        q.nb = j->nb;
+    }
+    if (ko.mode != RK_PREDICT_GLOBAL) RK_FORWARD(rk_knn_cpu_hist(&j->mf.model, &ko, &j->hist, &q, st, err));
+    RK_FORWARD(rk_pmodel_hist_cpu(&j->mf.model, &ko, &j->mf.lists, &j->mf.global, &j->hist, j->hmu, &q, st, err));
 
     /* the pairs as the file names them, unknown ids too */
     const rk_outset_preds pr = {p->n, NULL, NULL, NULL, j->pred, j->used, NULL, NULL, p->raw, p->raw_off};
@@ -272,7 +289,7 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
     if (o->queries_path != NULL) {
         s = answer_queries(o, &j, rep, &st, err);
         if (s != RK_OK) goto fail;
-        rep->t_predict = st.predict_s;
+        rep->t_predict = st.predict_s + st.model_s;
         rep->t_similarity = st.sim_s;
     }
 

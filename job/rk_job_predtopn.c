@@ -111,7 +111,7 @@ rk_status rk_job_topn_predicted(rk_backend_seam *seam, const rk_model *m, const 
     for (int64_t x = 0; s == RK_OK && x < nu; x++)
         for (int64_t p = cptr[x]; p < cptr[x + 1]; p++) qu[p] = users[x];
     if (s == RK_OK && nq > 0) { /* the estimates on the run's engine, the CPU after a GPU failure */
-        rk_queries q = {nq, qu, cand, pred, used, NULL};
+        rk_queries q = {nq, qu, cand, pred, used, NULL, NULL};
         rk_knn_opts eko = *ko;
         eko.progress = NULL;
         const rk_gpu_opts g = rk_backend_call_opts(seam);

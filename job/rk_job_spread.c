@@ -138,7 +138,7 @@ static rk_queries *part_call(const part *p, rk_knn_opts *eko, rk_queries *q, rk_
     eko->n_rows = p->n_rows;
     eko->item_cost = p->item_cost; /* of in->em: made once, not by every part */
     if (p->w > 0 || rk_dist_rank(in->dist) > 0) eko->progress = NULL;
-    *q = (rk_queries){p->nq, p->qu, p->qi, p->pred, p->used, NULL};
+    *q = (rk_queries){p->nq, p->qu, p->qi, p->pred, p->used, NULL, NULL};
     *g = part_gpu(p);
     return p->nq > 0 ? q : NULL;
 }

@@ -132,6 +132,35 @@ cmp -s "$tmp/a/recommendations.csv" "$tmp/b/recommendations.csv" ||
     fail "--rank $rank: the saved model's recommendations differ from the saving run's"
 done
 [ -e "$tmp/b/neighbors.csv" ] && fail "--model recomputed neighbors.csv"
+# the models of CONTRACT.md §4b too: interpolate from the saved ratings' covariances, global from its
+# trained weights; a user of new ids with the same ratings gets the same interpolation, and global's
+# bias folded in from the history instead of the trained one
+awk -F, 'NR > 1 {print "n" $1 "," $2 "," $3}' "$train" > "$tmp/new.csv"
+awk -F, 'NR > 1 {print "n" $1 "," $2}' "$test" > "$tmp/qn.csv"
+for mode in interpolate global; do
+    expect_status 0 "$RECKNN" "$train" --test "$test" --metric pearson-baseline --predict $mode -k 15 \
+        --global-epochs 4 --save-model "$tmp/p.rkm" --out "$tmp/pa_$mode" --device cpu --quiet
+    expect_status 0 "$RECKNN" "$train" --model "$tmp/p.rkm" --queries "$test" --top-n 10 --out "$tmp/pb_$mode" \
+        --device cpu
+    cut -d, -f1,2,4,5 "$tmp/pa_$mode/predictions.csv" > "$tmp/pa"
+    cut -d, -f1,2,4,5 "$tmp/pb_$mode/predictions.csv" > "$tmp/pb"
+    cmp -s "$tmp/pa" "$tmp/pb" || fail "--predict $mode: the saved model's predictions differ from the saving run's"
+    cmp -s "$tmp/pa_$mode/recommendations.csv" "$tmp/pb_$mode/recommendations.csv" ||
+        fail "--predict $mode: the saved model's recommendations differ from the saving run's"
+    grep -q "\"predict\": \"$mode\"" "$tmp/pb_$mode/metrics.json" || fail "--model does not show predict $mode"
+    expect_status 0 "$RECKNN" "$tmp/new.csv" --model "$tmp/p.rkm" --queries "$tmp/qn.csv" --top-n 0 \
+        --out "$tmp/pn_$mode" --device cpu
+    cut -d, -f4,5 "$tmp/pn_$mode/predictions.csv" | tail -n +2 > "$tmp/pn"
+    cut -d, -f3,4 "$tmp/pb" | tail -n +2 > "$tmp/pb2"
+    if [ $mode = interpolate ]; then
+        cmp -s "$tmp/pn" "$tmp/pb2" ||
+            fail "interpolate: a new user with a training user's ratings is answered otherwise"
+    else
+        cmp -s "$tmp/pn" "$tmp/pb2" && fail "global: the folded-in biases are the trained ones (nothing folded in?)"
+        awk -F, 'NR > 1 && ($4 < 1 || $4 > 5) {bad = 1} END {exit bad}' "$tmp/pn_$mode/predictions.csv" ||
+            fail "global: a folded-in prediction outside the scale"
+    fi
+done
 # unknown ids in the queries fall back, with a note
 printf 'user,item\nnobody,%s\n' "$(sed -n 2p "$train" | cut -d, -f2)" > "$tmp/q2.csv"
 expect_status 0 "$RECKNN" "$train" --model "$tmp/m.rkm" --queries "$tmp/q2.csv" --top-n 0 --out "$tmp/c" --device cpu

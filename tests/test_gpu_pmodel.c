@@ -4,7 +4,8 @@
  * the result: the same predictions bit for bit and the same neighbour
  * counts, on random shapes with fixed seeds (ratings on and off the
  * half-star grid, k from 1 to above the items, unknown users and items in
- * the queries, a one-item and a one-user edge).  Exits 77 (skipped) when no
+ * the queries, a one-item and a one-user edge), and the trained global model
+ * a saved model keeps (biases and weights) the same bits.  Exits 77 (skipped) when no
  * GPU is usable. */
 #include "test_gpu_main.h"
 #include "rk_backend.h"
@@ -16,7 +17,7 @@
 
 
 static void run(const rk_backend *be, const rk_model *m, rk_predict_mode mode, int k, int64_t nq, const int32_t *qu,
-                const int32_t *qi, double *pred, int32_t *used)
+                const int32_t *qi, double *pred, int32_t *used, rk_pmodel_global *keep)
 {
     rk_knn_opts o;
     rk_knn_opts_default(&o);
@@ -28,7 +29,7 @@ static void run(const rk_backend *be, const rk_model *m, rk_predict_mode mode, i
     rk_lists l;
     rk_error err;
     CU_ASSERT_FATAL(rk_lists_alloc(&l, m->by_item.n_rows, o.k, &err) == RK_OK);
-    rk_queries q = {nq, qu, qi, pred, used, NULL};
+    rk_queries q = {nq, qu, qi, pred, used, NULL, mode == RK_PREDICT_GLOBAL ? keep : NULL};
     rk_gpu_opts g;
     memset(&g, 0, sizeof g);
     const rk_status s = be->knn(m, &o, &g, &l, &q, NULL, NULL, NULL, &err);
@@ -51,8 +52,20 @@ static void compare(int nu, int ni, double dens, int grid, int k, unsigned long 
         qi[t] = (int32_t)(rk_test_rand(&s) % (unsigned)(ni + 1));                 /* ni: unknown */
     }
     for (int mode = RK_PREDICT_INTERPOLATE; mode <= RK_PREDICT_GLOBAL; mode++) {
-        run(rk_backend_get(RK_BACKEND_CPU), &m, (rk_predict_mode)mode, k, nq, qu, qi, pc, uc);
-        run(rk_backend_get(RK_BACKEND_CUDA), &m, (rk_predict_mode)mode, k, nq, qu, qi, pg, ug);
+        rk_pmodel_global gc, gg; /* global: the trained model a saved model keeps, the CPU's bits too */
+        memset(&gc, 0, sizeof gc);
+        memset(&gg, 0, sizeof gg);
+        run(rk_backend_get(RK_BACKEND_CPU), &m, (rk_predict_mode)mode, k, nq, qu, qi, pc, uc, &gc);
+        run(rk_backend_get(RK_BACKEND_CUDA), &m, (rk_predict_mode)mode, k, nq, qu, qi, pg, ug, &gg);
+        if (mode == RK_PREDICT_GLOBAL) {
+            const size_t nw = (size_t)gc.n_items * (size_t)gc.k;
+            CU_ASSERT_FATAL(gc.n_users == gg.n_users && gc.n_items == gg.n_items && gc.k == gg.k && gc.n_items == ni);
+            CU_ASSERT(memcmp(gc.bu, gg.bu, (size_t)gc.n_users * sizeof *gc.bu) == 0);
+            CU_ASSERT(memcmp(gc.bi, gg.bi, (size_t)gc.n_items * sizeof *gc.bi) == 0);
+            CU_ASSERT(memcmp(gc.w, gg.w, nw * sizeof *gc.w) == 0 && memcmp(gc.c, gg.c, nw * sizeof *gc.c) == 0);
+        }
+        rk_pmodel_global_free(&gc);
+        rk_pmodel_global_free(&gg);
         int64_t diff = 0, known = 0;
         for (int64_t t = 0; t < nq; t++) {
             diff += memcmp(&pc[t], &pg[t], sizeof pc[t]) != 0 || uc[t] != ug[t];

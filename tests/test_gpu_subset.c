@@ -146,7 +146,7 @@ static void test_large_k_predictions(void)
         qu[a] = (int32_t)(rk_test_rand(&s) % nu);
         qi[a] = (int32_t)(rk_test_rand(&s) % ni);
     }
-    rk_queries qc = {NQ, qu, qi, pc, uc, NULL}, qg = {NQ, qu, qi, pg, ug, NULL};
+    rk_queries qc = {NQ, qu, qi, pc, uc, NULL, NULL}, qg = {NQ, qu, qi, pg, ug, NULL, NULL};
     rk_gpu_opts g = {0};
     CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, &lc, &qc, NULL, &err) == RK_OK);
     CU_ASSERT_FATAL(rk_gpu_knn(&m, &o, &g, &lg, &qg, NULL, NULL, NULL, &err) == RK_OK);

@@ -229,7 +229,7 @@ static void test_knn_every_metric(void)
         if (rk_knn_needs_baselines(&o)) continue; /* their models are built at once */
         rk_lists l[2];
         for (int x = 0; x < 2; x++) {
-            rk_queries q = {nq, qu, qi, pred[x], used[x], NULL};
+            rk_queries q = {nq, qu, qi, pred[x], used[x], NULL, NULL};
             CU_ASSERT_EQUAL_FATAL(rk_lists_alloc(&l[x], ni, o.k, NULL), RK_OK);
             CU_ASSERT_EQUAL(rk_knn_cpu(x ? &b : &a, &o, &l[x], &q, NULL, NULL), RK_OK);
         }

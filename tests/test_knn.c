@@ -281,7 +281,7 @@ static void compare(int nu, int ni, double density, value_kind vk, rk_metric met
         qu[a] = (int32_t)(rk_test_rand(&s) % (unsigned)nu);
         qi[a] = (int32_t)(rk_test_rand(&s) % (unsigned)ni);
     }
-    rk_queries q = {nq, qu, qi, pred, used, NULL};
+    rk_queries q = {nq, qu, qi, pred, used, NULL, NULL};
     CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, &l, &q, NULL, &err) == RK_OK);
 
     int *cand = malloc(sizeof(int) * (size_t)ni);
@@ -583,7 +583,7 @@ static void test_sparse_catalogue(void)
         const int32_t chunks[3] = {0, ni, 1000}; /* the engine's choice, one chunk, 200 chunks */
         for (int c = 0; c < 3; c++) {
             rk_knn_stats st;
-            rk_queries q = {NQ, qu, qi, pred[c], used[c], NULL};
+            rk_queries q = {NQ, qu, qi, pred[c], used[c], NULL, NULL};
             o.chunk_items = chunks[c];
             CU_ASSERT_FATAL(rk_lists_alloc(&l[c], ni, o.k, NULL) == RK_OK);
             CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, &l[c], &q, &st, NULL) == RK_OK);

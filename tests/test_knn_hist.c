@@ -80,7 +80,7 @@ static void qset_free(qset *q)
 
 static rk_queries qset_view(qset *q)
 {
-    rk_queries v = {q->n, q->u, q->i, q->pred, q->used, NULL};
+    rk_queries v = {q->n, q->u, q->i, q->pred, q->used, NULL, NULL};
     return v;
 }
 
@@ -264,7 +264,7 @@ static void test_unknown_users(void)
     int32_t qi[] = {0, 0, 0, 8, 8};
     double pred[5];
     int32_t used[5];
-    rk_queries q = {5, qu, qi, pred, used, NULL};
+    rk_queries q = {5, qu, qi, pred, used, NULL, NULL};
     rk_knn_opts o;
     rk_knn_opts_default(&o);
     o.mode = RK_PREDICT_BASELINE;
@@ -292,7 +292,7 @@ static void test_bad_arguments(void)
     copy_rows(&m, from, 3, &hist);
     int32_t qu[] = {0}, qi[] = {1}, used[1];
     double pred[1];
-    rk_queries q = {1, qu, qi, pred, used, NULL};
+    rk_queries q = {1, qu, qi, pred, used, NULL, NULL};
     rk_knn_opts o;
     rk_knn_opts_default(&o);
     rk_error err;

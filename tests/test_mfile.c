@@ -194,7 +194,7 @@ static void check_equal(const fixture *x, const rk_mfile *f)
 {
     const rk_model *a = &x->m, *b = &f->model;
     const int32_t nu = a->by_user.n_rows, ni = a->by_user.n_cols;
-    CU_ASSERT(f->version == RK_MFILE_VERSION);
+    CU_ASSERT(f->version == 2);
     CU_ASSERT(same_csr(&a->by_user, &b->by_user));
     CU_ASSERT(same_csr(&a->by_item, &b->by_item));
     CU_ASSERT(same_bits(&a->mu, &b->mu, 8) && same_bits(&a->rmin, &b->rmin, 8) && same_bits(&a->rmax, &b->rmax, 8));
@@ -316,7 +316,7 @@ static void test_layout(void)
     int64_t ne = 0;
     for (int i = 0; i < ni; i++) ne += x.l.len[i];
     CU_ASSERT(memcmp(b, "RECKNNMF", 8) == 0);
-    CU_ASSERT(le32(b + 8) == RK_MFILE_VERSION && le32(b + 12) == 128);
+    CU_ASSERT(le32(b + 8) == 2 && le32(b + 12) == 128);
     CU_ASSERT(le32(b + 76) == 0); /* no ranking lists */
     CU_ASSERT(b[16] == 4 && b[17] == 3 && b[18] == 2 && b[19] == 1);
     CU_ASSERT(le32(b + 20) == 1);
@@ -513,11 +513,14 @@ static void test_foreign_and_version(void)
     set32(b + 8, 1);
     CU_ASSERT(refused(b, len, "header checksum")); /* a patched version without its checksum */
     rehash_header(b);
-    CU_ASSERT(refused(b, len, "model format version 1, this recknn reads 2")); /* version 1: no ranking lists */
-    set32(b + 8, 3);
+    CU_ASSERT(refused(b, len, "model format version 1, this recknn reads 2 and 3")); /* version 1: no ranking lists */
+    set32(b + 8, 4);
     rehash_header(b);
-    CU_ASSERT(refused(b, len, "model format version 3, this recknn reads 2"));
-    set32(b + 8, RK_MFILE_VERSION);
+    CU_ASSERT(refused(b, len, "model format version 4, this recknn reads 2 and 3"));
+    set32(b + 8, 3); /* version 3 is for a prediction model's files */
+    rehash_header(b);
+    CU_ASSERT(refused(b, len, "in a file of version 3 (interpolate and global are version 3"));
+    set32(b + 8, 2);
     rehash_header(b);
     rk_mfile f;
     rk_error err;

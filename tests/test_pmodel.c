@@ -6,7 +6,8 @@
  * model on a hand-sized example against the update computed by hand here;
  * the whole stage (through the engine seam) the same bits for 1, 2 and 3
  * threads, its neighbours ascending, and with a fallback where a system has
- * no positive pivot. */
+ * no positive pivot; a saved model's answers from copies of the training rows
+ * the stage's, and global's folded-in bias by its definition. */
 #include "rk_pmodel.h"
 #include "rk_backend.h"
 #include "test_util.h"
@@ -241,7 +242,7 @@ static void run_stage(const rk_model *m, rk_predict_mode mode, int threads, int3
     rk_lists l;
     rk_error err;
     CU_ASSERT_FATAL(rk_lists_alloc(&l, m->by_item.n_rows, o.k, &err) == RK_OK);
-    rk_queries q = {nq, qu, qi, pred, used, nb};
+    rk_queries q = {nq, qu, qi, pred, used, nb, NULL};
     rk_gpu_opts g;
     memset(&g, 0, sizeof g);
     const rk_backend *cpu = rk_backend_get(RK_BACKEND_CPU);
@@ -297,7 +298,7 @@ static void test_chosen_neighbours(void)
     rk_knn_opts_default(&o);
     o.k = K;
     o.mode = RK_PREDICT_INTERPOLATE;
-    rk_queries q = {NQ, qu, qi, pred, used, nb};
+    rk_queries q = {NQ, qu, qi, pred, used, nb, NULL};
     rk_error err;
     memset(nb, 0x55, sizeof nb);
     CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, NULL, &q, NULL, &err) == RK_OK);
@@ -314,6 +315,109 @@ static void test_chosen_neighbours(void)
     rk_model_free(&m);
 }
 
+/* A copy of m's training rows as histories (rk_knn_cpu_hist's form). */
+static void copy_rows(const rk_model *m, rk_csr *h)
+{
+    const rk_csr *U = &m->by_user;
+    *h = *U;
+    h->ptr = malloc(((size_t)U->n_rows + 1) * sizeof *h->ptr);
+    h->idx = malloc((size_t)U->nnz * sizeof *h->idx);
+    h->val = malloc((size_t)U->nnz * sizeof *h->val);
+    CU_ASSERT_FATAL(h->ptr != NULL && h->idx != NULL && h->val != NULL);
+    memcpy(h->ptr, U->ptr, ((size_t)U->n_rows + 1) * sizeof *h->ptr);
+    memcpy(h->idx, U->idx, (size_t)U->nnz * sizeof *h->idx);
+    memcpy(h->val, U->val, (size_t)U->nnz * sizeof *h->val);
+}
+
+/* A saved model's answers (rk_pmodel_hist_cpu): histories that are copies
+ * of the training rows give the stage's predictions bit for bit, with the
+ * trained b_u for the rows that are their user's; without that user the
+ * bias is folded in, which this test replays from CONTRACT.md §10's words. */
+static void test_histories(void)
+{
+    rk_model m;
+    pmodel_make_model(&m, 90, 45, 0.25, 1, 21);
+    enum { NQ = 300, K = 8 };
+    int32_t qu[NQ], qi[NQ], used[NQ], used2[NQ], nb[NQ * K];
+    double pred[NQ], pred2[NQ];
+    unsigned long long s = 17;
+    for (int t = 0; t < NQ; t++) {
+        qu[t] = (int32_t)(rk_test_rand(&s) % 90);
+        qi[t] = (int32_t)(rk_test_rand(&s) % 45);
+    }
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    o.sim.metric = RK_METRIC_PEARSON_BASELINE;
+    o.k = K;
+    o.threads = 2;
+    o.pm.global_epochs = 6;
+    rk_error err;
+    rk_gpu_opts g;
+    memset(&g, 0, sizeof g);
+    rk_csr h;
+    copy_rows(&m, &h);
+    int32_t mu[90];
+    for (int u = 0; u < 90; u++) mu[u] = u;
+    const rk_backend *cpu = rk_backend_get(RK_BACKEND_CPU);
+    for (int mode = RK_PREDICT_INTERPOLATE; mode <= RK_PREDICT_GLOBAL; mode++) {
+        o.mode = (rk_predict_mode)mode;
+        rk_lists l;
+        rk_pmodel_global gm;
+        memset(&gm, 0, sizeof gm);
+        CU_ASSERT_FATAL(rk_lists_alloc(&l, 45, K, &err) == RK_OK);
+        rk_queries q = {NQ, qu, qi, pred, used, NULL, mode == RK_PREDICT_GLOBAL ? &gm : NULL};
+        CU_ASSERT_FATAL(cpu->knn(&m, &o, &g, &l, &q, NULL, NULL, NULL, &err) == RK_OK);
+        rk_queries q2 = {NQ, qu, qi, pred2, used2, mode == RK_PREDICT_INTERPOLATE ? nb : NULL, NULL};
+        memset(nb, 0xff, sizeof nb);
+        if (mode == RK_PREDICT_INTERPOLATE) CU_ASSERT_FATAL(rk_knn_cpu_hist(&m, &o, &h, &q2, NULL, &err) == RK_OK);
+        CU_ASSERT_FATAL(rk_pmodel_hist_cpu(&m, &o, &l, &gm, &h, mu, &q2, NULL, &err) == RK_OK);
+        CU_ASSERT(memcmp(pred, pred2, sizeof pred) == 0);
+        CU_ASSERT(memcmp(used, used2, sizeof used) == 0);
+        if (mode == RK_PREDICT_GLOBAL) {
+            CU_ASSERT_FATAL(gm.n_items == 45 && gm.k == K);
+            double bt[90];
+            rk_pmodel_global_user_biases(&m, &l, &gm, &o.pm, &h, mu, 2, bt);
+            CU_ASSERT(memcmp(bt, gm.bu, sizeof bt) == 0);
+            rk_pmodel_global_user_biases(&m, &l, &gm, &o.pm, &h, NULL, 2, bt);
+            int differ = 0;
+            for (int u = 0; u < 90; u++) {
+                /* the replay: ALS b_u of the history, then each epoch's user half at the decayed step */
+                const int64_t a = h.ptr[u], n = h.ptr[u + 1] - a;
+                double b = rk_model_user_baseline(&m, h.idx + a, h.val + a, n), lr = o.pm.global_lr;
+                const double b_als = b;
+                for (int ep = 0; ep < o.pm.global_epochs; ep++, lr *= o.pm.global_decay)
+                    for (int64_t x = 0; x < n; x++) {
+                        const int32_t j = h.idx[a + x];
+                        double sum = 0.0;
+                        int cnt = 0;
+                        for (int sl = 0; sl < l.len[j]; sl++) {
+                            const int64_t r = rk_csr_entry(&h, u, l.nbr[j * K + sl]);
+                            if (r < 0) continue;
+                            const float e = (float)((double)h.val[r] - ((m.mu + b_als) + m.bi[l.nbr[j * K + sl]]));
+                            sum += gm.w[j * K + sl] * (double)e + gm.c[j * K + sl];
+                            cnt++;
+                        }
+                        const double er = (double)h.val[a + x] -
+                                          (((m.mu + b) + gm.bi[j]) + (cnt > 0 ? 1.0 / sqrt((double)cnt) : 0.0) * sum);
+                        b += lr * (er - o.pm.global_reg * b);
+                    }
+                CU_ASSERT(b == bt[u]);
+                differ += bt[u] != gm.bu[u];
+                CU_ASSERT(fabs(bt[u] - gm.bu[u]) < 0.5); /* near the trained bias */
+            }
+            CU_ASSERT(differ > 45);
+            /* an altered row is folded in, even with its user named */
+            h.val[h.ptr[3]] = h.val[h.ptr[3]] == 5.0f ? 4.5f : h.val[h.ptr[3]] + 0.5f;
+            rk_pmodel_global_user_biases(&m, &l, &gm, &o.pm, &h, mu, 1, bt);
+            CU_ASSERT(bt[3] == rk_pmodel_global_fold_user(&m, &l, &gm, &o.pm, &h, 3) && bt[4] == gm.bu[4]);
+        }
+        rk_pmodel_global_free(&gm);
+        rk_lists_free(&l);
+    }
+    rk_csr_free(&h);
+    rk_model_free(&m);
+}
+
 int main(void)
 {
     static const rk_test_case cases[] = {
@@ -322,6 +426,7 @@ int main(void)
         {"one epoch of the global model by hand", test_global_epoch},
         {"the same bits on 1, 2 and 3 threads", test_stage_threads},
         {"the engine's chosen neighbours", test_chosen_neighbours},
+        {"a saved model's answers from histories", test_histories},
         {NULL, NULL},
     };
     return rk_test_main("pmodel", cases);

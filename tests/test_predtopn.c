@@ -53,7 +53,7 @@ static int32_t expected(const rk_model *m, const rk_lists *l, const rk_knn_opts 
     int32_t qu[NI], used[NI];
     double pred[NI];
     for (int32_t x = 0; x < n; x++) qu[x] = u;
-    rk_queries q = {n, qu, cand, pred, used, NULL};
+    rk_queries q = {n, qu, cand, pred, used, NULL, NULL};
     rk_error err;
     const rk_backend *cpu = rk_backend_get(RK_BACKEND_CPU);
     rk_gpu_opts g;

@@ -174,7 +174,7 @@ static void spread_vs_one(int nu, int ni, double density, rk_metric metric, int 
     rk_lists one, spread;
     CU_ASSERT_FATAL(rk_lists_alloc(&one, rows, k, &err) == RK_OK);
     CU_ASSERT_FATAL(rk_lists_alloc(&spread, rows, k, &err) == RK_OK);
-    rk_queries q1 = {nq, qu, qi, p1, u1, NULL}, q2 = {nq, qu, qi, p2, u2, NULL};
+    rk_queries q1 = {nq, qu, qi, p1, u1, NULL, NULL}, q2 = {nq, qu, qi, p2, u2, NULL, NULL};
     /* the GPU's lists where the parts run on one (its top-N is the CPU's, byte for byte) */
     char why[256];
     const int on_gpu = gpu_parts && !fake_gpu && rk_gpu_available(why, sizeof why);

@@ -114,7 +114,7 @@ static void parts_vs_full(int nu, int ni, double density, rk_metric metric, rk_p
     }
     rk_lists full, part;
     CU_ASSERT_FATAL(rk_lists_alloc(&full, ni, k, &err) == RK_OK);
-    rk_queries q = {nq, qu, qi, pred, used, NULL};
+    rk_queries q = {nq, qu, qi, pred, used, NULL, NULL};
     CU_ASSERT_FATAL(rk_knn_cpu(&m, &o, &full, &q, NULL, &err) == RK_OK);
     int32_t *perm = rk_ts_subset(ni, ni, seed ^ 0x5eedULL), *owner = malloc(sizeof(int32_t) * (size_t)ni);
     for (int32_t t = 0; t < ni; t++) owner[perm[t]] = t % parts;
@@ -132,7 +132,7 @@ static void parts_vs_full(int nu, int ni, double density, rk_metric metric, rk_p
             }
         double *pp = malloc(sizeof(double) * (size_t)(n + 1));
         int32_t *uu = malloc(sizeof(int32_t) * (size_t)(n + 1));
-        rk_queries pq = {n, pu, pi, pp, uu, NULL};
+        rk_queries pq = {n, pu, pi, pp, uu, NULL, NULL};
         o.rows = rows;
         o.n_rows = n_rows;
         CU_ASSERT_FATAL(rk_lists_alloc(&part, ni, k, &err) == RK_OK);
@@ -211,7 +211,7 @@ static void test_refused(void)
         }
     CU_ASSERT_FATAL(qu[0] >= 0);
     double pred[1];
-    rk_queries q = {1, qu, qi, pred, used, NULL};
+    rk_queries q = {1, qu, qi, pred, used, NULL, NULL};
     CU_ASSERT_EQUAL(rk_knn_cpu(&m, &o, &l, &q, NULL, &err), RK_E_ARG);
     CU_ASSERT(strstr(err.msg, "not among the subset") != NULL);
     /* an unknown user's query needs no row: answered by the fallback */
