@@ -13,7 +13,11 @@ recknn, d100k, small = sys.argv[1:4]
 ROWS = ["--metric pearson-baseline --predict baseline -k 40 --shrinkage 200",
         "--metric pearson-baseline --predict interpolate -k 40 --shrinkage 200",
         "--metric pearson-baseline --predict global -k 40 --shrinkage 200",
-        "--metric pearson-baseline --predict global -k 40 --shrinkage 1000 --global-lr 0.003 --global-epochs 25"]
+        "--metric pearson-baseline --predict global -k 40 --shrinkage 1000 --global-lr 0.003 --global-epochs 25",
+        # chosen on ml-latest-small alone (EVALUATION.md), applied once to ml-100k
+        "--metric pearson-baseline --predict global -k 60 --shrinkage 1000 --global-lr 0.01 --global-epochs 80 "
+        "--global-reg 0.002 --global-decay 0.95",
+        "--metric pearson-baseline --predict interpolate -k 40 --shrinkage 200 --interp-shrink 100 --interp-reg 0.01"]
 out = tempfile.mkdtemp()
 common = ["--device", "cpu", "--top-n", "0", "--no-neighbors", "--quiet"]
 for row in ROWS:
