@@ -173,6 +173,7 @@ static void test_round_trip(void)
         }
         rk_mfile_free(&f);
         /* the same model under --predict baseline: version 2, without the records */
+        free(b2);
         x.o.mode = RK_PREDICT_BASELINE;
         CU_ASSERT_FATAL(write_fix(&x, NULL, &b2, &len2, &err) == RK_OK);
         CU_ASSERT(le32(b2 + 8) == 2 && find_rec(b2, len2, "POPT") == 0);
