@@ -5,6 +5,7 @@
 
 #define _POSIX_C_SOURCE 200809L
 #include "rk_api_internal.h"
+#include "rk_ptune.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -73,7 +74,7 @@ static const char *const fit_names[] = {
     "locality", "normalize", "device", "gpu-memory", "threads", "gpu-topn", "gpu-query", "gpu-sims", "seed",
     "relevance", /* recknn_evaluate's */
     "by", "approx", "reps", "probes", "approx-check",
-    "tune", "tune-metric", "tune-fraction", "tune-grid", "tune-rounds", "tune-users", "gpus",
+    "tune", "tune-predict", "tune-metric", "tune-fraction", "tune-grid", "tune-rounds", "tune-users", "gpus",
     "top-n", /* the list length the search measures */
 };
 
@@ -350,6 +351,16 @@ rk_status rk_api_start(const rk_job_opts *jo, recknn_model *M, rk_error *err)
     return rk_backend_choose(&M->seam, &M->ko, err);
 }
 
+/* "tune-predict": the --predict model's options chosen on a validation split of
+ * the ratings given, as the command chooses them for a fold (rk_ptune.h). */
+static rk_status tune_predict(const rk_job_opts *jo, recknn_model *M, rk_error *err)
+{
+    rk_ptune_result t;
+    const rk_status s = rk_job_ptune(jo, &M->m, &M->seam, &M->ko, &t, err);
+    rk_ptune_free(&t);
+    return s;
+}
+
 rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model **out, rk_error *err)
 {
     *out = NULL;
@@ -372,6 +383,7 @@ rk_status recknn_fit(const recknn_options *o, const recknn_data *d, recknn_model
     if (M->ko.k > most) M->ko.k = most;
     rk_status s = build_model(&jo, d, M, err);
     if (s == RK_OK) s = rk_api_start(&jo, M, err);
+    if (s == RK_OK && jo.tune_predict) s = tune_predict(&jo, M, err);
     if (s == RK_OK && M->by_user) s = rk_byuser_view(&M->m, &M->uview, err);
     if (s == RK_OK) s = rk_lists_alloc(&M->lists, rows, M->ko.k, err);
     rk_knn_stats st;

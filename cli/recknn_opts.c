@@ -94,6 +94,8 @@ static const char usage_text[] =
     "      --global-reg L      global: the regularisation of every parameter (0.002)\n"
     "      --global-epochs N   global: epochs (15)\n"
     "      --global-decay D    global: the step times D after each epoch (1)\n"
+    "      --tune-predict      interpolate, global: their options chosen on a validation\n"
+    "                          split of the training ratings (the lowest RMSE of a grid)\n"
     "      --topn-score S      sums (default) or prediction: top-N by the --predict\n"
     "                          estimate of the --metric lists' candidates (--rank lists)\n"
     "                          (default 1)\n"

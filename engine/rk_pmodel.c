@@ -16,6 +16,9 @@ void rk_pmodel_opts_default(rk_pmodel_opts *o)
     o->global_reg = 0.002;
     o->global_decay = 1.0;
     o->global_epochs = 15;
+    o->epochs_at = NULL;
+    o->n_at = 0;
+    o->pred_at = NULL;
 }
 
 /* ---- interpolation ------------------------------------------------------------ */

@@ -154,8 +154,10 @@ void rk_pmodel_global_user_step(const rk_model *m, const rk_pmodel_links *x, dou
  * parallel) then every user's half (users in parallel), the step times
  * global_decay after each epoch; g from rk_pmodel_global_init. */
 static rk_status train(const rk_model *m, const rk_pmodel_links *x, const rk_pmodel_opts *o, int threads,
-                       rk_pmodel_global *g, rk_progress_fn progress, void *ud, rk_error *err)
+                       rk_pmodel_global *g, const rk_lists *l, const rk_queries *q, rk_progress_fn progress,
+                       void *ud, rk_error *err)
 {
+    int32_t next = 0; /* the next checkpoint */
     const double t0 = rk_omp_wtime();
     const int nt = threads > 0 ? threads : rk_omp_max_threads();
     double lr = o->global_lr;
@@ -168,6 +170,11 @@ static rk_status train(const rk_model *m, const rk_pmodel_links *x, const rk_pmo
 #pragma omp parallel for schedule(dynamic, 256) num_threads(nt)
         for (int32_t u = 0; u < g->n_users; u++) rk_pmodel_global_user_step(m, x, lr, o->global_reg, u, g);
         lr *= o->global_decay;
+        for (; next < o->n_at && o->epochs_at[next] == ep + 1; next++) { /* the predictions after ep + 1 epochs */
+            rk_queries qc = *q;
+            qc.pred = o->pred_at + (int64_t)next * q->n;
+            rk_pmodel_global_predict(m, l, g, NULL, NULL, nt, &qc);
+        }
     }
     g->train_s = rk_omp_wtime() - t0;
     return RK_OK;
@@ -282,7 +289,7 @@ static rk_status stage(const rk_model *m, const rk_knn_opts *ko, const rk_lists 
         const double t1 = rk_omp_wtime();
         if (s == RK_OK) s = rk_pmodel_global_init(m, lists, &g, err);
         if (s == RK_OK)
-            s = train(m, &x, &ko->pm, ko->threads, &g, ko->progress, ko->progress_ud, err);
+            s = train(m, &x, &ko->pm, ko->threads, &g, lists, q, ko->progress, ko->progress_ud, err);
         if (s == RK_OK) rk_pmodel_global_predict(m, lists, &g, NULL, NULL, ko->threads, q);
         if (st != NULL && s == RK_OK)
             snprintf(st->model, sizeof st->model, "cpu: links %.4f s (%lld), training %.4f s (%d epochs)",

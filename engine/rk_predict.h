@@ -42,6 +42,12 @@ typedef struct rk_pmodel_opts {
     double global_reg;     /* λ of every parameter */
     double global_decay;   /* γ multiplied by it after each epoch */
     int32_t global_epochs;
+    /* global, a search's checkpoints (rk_ptune.c; NULL and 0 otherwise): after each epoch e of
+     * epochs_at[0 .. n_at) (ascending, at most global_epochs), the queries' predictions then into
+     * pred_at + c * n (c: its place, n: the queries), as a run of e epochs would give them */
+    const int32_t *epochs_at;
+    int32_t n_at;
+    double *pred_at;
 } rk_pmodel_opts;
 
 /*! rk_pmodel_opts_default() : the defaults of CONTRACT.md §4b. */

@@ -391,6 +391,16 @@ rk_status global(const rk_model *m, const rk_knn_opts *o, const rk_lists *l, con
     RK_CUDA_CHECK(err, cudaMemsetAsync(g.c, 0, (size_t)nw * sizeof(double), s));
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     const double t1 = rk_omp_wtime();
+    // the queries, on the device before the epochs when a search asks for checkpoints (rk_pmodel_opts)
+    int32_t *qu = NULL, *qi = NULL, *used = NULL;
+    double *pred = NULL;
+    if (q->n > 0) {
+        RK_FORWARD(upload(&qu, q->user, (size_t)q->n, mem, sg, s, err));
+        RK_FORWARD(upload(&qi, q->item, (size_t)q->n, mem, sg, s, err));
+        RK_FORWARD(mem.alloc(&pred, (size_t)q->n, err));
+        RK_FORWARD(mem.alloc(&used, (size_t)q->n, err));
+    }
+    int32_t next = 0; // the next checkpoint
     double lr = o->pm.global_lr;
     for (int32_t ep = 0; ep < o->pm.global_epochs; ep++) {
         if (o->progress != NULL && ep + 1 < o->pm.global_epochs &&
@@ -401,6 +411,13 @@ rk_status global(const rk_model *m, const rk_knn_opts *o, const rk_lists *l, con
         if (d.nu > 0) k_user_step<<<(d.nu + 127) / 128, 128, 0, s>>>(d, g, lr, o->pm.global_reg);
         RK_LAUNCH_CHECK(err, "k_user_step");
         lr *= o->pm.global_decay;
+        for (; next < o->pm.n_at && o->pm.epochs_at[next] == ep + 1; next++) { // the predictions after ep + 1
+            if (q->n == 0) continue;
+            k_global_predict<<<(unsigned)((q->n + 127) / 128), 128, 0, s>>>(d, g, q->n, qu, qi, pred, used);
+            RK_LAUNCH_CHECK(err, "k_global_predict (checkpoint)");
+            RK_FORWARD(sg.copy_back(o->pm.pred_at + (int64_t)next * q->n, pred, (size_t)q->n * sizeof(double), s,
+                                    err));
+        }
     }
     RK_CUDA_CHECK(err, cudaStreamSynchronize(s));
     const double t2 = rk_omp_wtime();
@@ -422,16 +439,8 @@ rk_status global(const rk_model *m, const rk_knn_opts *o, const rk_lists *l, con
                  t2 - t1, o->pm.global_epochs);
         return RK_OK;
     }
-    int32_t *qu, *qi, *used;
-    double *pred;
-    RK_FORWARD(upload(&qu, q->user, (size_t)q->n, mem, sg, s, err));
-    RK_FORWARD(upload(&qi, q->item, (size_t)q->n, mem, sg, s, err));
-    RK_FORWARD(mem.alloc(&pred, (size_t)q->n, err));
-    RK_FORWARD(mem.alloc(&used, (size_t)q->n, err));
-    if (q->n > 0) {
-        k_global_predict<<<(unsigned)((q->n + 127) / 128), 128, 0, s>>>(d, g, q->n, qu, qi, pred, used);
-        RK_LAUNCH_CHECK(err, "k_global_predict");
-    }
+    k_global_predict<<<(unsigned)((q->n + 127) / 128), 128, 0, s>>>(d, g, q->n, qu, qi, pred, used);
+    RK_LAUNCH_CHECK(err, "k_global_predict");
     RK_FORWARD(sg.copy_back(q->pred, pred, (size_t)q->n * sizeof(double), s, err));
     RK_FORWARD(sg.copy_back(q->used, used, (size_t)q->n * sizeof(int32_t), s, err));
     snprintf(detail, cap, "gpu: links %.4f s (%lld), training %.4f s (%d epochs), answers %.4f s",

@@ -59,6 +59,7 @@ typedef struct job_state {
     rk_lists lists;
     rk_lists rlists;        /* the ranking model's lists (--rank, CONTRACT.md §5b) */
     rk_tune_result tune;    /* --tune: the last fold's search */
+    rk_ptune_result ptune;  /* --tune-predict: the last fold's search */
     rk_model lmodel;        /* --split users: the fold's training users alone, for the ranking lists */
     double *pred;
     int32_t *used;
@@ -112,6 +113,7 @@ static void job_free(job_state *j)
 {
     rk_gpu_forget_csr(); /* a matrix the load kept on the device: before its host arrays go */
     rk_tune_free(&j->tune);
+    rk_ptune_free(&j->ptune);
     rk_backend_free(&j->seam);
     fold_free(j);
     free(j->users_asked);
@@ -304,22 +306,6 @@ static int rank_model_on(const rk_job_opts *o)
 
 /* --tune on the fold's training model: the search's table stays for
  * metrics.json and the report; *cfg gets the chosen configuration. */
-void rk_job_tune_opts(const rk_job_opts *o, int32_t n, rk_tune_opts *to)
-{
-    memset(to, 0, sizeof *to);
-    to->metric = o->tune_metric;
-    to->n = n;
-    to->relevance = o->relevance;
-    to->fraction = o->tune_fraction;
-    to->seed = o->seed ^ 0x74756e65ULL; /* "tune": a draw of its own */
-    to->grid = o->tune_grid;
-    to->rounds = o->tune_rounds;
-    to->max_users = o->tune_users;
-    to->threads = o->knn.threads;
-    to->progress = o->progress;
-    to->progress_ud = o->ud;
-}
-
 static rk_status tune_fold(const rk_job_opts *o, job_state *j, const rk_model *lm, rk_job_report *rep,
                            rk_rankw_opts *cfg, rk_error *err)
 {
@@ -604,6 +590,14 @@ static rk_status run_fold(const rk_job_opts *o, const rk_knn_opts *ko, job_state
     fr->train_ratings = j->tr->n;
     fr->test_ratings = j->te->n;
     if (rep->top_n > 0 && o->users_path != NULL) RK_FORWARD(fold_users(o, j, rep, last, err));
+    rk_knn_opts fko = *ko; /* the fold's: --tune-predict's choice */
+    if (o->tune_predict) { /* the table stays for metrics.json */
+        rk_ptune_free(&j->ptune);
+        RK_FORWARD(rk_job_ptune(o, j->m, &j->seam, &fko, &j->ptune, err));
+        rep->t_tune += j->ptune.t_total;
+        ko = &fko;
+        if (last) rep->k = fko.k; /* the summary line's k: the last fold's choice */
+    }
     fold_engine e;
     memset(&e, 0, sizeof e);
     RK_FORWARD(fold_engine_setup(o, ko, j, rep, write, file_fold, &e, err));
@@ -765,8 +759,10 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
     /* the model of the last fold, for tomorrow's queries */
     if (o->save_model != NULL) {
         /* with the ranking model's lists, so that --model ranks as this run did */
-        rk_mfile_view v = {j.m, &j.lists, ds->users, ds->items, &ko, rep->have_rank_model ? &j.rlists : NULL,
-                           &rep->rank_used, ko.mode == RK_PREDICT_GLOBAL ? &j.global : NULL};
+        rk_knn_opts sko = ko; /* with the last fold's --tune-predict choice */
+        if (o->tune_predict && j.ptune.n_rows > 0) rk_ptune_apply(&j.ptune.rows[j.ptune.best], &sko);
+        rk_mfile_view v = {j.m, &j.lists, ds->users, ds->items, &sko, rep->have_rank_model ? &j.rlists : NULL,
+                           &rep->rank_used, sko.mode == RK_PREDICT_GLOBAL ? &j.global : NULL};
         /* put in place with the run's files, as one set: an interrupted or
          * failed run leaves the earlier model beside the earlier files */
         FILE *mf;
@@ -776,7 +772,8 @@ rk_status rk_job_run(const rk_job_opts *opts, rk_job_report *rep, rk_error *err)
         rep->t_model_io = rk_omp_wtime() - t_engine_end;
     }
     s = rk_job_finish(o, rep, &j.data, j.m, &st, j.out, t0, t_engine_end + rep->t_model_io,
-                      &(rk_job_shown){j.te, j.pred, &j.lists, j.rank, o->tune ? &j.tune : NULL}, err);
+                      &(rk_job_shown){j.te, j.pred, &j.lists, j.rank, o->tune ? &j.tune : NULL,
+                                      o->tune_predict ? &j.ptune : NULL}, err);
     if (s != RK_OK) goto fail;
 done:
     /* every rank ends with one agreement: a rank's failure is everyone's */

@@ -68,6 +68,8 @@ typedef struct rk_job_opts {
                                     --rank, ...): --model refuses it; NULL: none */
     int topn_by_prediction;     /* --topn-score prediction: top-N by the --predict estimate (rk_job_predtopn.c) */
     int tune;                   /* --tune: the ranking model chosen on a validation split (rk_tune.h) */
+    int tune_predict;           /* --tune-predict: the --predict model's options chosen on a validation split
+                                   (rk_ptune.h) */
     rk_tune_metric tune_metric; /* --tune-metric (NDCG) */
     double tune_fraction;       /* --tune-fraction: of each user's training ratings (0.2) */
     rk_tune_grid_kind tune_grid; /* --tune-grid: full, small (tests), or one family's rows */
@@ -268,6 +270,15 @@ int rk_job_verdict(const rk_job_opts *o, const rk_job_report *r, char *buf, size
  *  users, relevance, threads, progress, and the search's own draw of o's
  *  seed.  The job's folds and the library's fit (api/) search alike. */
 void rk_job_tune_opts(const rk_job_opts *o, int32_t n, rk_tune_opts *to);
+
+/*! rk_job_ptune() : --tune-predict's search (rk_ptune.h) over m with o's
+ *  fraction and the search's own draw of o's seed, each configuration on
+ *  the seam's current backend; *ko (the run's options) gets the chosen
+ *  configuration, *out the table (rk_ptune_free).  The job's folds and the
+ *  library's fit search alike.  @return as rk_ptune_run. */
+struct rk_ptune_result;
+rk_status rk_job_ptune(const rk_job_opts *o, const rk_model *m, rk_backend_seam *seam, rk_knn_opts *ko,
+                       struct rk_ptune_result *out, rk_error *err);
 
 /*! rk_job_gpus_lists() : the lists alone (no queries, no top-N) of em (m:
  *  the model; by_user: em is its transposed view) under ko, shared among the

@@ -128,6 +128,9 @@ static rk_status check_pmodel(const rk_job_opts *o, rk_error *err)
         return rk_error_set(err, RK_E_ARG, "--topn-score prediction ranks the --metric lists' candidates by the "
                             "--predict estimate: it needs --rank lists and item mode, and cannot be used with "
                             "--approx, --model, --tune, --gpus or several MPI ranks");
+    if (o->tune_predict && (!rk_predict_is_model(o->knn.mode) || o->model_path != NULL))
+        return rk_error_set(err, RK_E_ARG, "--tune-predict chooses the options of --predict interpolate or global on "
+                            "the training data: it needs one of them, and cannot be used with --model");
     if (!rk_predict_is_model(o->knn.mode)) return RK_OK;
     const char *mode = rk_predict_mode_name(o->knn.mode);
     if (o->by_user) return rk_error_set(err, RK_E_ARG, "--predict %s is item-based: it cannot be used with --by user",

@@ -12,6 +12,7 @@
 #include "rk_rank.h"
 #include "rk_recbuf.h"
 #include "rk_gpu.h"
+#include "rk_ptune.h"
 
 /* What the report shows of the last fold (each may be NULL or empty). */
 typedef struct rk_job_shown {
@@ -20,6 +21,7 @@ typedef struct rk_job_shown {
     const rk_lists *lists;      /* neighbour lists */
     const rk_rank *rank;        /* recommendation counts (NULL without top-N) */
     const rk_tune_result *tune; /* --tune's table of the last fold (NULL without) */
+    const rk_ptune_result *ptune; /* --tune-predict's table of the last fold (NULL without) */
 } rk_job_shown;
 
 /*! rk_job_report_counts() : the data counts, bad lines and load details of

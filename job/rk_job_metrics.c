@@ -597,6 +597,47 @@ static json_t *json_files(const rk_job_result *res)
     return a;
 }
 
+/* A --tune-predict configuration: the options its grid varies. */
+static json_t *json_pcfg(const rk_knn_opts *base, const rk_ptune_row *w)
+{
+    if (base->mode == RK_PREDICT_INTERPOLATE)
+        return json_pack("{s:i, s:o, s:o, s:o}", "k", w->k, "shrinkage", rk_json_num(w->shrinkage), "interp_shrink",
+                         rk_json_num(w->pm.interp_shrink), "interp_reg", rk_json_num(w->pm.interp_reg));
+    return json_pack("{s:i, s:o, s:o, s:i}", "k", w->k, "shrinkage", rk_json_num(w->shrinkage), "global_lr",
+                     rk_json_num(w->pm.global_lr), "global_epochs", w->pm.global_epochs);
+}
+
+/* "tune_predict": --tune-predict's search of the last fold: its split, the
+ * chosen row and every row (null without --tune-predict). */
+static json_t *json_ptune(const rk_job_opts *o, const rk_ptune_result *t, rk_json_layout *ly)
+{
+    if (t == NULL || t->n_rows == 0) return json_null();
+    json_t *rows = rk_json_lined(ly, json_array());
+    int bad = rows == NULL;
+    for (int i = 0; i < t->n_rows && !bad; i++) {
+        const rk_ptune_row *w = &t->rows[i];
+        json_t *x = json_pcfg(&o->knn, w);
+        bad |= x == NULL;
+        if (!bad)
+            bad |= append(x, json_pack("{s:o, s:o, s:o}", "rmse", rk_json_num(w->rmse), "mae", rk_json_num(w->mae),
+                                       "wall_s", rk_json_num(w->seconds)));
+        bad |= json_array_append_new(rows, x);
+    }
+    const rk_ptune_row *b = &t->rows[t->best];
+    json_t *x = json_pack("{s:s, s:o, s:i, s:I, s:I, s:i}", "predict", rk_predict_mode_name(o->knn.mode),
+                          "fraction", rk_json_num(o->tune_fraction), "configs", t->n_rows, "train_ratings",
+                          (json_int_t)t->train_ratings, "validation_ratings", (json_int_t)t->val_ratings, "best",
+                          t->best);
+    bad |= x == NULL;
+    if (!bad)
+        bad |= append(x, json_pack("{s:o, s:o, s:o, s:o, s:o}", "best_config", json_pcfg(&o->knn, b), "best_rmse",
+                                   rk_json_num(b->rmse), "split_s", rk_json_num(t->t_split), "wall_s",
+                                   rk_json_num(t->t_total), "rows", rows));
+    else
+        json_decref(rows);
+    return done(x, bad);
+}
+
 rk_status rk_job_metrics_json(FILE *fp, const void *in, rk_error *err)
 {
     const rk_job_result *res = in;
@@ -614,6 +655,7 @@ rk_status rk_job_metrics_json(FILE *fp, const void *in, rk_error *err)
     bad = bad || set(top, "scale", json_scale(r, &ly));
     bad = bad || set(top, "topn", json_topn(o, r));
     bad = bad || set(top, "tune", json_tune(o, r, res->shown != NULL ? res->shown->tune : NULL, &ly));
+    bad = bad || set(top, "tune_predict", json_ptune(o, res->shown != NULL ? res->shown->ptune : NULL, &ly));
     bad = bad || add_results(top, o, r, &ly);
     bad = bad || set(top, "files", json_files(res));
     rk_status s = bad ? rk_error_set(err, RK_E_NOMEM, "out of memory building metrics.json")

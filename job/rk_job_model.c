@@ -349,7 +349,7 @@ rk_status rk_job_run_model(const rk_job_opts *o, rk_job_report *rep, rk_error *e
     rk_job_opts shown_opts = *o;
     shown_opts.knn = j.mf.knn;
     shown_opts.shrinkage_given = 1;
-    rk_job_shown sh = {NULL, NULL, &j.mf.lists, NULL, NULL};
+    rk_job_shown sh = {NULL, NULL, &j.mf.lists, NULL, NULL, NULL};
     rep->t_engine = rk_omp_wtime() - t_engine0;
     s = rk_job_finish(&shown_opts, rep, &j.data, &j.mf.model, &st, j.out, t0, rk_omp_wtime(), &sh, err);
     if (s != RK_OK) goto fail;

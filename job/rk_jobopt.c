@@ -24,7 +24,8 @@ enum {
     OPT_RANK, OPT_RANK_K, OPT_ALPHA, OPT_BETA, OPT_WEIGHTING, OPT_BM25, OPT_RANK_VALUES, OPT_RANK_SHRINK,
     OPT_LOCALITY, OPT_NORMALIZE, OPT_CUTOFFS, OPT_TUNE, OPT_TUNE_METRIC, OPT_TUNE_FRACTION, OPT_TUNE_GRID,
     OPT_TUNE_ROUNDS, OPT_USER_METRICS, OPT_TUNE_USERS, OPT_NEGATIVE, OPT_DIR_GLOB, OPT_MAX_LINE, OPT_K,
-    OPT_INTERP_SHRINK, OPT_INTERP_REG, OPT_GLOBAL_LR, OPT_GLOBAL_REG, OPT_GLOBAL_DECAY, OPT_GLOBAL_EPOCHS, OPT_TOPN_SCORE
+    OPT_INTERP_SHRINK, OPT_INTERP_REG, OPT_GLOBAL_LR, OPT_GLOBAL_REG, OPT_GLOBAL_DECAY, OPT_GLOBAL_EPOCHS, OPT_TOPN_SCORE,
+    OPT_TUNE_PREDICT
 };
 
 /* The option groups, as the usage text and the manual page list them. */
@@ -61,6 +62,7 @@ static const row table[] = {
     {{"global-decay", 1, 1}, OPT_GLOBAL_DECAY, G_SIMILARITY, "--global-decay"},
     {{"global-epochs", 1, 1}, OPT_GLOBAL_EPOCHS, G_SIMILARITY, "--global-epochs"},
     {{"topn-score", 1, 0}, OPT_TOPN_SCORE, G_SIMILARITY, NULL},
+    {{"tune-predict", 0, 0}, OPT_TUNE_PREDICT, G_SIMILARITY, NULL},
     {{"test", 1, 0}, OPT_TEST, G_EVALUATION, NULL},
     {{"holdout", 1, 0}, OPT_HOLDOUT, G_EVALUATION, NULL},
     {{"seed", 1, 0}, OPT_SEED, G_EVALUATION, NULL},
@@ -321,6 +323,7 @@ static rk_status similarity_option(int ch, const char *a, rk_job_opts *o, rk_err
         else FAIL("--negative: expected yes or no, got '%s'", a);
         break;
     case OPT_IMPLICIT: o->implicit = 1; break;
+    case OPT_TUNE_PREDICT: o->tune_predict = 1; break;
     case OPT_APPROX:
         if (rk_approx_parse(a, &o->approx) != RK_OK) FAIL("--approx: unknown method '%s' (rbc)", a);
         break;

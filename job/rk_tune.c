@@ -233,6 +233,17 @@ static rk_status split(const rk_model *m, const rk_tune_opts *o, rk_csr *tr, rk_
     return s;
 }
 
+rk_status rk_tune_split(const rk_model *m, double fraction, uint64_t seed, rk_csr *tr, rk_triples *va,
+                        rk_error *err)
+{
+    rk_tune_opts o;
+    memset(&o, 0, sizeof o);
+    o.fraction = fraction;
+    o.seed = seed;
+    memset(va, 0, sizeof *va);
+    return split(m, &o, tr, va, err);
+}
+
 /* ---- the search ------------------------------------------------------------------ */
 
 /* The lists of one base at its longest k on the current backend. */

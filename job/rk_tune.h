@@ -97,6 +97,13 @@ int rk_tune_grid(rk_tune_grid_kind grid, rk_rankw_opts *out, int cap);
 
 void rk_tune_free(rk_tune_result *r);
 
+/*! rk_tune_split() : the validation split of §6c: *tr gets m's user rows
+ *  without the held ratings (allocated), *va the held ratings (allocated;
+ *  user order, then row order).  --tune-predict (rk_ptune.h) splits the
+ *  same way.  @return RK_OK, RK_E_NOMEM. */
+rk_status rk_tune_split(const rk_model *m, double fraction, uint64_t seed, rk_csr *tr, rk_triples *va,
+                        rk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

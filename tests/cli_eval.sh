@@ -161,6 +161,38 @@ for mode in interpolate global; do
             fail "global: a folded-in prediction outside the scale"
     fi
 done
+# --tune-predict: the options chosen on a validation split of the training part, never the test set:
+# garbage test ratings make the same choice; the row chosen is the lowest RMSE; the run's predictions
+# are those of the chosen options given by hand; a saved model keeps them
+awk -F, 'NR == 1 {print; next} {$3 = ($3 == 5) ? 1 : 5; print}' OFS=, "$test" > "$tmp/garbage.csv"
+for t in "$test" "$tmp/garbage.csv"; do
+    expect_status 0 "$RECKNN" "$train" --test "$t" --metric pearson-baseline --predict global --tune-predict \
+        --top-n 0 --seed 3 --save-model "$tmp/tp.rkm" --out "$tmp/tp_$(basename "$t")" --device cpu --quiet
+done
+python3 - "$tmp/tp_$(basename "$test")/metrics.json" "$tmp/tp_garbage.csv/metrics.json" > "$tmp/chosen" <<'PY' ||
+import json, sys
+a, b = (json.load(open(p))["tune_predict"] for p in sys.argv[1:3])
+assert a["configs"] == len(a["rows"]) == 60, a["configs"]
+assert a["best"] == b["best"], (a["best"], b["best"])
+assert [r["rmse"] for r in a["rows"]] == [r["rmse"] for r in b["rows"]], "the test set changed the search"
+best = min(range(60), key=lambda i: (a["rows"][i]["rmse"], i))
+assert a["best"] == best and a["best_config"]["k"] == a["rows"][best]["k"], (a["best"], best)
+c = a["best_config"]
+print("-k %d --shrinkage %s --global-lr %s --global-epochs %d" % (c["k"], c["shrinkage"], c["global_lr"],
+                                                                c["global_epochs"]))
+PY
+    fail "--tune-predict's choice is not the lowest validation RMSE, or the test set changed it"
+expect_status 0 "$RECKNN" "$train" --test "$test" --metric pearson-baseline --predict global $(cat "$tmp/chosen") \
+    --top-n 0 --out "$tmp/tp_hand" --device cpu --quiet
+cmp -s "$tmp/tp_$(basename "$test")/predictions.csv" "$tmp/tp_hand/predictions.csv" ||
+    fail "--tune-predict's predictions are not those of its chosen options ($(cat "$tmp/chosen"))"
+expect_status 0 "$RECKNN" "$train" --model "$tmp/tp.rkm" --queries "$test" --top-n 0 --out "$tmp/tp_model" \
+    --device cpu --quiet
+cut -d, -f1,2,4,5 "$tmp/tp_hand/predictions.csv" > "$tmp/pa"
+cut -d, -f1,2,4,5 "$tmp/tp_model/predictions.csv" > "$tmp/pb"
+cmp -s "$tmp/pa" "$tmp/pb" || fail "a model saved under --tune-predict answers otherwise than its chosen options"
+expect_status 2 "$RECKNN" "$train" --tune-predict --out "$tmp/x" --device cpu
+grep -q "needs one of them" "$tmp/stderr" || fail "--tune-predict without a model: $(cat "$tmp/stderr")"
 # unknown ids in the queries fall back, with a note
 printf 'user,item\nnobody,%s\n' "$(sed -n 2p "$train" | cut -d, -f2)" > "$tmp/q2.csv"
 expect_status 0 "$RECKNN" "$train" --model "$tmp/m.rkm" --queries "$tmp/q2.csv" --top-n 0 --out "$tmp/c" --device cpu

@@ -412,6 +412,9 @@ static void test_against_job(void)
     static const char *const gl[] = {"metric=pearson-baseline", "predict=global", "k=10", "global-epochs=5"};
     against_job(ip, 4, "ip", 0);
     against_job(gl, 4, "gl", 0);
+    /* their options chosen on a validation split, as the command chooses them (CONTRACT.md §6e) */
+    static const char *const tp[] = {"metric=pearson-baseline", "predict=interpolate", "tune-predict"};
+    against_job(tp, 3, "tp", 0);
     /* the ranking model searched first (the command's --tune, measuring its top-6) */
     static const char *const t[] = {"tune", "tune-grid=small", "top-n=6", "tune-rounds=2"};
     against_job(t, 4, "t", 0);

@@ -17,7 +17,7 @@
 
 
 static void run(const rk_backend *be, const rk_model *m, rk_predict_mode mode, int k, int64_t nq, const int32_t *qu,
-                const int32_t *qi, double *pred, int32_t *used, rk_pmodel_global *keep)
+                const int32_t *qi, double *pred, int32_t *used, rk_pmodel_global *keep, double *at)
 {
     rk_knn_opts o;
     rk_knn_opts_default(&o);
@@ -26,6 +26,12 @@ static void run(const rk_backend *be, const rk_model *m, rk_predict_mode mode, i
     o.k = k;
     o.mode = mode;
     o.pm.global_epochs = 4;
+    static const int32_t at_epochs[2] = {1, 3}; /* a search's checkpoints (global) */
+    if (mode == RK_PREDICT_GLOBAL) {
+        o.pm.epochs_at = at_epochs;
+        o.pm.n_at = 2;
+        o.pm.pred_at = at;
+    }
     rk_lists l;
     rk_error err;
     CU_ASSERT_FATAL(rk_lists_alloc(&l, m->by_item.n_rows, o.k, &err) == RK_OK);
@@ -46,6 +52,7 @@ static void compare(int nu, int ni, double dens, int grid, int k, unsigned long 
     int32_t *qu = malloc((size_t)nq * sizeof *qu), *qi = malloc((size_t)nq * sizeof *qi);
     int32_t *uc = malloc((size_t)nq * sizeof *uc), *ug = malloc((size_t)nq * sizeof *ug);
     double *pc = malloc((size_t)nq * sizeof *pc), *pg = malloc((size_t)nq * sizeof *pg);
+    double *ac = calloc(2 * (size_t)nq, sizeof *ac), *ag = calloc(2 * (size_t)nq, sizeof *ag);
     unsigned long long s = seed * 31 + 1;
     for (int64_t t = 0; t < nq; t++) {
         qu[t] = (int32_t)(rk_test_rand(&s) % (unsigned)(nu + 1)) - (t % 50 == 0); /* -1 and nu: unknown */
@@ -55,14 +62,15 @@ static void compare(int nu, int ni, double dens, int grid, int k, unsigned long 
         rk_pmodel_global gc, gg; /* global: the trained model a saved model keeps, the CPU's bits too */
         memset(&gc, 0, sizeof gc);
         memset(&gg, 0, sizeof gg);
-        run(rk_backend_get(RK_BACKEND_CPU), &m, (rk_predict_mode)mode, k, nq, qu, qi, pc, uc, &gc);
-        run(rk_backend_get(RK_BACKEND_CUDA), &m, (rk_predict_mode)mode, k, nq, qu, qi, pg, ug, &gg);
+        run(rk_backend_get(RK_BACKEND_CPU), &m, (rk_predict_mode)mode, k, nq, qu, qi, pc, uc, &gc, ac);
+        run(rk_backend_get(RK_BACKEND_CUDA), &m, (rk_predict_mode)mode, k, nq, qu, qi, pg, ug, &gg, ag);
         if (mode == RK_PREDICT_GLOBAL) {
             const size_t nw = (size_t)gc.n_items * (size_t)gc.k;
             CU_ASSERT_FATAL(gc.n_users == gg.n_users && gc.n_items == gg.n_items && gc.k == gg.k && gc.n_items == ni);
             CU_ASSERT(memcmp(gc.bu, gg.bu, (size_t)gc.n_users * sizeof *gc.bu) == 0);
             CU_ASSERT(memcmp(gc.bi, gg.bi, (size_t)gc.n_items * sizeof *gc.bi) == 0);
             CU_ASSERT(memcmp(gc.w, gg.w, nw * sizeof *gc.w) == 0 && memcmp(gc.c, gg.c, nw * sizeof *gc.c) == 0);
+            CU_ASSERT(memcmp(ac, ag, 2 * (size_t)nq * sizeof *ac) == 0); /* the checkpoints' predictions */
         }
         rk_pmodel_global_free(&gc);
         rk_pmodel_global_free(&gg);
@@ -77,7 +85,7 @@ static void compare(int nu, int ni, double dens, int grid, int k, unsigned long 
         CU_ASSERT_EQUAL(diff, 0);
         CU_ASSERT(known > 0 || !want_known);
     }
-    free(qu), free(qi), free(uc), free(ug), free(pc), free(pg);
+    free(qu), free(qi), free(uc), free(ug), free(pc), free(pg), free(ac), free(ag);
     rk_model_free(&m);
 }
 

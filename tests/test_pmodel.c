@@ -418,6 +418,50 @@ static void test_histories(void)
     rk_model_free(&m);
 }
 
+/* A search's checkpoints (rk_pmodel_opts.epochs_at): the predictions after
+ * epochs 2 and 5 of one training are those of runs of 2 and 5 epochs. */
+static void test_checkpoints(void)
+{
+    rk_model m;
+    pmodel_make_model(&m, 70, 35, 0.3, 0, 41);
+    enum { NQ = 200 };
+    int32_t qu[NQ], qi[NQ], used[NQ];
+    double pred[NQ], at[2 * NQ], alone[NQ];
+    unsigned long long s = 23;
+    for (int t = 0; t < NQ; t++) {
+        qu[t] = (int32_t)(rk_test_rand(&s) % 71) - 1;
+        qi[t] = (int32_t)(rk_test_rand(&s) % 35);
+    }
+    rk_knn_opts o;
+    rk_knn_opts_default(&o);
+    o.sim.metric = RK_METRIC_PEARSON_BASELINE;
+    o.k = 7;
+    o.mode = RK_PREDICT_GLOBAL;
+    o.threads = 2;
+    o.pm.global_decay = 0.9;
+    const int32_t epochs[2] = {2, 5};
+    rk_error err;
+    rk_gpu_opts g;
+    memset(&g, 0, sizeof g);
+    const rk_backend *cpu = rk_backend_get(RK_BACKEND_CPU);
+    rk_knn_opts oc = o;
+    oc.pm.global_epochs = 7;
+    oc.pm.epochs_at = epochs;
+    oc.pm.n_at = 2;
+    oc.pm.pred_at = at;
+    rk_queries q = {NQ, qu, qi, pred, used, NULL, NULL};
+    CU_ASSERT_FATAL(cpu->knn(&m, &oc, &g, NULL, &q, NULL, NULL, NULL, &err) == RK_OK);
+    for (int c = 0; c < 2; c++) {
+        rk_knn_opts oa = o;
+        oa.pm.global_epochs = epochs[c];
+        rk_queries qa = {NQ, qu, qi, alone, used, NULL, NULL};
+        CU_ASSERT_FATAL(cpu->knn(&m, &oa, &g, NULL, &qa, NULL, NULL, NULL, &err) == RK_OK);
+        CU_ASSERT(memcmp(alone, at + c * NQ, sizeof alone) == 0);
+        CU_ASSERT(memcmp(alone, pred, sizeof alone) != 0); /* not the 7 epochs' */
+    }
+    rk_model_free(&m);
+}
+
 int main(void)
 {
     static const rk_test_case cases[] = {
@@ -427,6 +471,7 @@ int main(void)
         {"the same bits on 1, 2 and 3 threads", test_stage_threads},
         {"the engine's chosen neighbours", test_chosen_neighbours},
         {"a saved model's answers from histories", test_histories},
+        {"a search's checkpoints are shorter runs", test_checkpoints},
         {NULL, NULL},
     };
     return rk_test_main("pmodel", cases);

@@ -296,6 +296,21 @@ def test_save_and_load_prediction_models(files, tmp_path, mode):
     assert ["%.8f" % x for x in got] == ["%.8f" % x for x in mine]
 
 
+def test_tune_predict(files, tmp_path):
+    """tune_predict=True chooses the model's options on the ratings given as the command's
+    --tune-predict does on its training file: the same predictions of the test pairs."""
+    d, train, test = files
+    m = recknn.ItemKNN(device="cpu", metric="pearson-baseline", predict="interpolate", tune_predict=True)
+    m.fit(train[:, 0].astype(np.int64), train[:, 1].astype(np.int64), train[:, 2])
+    subprocess.run([RECKNN, str(d / "train.csv"), "--test", str(d / "test.csv"), "--metric", "pearson-baseline",
+                    "--predict", "interpolate", "--tune-predict", "--device", "cpu", "--quiet", "--top-n", "0",
+                    "--out", str(tmp_path / "o")], check=True)
+    rows = [ln.split(",") for ln in lines(tmp_path / "o" / "predictions.csv")]
+    known = [r for r in rows if int(r[4]) > 0]
+    got = m.predict(np.array([int(r[0]) for r in known]), np.array([int(r[1]) for r in known]))
+    assert len(known) > 100 and [float("%.8f" % x) for x in got] == [float(r[3]) for r in known]
+
+
 def random_ratings(n_users, n_items, per, seed):
     rng = np.random.default_rng(seed)
     users = np.repeat(np.arange(n_users, dtype=np.int32), per)
