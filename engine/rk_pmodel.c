@@ -135,11 +135,10 @@ int rk_pmodel_solve(const float *cov, int64_t ld, int32_t i, const int32_t *nb, 
     return 1;
 }
 
-/* The residual of the user's rating of item j, found in row u of h, with
- * the user's b_u (rk_pmodel_residual's order of operations). */
+/* The residual of the user's rating of item j, found in row u of h, with the user's b_u. */
 static double user_residual(const rk_model *m, const rk_csr *h, int32_t u, double bu, int32_t j)
 {
-    return (double)h->val[rk_csr_entry(h, u, j)] - ((m->mu + bu) + m->bi[j]);
+    return rk_pmodel_residual_bu(m, bu, j, h->val[rk_csr_entry(h, u, j)]);
 }
 
 rk_status rk_pmodel_interpolate_cpu(const rk_model *m, const float *cov, const rk_pmodel_opts *o, int32_t k,

@@ -34,10 +34,17 @@ extern "C" {
 /* Neighbours a query's system may have (its k x k matrix in doubles). */
 #define RK_PMODEL_MAX_K 256
 
-/*! rk_pmodel_residual() : e = r − (μ + b_u + b_j), in this order of operations. */
+/*! rk_pmodel_residual_bu() : e = r − (μ + b_u + b_j), in this order of
+ *  operations, for a user whose ALS b_u is bu (a history's, CONTRACT.md §10). */
+static inline double rk_pmodel_residual_bu(const rk_model *m, double bu, int32_t j, float r)
+{
+    return (double)r - ((m->mu + bu) + m->bi[j]);
+}
+
+/*! rk_pmodel_residual() : the same for training user u (b_u = m->bu[u]). */
 static inline double rk_pmodel_residual(const rk_model *m, int32_t u, int32_t j, float r)
 {
-    return (double)r - ((m->mu + m->bu[u]) + m->bi[j]);
+    return rk_pmodel_residual_bu(m, m->bu[u], j, r);
 }
 
 /* ---- interpolation ------------------------------------------------------------ */
@@ -116,17 +123,19 @@ rk_status rk_pmodel_global_alloc(rk_pmodel_global *g, int32_t n_users, int32_t n
 /*! rk_pmodel_global_fold_user() : the learned bias of a user the model did
  *  not train (CONTRACT.md §10): from the history's ALS b_u, the user half of
  *  every epoch replayed over row `row` of hist (items ascending) with the
- *  trained b_i, w, c and the schedule's steps. */
+ *  trained b_i, w, c and the schedule's steps.  term: scratch of the row's
+ *  length (its ratings' neighbour terms, which no epoch changes). */
 double rk_pmodel_global_fold_user(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g,
-                                  const rk_pmodel_opts *o, const rk_csr *hist, int32_t row);
+                                  const rk_pmodel_opts *o, const rk_csr *hist, int32_t row, double *term);
 
 /*! rk_pmodel_global_user_biases() : bt[r] for every row r of hist: the
  *  trained b_u of model user model_user[r] when the row is that user's
  *  training row (the same items and the same rating bits), else
- *  rk_pmodel_global_fold_user.  model_user may be NULL (every row folded). */
-void rk_pmodel_global_user_biases(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g,
-                                  const rk_pmodel_opts *o, const rk_csr *hist, const int32_t *model_user,
-                                  int threads, double *bt);
+ *  rk_pmodel_global_fold_user.  model_user may be NULL (every row folded).
+ *  @return RK_OK, RK_E_NOMEM. */
+rk_status rk_pmodel_global_user_biases(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g,
+                                       const rk_pmodel_opts *o, const rk_csr *hist, const int32_t *model_user,
+                                       int threads, double *bt, rk_error *err);
 
 /*! rk_pmodel_global_predict() : every query's clipped estimate from the
  *  trained g: known user and item, r̂ (used = |R|); else μ plus the learned

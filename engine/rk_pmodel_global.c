@@ -193,7 +193,7 @@ static double nbr_term(const rk_model *m, const rk_lists *l, const rk_pmodel_glo
         const int32_t j = l->nbr[(int64_t)i * l->k + s];
         const int64_t r = rk_csr_entry(h, u, j);
         if (r < 0) continue;
-        const float e = (float)((double)h->val[r] - ((m->mu + bu_als) + m->bi[j]));
+        const float e = (float)rk_pmodel_residual_bu(m, bu_als, j, h->val[r]);
         sum += w[s] * (double)e + c[s];
         n++;
     }
@@ -203,16 +203,18 @@ static double nbr_term(const rk_model *m, const rk_lists *l, const rk_pmodel_glo
 }
 
 double rk_pmodel_global_fold_user(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g,
-                                  const rk_pmodel_opts *o, const rk_csr *hist, int32_t row)
+                                  const rk_pmodel_opts *o, const rk_csr *hist, int32_t row, double *term)
 {
     const rk_predict_user pu = rk_predict_user_at(m, RK_PREDICT_GLOBAL, hist, row);
+    /* each rating's neighbour term reads only the history and the trained item side: once, not an epoch */
+    for (int64_t x = 0; x < pu.n; x++) {
+        int32_t used;
+        term[x] = nbr_term(m, l, g, hist, row, pu.bu, pu.item[x], &used);
+    }
     double b = pu.bu, lr = o->global_lr;
     for (int32_t ep = 0; ep < o->global_epochs; ep++) {
         for (int64_t x = 0; x < pu.n; x++) {
-            const int32_t j = pu.item[x];
-            int32_t used;
-            const double t = nbr_term(m, l, g, hist, row, pu.bu, j, &used);
-            const double e = (double)pu.rating[x] - (((m->mu + b) + g->bi[j]) + t);
+            const double e = (double)pu.rating[x] - (((m->mu + b) + g->bi[pu.item[x]]) + term[x]);
             b += lr * (e - o->global_reg * b);
         }
         lr *= o->global_decay;
@@ -231,15 +233,30 @@ static int same_row(const rk_model *m, const rk_csr *h, int32_t r, int32_t mu)
            memcmp(h->val + h->ptr[r], U->val + U->ptr[mu], (size_t)n * sizeof *h->val) == 0;
 }
 
-void rk_pmodel_global_user_biases(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g,
-                                  const rk_pmodel_opts *o, const rk_csr *hist, const int32_t *model_user,
-                                  int threads, double *bt)
+rk_status rk_pmodel_global_user_biases(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g,
+                                       const rk_pmodel_opts *o, const rk_csr *hist, const int32_t *model_user,
+                                       int threads, double *bt, rk_error *err)
 {
-#pragma omp parallel for schedule(dynamic, 64) num_threads(threads > 0 ? threads : rk_omp_max_threads())
-    for (int32_t r = 0; r < hist->n_rows; r++) {
-        const int32_t mu = model_user != NULL ? model_user[r] : -1;
-        bt[r] = same_row(m, hist, r, mu) ? g->bu[mu] : rk_pmodel_global_fold_user(m, l, g, o, hist, r);
+    int64_t longest = 1;
+    for (int32_t r = 0; r < hist->n_rows; r++)
+        if (hist->ptr[r + 1] - hist->ptr[r] > longest) longest = hist->ptr[r + 1] - hist->ptr[r];
+    int failed = 0;
+#pragma omp parallel num_threads(threads > 0 ? threads : rk_omp_max_threads())
+    {
+        double *term = malloc((size_t)longest * sizeof *term); /* a row's neighbour terms */
+        if (term == NULL) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 64)
+        for (int32_t r = 0; r < hist->n_rows; r++) {
+            const int32_t mu = model_user != NULL ? model_user[r] : -1;
+            if (same_row(m, hist, r, mu)) bt[r] = g->bu[mu];
+            else if (term != NULL) bt[r] = rk_pmodel_global_fold_user(m, l, g, o, hist, r, term);
+        }
+        free(term);
     }
+    return failed ? rk_error_set(err, RK_E_NOMEM, "out of memory for the users' folded-in biases") : RK_OK;
 }
 
 void rk_pmodel_global_predict(const rk_model *m, const rk_lists *l, const rk_pmodel_global *g,
@@ -339,10 +356,9 @@ rk_status rk_pmodel_hist_cpu(const rk_model *m, const rk_knn_opts *ko, const rk_
     } else {
         double *bt = malloc((size_t)(hist->n_rows > 0 ? hist->n_rows : 1) * sizeof *bt);
         if (bt == NULL) s = rk_error_set(err, RK_E_NOMEM, "out of memory for %d users' biases", hist->n_rows);
-        if (s == RK_OK) {
-            rk_pmodel_global_user_biases(&full, lists, g, &ko->pm, hist, model_user, ko->threads, bt);
-            rk_pmodel_global_predict(&full, lists, g, hist, bt, ko->threads, q);
-        }
+        if (s == RK_OK) s = rk_pmodel_global_user_biases(&full, lists, g, &ko->pm, hist, model_user, ko->threads, bt,
+                                                         err);
+        if (s == RK_OK) rk_pmodel_global_predict(&full, lists, g, hist, bt, ko->threads, q);
         free(bt);
     }
     rk_model_complete_free(&full, m);

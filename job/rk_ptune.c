@@ -4,8 +4,8 @@
 #include "rk_ptune.h"
 #include "rk_tune.h"
 #include "rk_omp.h"
+#include "rk_eval.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,17 +63,14 @@ void rk_ptune_apply(const rk_ptune_row *row, rk_knn_opts *ko)
     ko->pm = row->pm;
 }
 
-/* RMSE and MAE of pred against the held ratings (summed in rating order). */
-static void score(const rk_triples *va, const double *pred, rk_ptune_row *row)
+/* RMSE and MAE of pred against the held ratings, as an evaluation measures them (CONTRACT.md §6). */
+static void score(const rk_model *vm, const rk_triples *va, const double *pred, const int32_t *used,
+                  rk_ptune_row *row)
 {
-    double se = 0.0, ae = 0.0;
-    for (int64_t t = 0; t < va->n; t++) {
-        const double e = pred[t] - (double)va->rating[t];
-        se += e * e;
-        ae += fabs(e);
-    }
-    row->rmse = sqrt(se / (double)va->n);
-    row->mae = ae / (double)va->n;
+    rk_eval_result r;
+    rk_eval_ratings(vm, va->n, va->user, va->item, va->rating, pred, used, &r);
+    row->rmse = r.rmse;
+    row->mae = r.mae;
 }
 
 /* Rows r .. of a group: global configurations that differ only in their
@@ -122,8 +119,8 @@ static rk_status one(const rk_model *vm, const rk_triples *va, const rk_knn_opts
     if (be->gpu && rk_backend_fall_back(seam, s, "the GPU engine (--tune-predict)", err))
         s = rk_backend_current(seam)->knn(vm, &ko, &g, NULL, &q, NULL, NULL, NULL, err);
     if (s != RK_OK) return s;
-    for (int c = 0; c + 1 < ng; c++) score(va, at + (int64_t)c * va->n, &rows[c]);
-    score(va, pred, row);
+    for (int c = 0; c + 1 < ng; c++) score(vm, va, at + (int64_t)c * va->n, used, &rows[c]);
+    score(vm, va, pred, used, row);
     for (int c = 0; c < ng; c++) rows[c].seconds = (rk_omp_wtime() - t0) / ng; /* the group's time, shared */
     return RK_OK;
 }
@@ -156,8 +153,8 @@ rk_status rk_ptune_run(const rk_model *m, const rk_knn_opts *base, double fracti
     }
     out->t_split = rk_omp_wtime() - t0;
     int gmax = 1; /* the largest group: its checkpoints' predictions */
-    for (int r = 0; r < out->n_rows; r += group_of(out->rows, out->n_rows, r, base))
-        if (group_of(out->rows, out->n_rows, r, base) > gmax) gmax = group_of(out->rows, out->n_rows, r, base);
+    for (int r = 0, g; r < out->n_rows; r += g)
+        if ((g = group_of(out->rows, out->n_rows, r, base)) > gmax) gmax = g;
     const size_t nv = (size_t)(va.n > 0 ? va.n : 1);
     double *pred = malloc(nv * sizeof *pred), *at = malloc(nv * (size_t)gmax * sizeof *at);
     int32_t *used = malloc(nv * sizeof *used);

@@ -376,9 +376,9 @@ static void test_histories(void)
         if (mode == RK_PREDICT_GLOBAL) {
             CU_ASSERT_FATAL(gm.n_items == 45 && gm.k == K);
             double bt[90];
-            rk_pmodel_global_user_biases(&m, &l, &gm, &o.pm, &h, mu, 2, bt);
+            CU_ASSERT_FATAL(rk_pmodel_global_user_biases(&m, &l, &gm, &o.pm, &h, mu, 2, bt, &err) == RK_OK);
             CU_ASSERT(memcmp(bt, gm.bu, sizeof bt) == 0);
-            rk_pmodel_global_user_biases(&m, &l, &gm, &o.pm, &h, NULL, 2, bt);
+            CU_ASSERT_FATAL(rk_pmodel_global_user_biases(&m, &l, &gm, &o.pm, &h, NULL, 2, bt, &err) == RK_OK);
             int differ = 0;
             for (int u = 0; u < 90; u++) {
                 /* the replay: ALS b_u of the history, then each epoch's user half at the decayed step */
@@ -408,8 +408,9 @@ static void test_histories(void)
             CU_ASSERT(differ > 45);
             /* an altered row is folded in, even with its user named */
             h.val[h.ptr[3]] = h.val[h.ptr[3]] == 5.0f ? 4.5f : h.val[h.ptr[3]] + 0.5f;
-            rk_pmodel_global_user_biases(&m, &l, &gm, &o.pm, &h, mu, 1, bt);
-            CU_ASSERT(bt[3] == rk_pmodel_global_fold_user(&m, &l, &gm, &o.pm, &h, 3) && bt[4] == gm.bu[4]);
+            CU_ASSERT_FATAL(rk_pmodel_global_user_biases(&m, &l, &gm, &o.pm, &h, mu, 1, bt, &err) == RK_OK);
+            double term[45];
+            CU_ASSERT(bt[3] == rk_pmodel_global_fold_user(&m, &l, &gm, &o.pm, &h, 3, term) && bt[4] == gm.bu[4]);
         }
         rk_pmodel_global_free(&gm);
         rk_lists_free(&l);
